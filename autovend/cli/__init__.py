@@ -1,0 +1,26 @@
+"""Command-line interface: `autovend --help` lists the commands, one line each."""
+
+from __future__ import annotations
+
+import sys
+
+from autovend.cli.app import app
+
+# Each module registers its commands on `app` when imported (keep one line per module).
+from autovend.cli import data as _data  # noqa: F401,E402  (check, synth, adapt)
+
+
+def main() -> None:
+    """Entry point of the `autovend` console script; AutoVend errors exit 2 with their message."""
+    from autovend.errors import AutoVendError
+
+    try:
+        app()
+    except AutoVendError as exc:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+
+
+__all__ = ["app", "main"]

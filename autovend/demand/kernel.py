@@ -1,0 +1,124 @@
+"""The one demand kernel of eq. (2)-(3), shared by the synthetic source, the validation replay and the simulator.
+
+Shapes: the last axis is always products (K); any leading axes (machines, days, seeds) broadcast.
+Per-machine inputs (capacity, elasticity, U, xi) carry the leading shape without the product axis.
+
+Eq. (2): w = b * F**eta * min(1, q/phi) * (p/p_ref)**(-eps) * E
+Eq. (3): N ~ Poisson(xi * U*W/(U+W)), W = sum_k w; each attempt picks k with probability w_k/W.
+By Poisson thinning, the demand for product k is Poisson(xi * U * w_k / (U + W)) independently, which
+is what `product_rates` returns. Sales are min(demand, shelf stock); unmet demand is lost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+def fill_fraction(q: npt.ArrayLike, capacity: npt.ArrayLike) -> FloatArray:
+    """F: units on the shelf over capacity, capped at 1."""
+    q = np.asarray(q, dtype=float)
+    return np.minimum(q.sum(axis=-1) / np.asarray(capacity, dtype=float), 1.0)
+
+
+def attraction(
+    b: npt.ArrayLike,
+    q: npt.ArrayLike,
+    capacity: npt.ArrayLike,
+    *,
+    eta: float,
+    phi: float,
+    price_ratio: npt.ArrayLike | None = None,
+    elasticity: npt.ArrayLike | None = None,
+    env: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Eq. (2): the attraction w of every product on every shelf.
+
+    b: base attraction (..., K); q: shelf units (..., K); capacity: (...); price_ratio p/p_ref (..., K)
+    and elasticity (...) go together (None: reference prices); env: E (..., K) or None (neutral).
+    Products with q = 0 have w = 0.
+    """
+    q = np.asarray(q, dtype=float)
+    fill = fill_fraction(q, capacity) ** eta
+    w = np.asarray(b, dtype=float) * fill[..., None] * np.minimum(1.0, q / phi)
+    if price_ratio is not None:
+        if elasticity is None:
+            raise ValueError("price_ratio needs the elasticity of each machine's site type")
+        ratio = np.asarray(price_ratio, dtype=float)
+        w = w * np.power(np.where(ratio > 0, ratio, 1.0), -np.asarray(elasticity, dtype=float)[..., None])
+    if env is not None:
+        w = w * np.asarray(env, dtype=float)
+    return w
+
+
+def purchase_rate(W: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -> FloatArray:
+    """Eq. (3): expected purchase attempts xi * U*W/(U+W) of a machine-day (0 where W = 0)."""
+    W = np.asarray(W, dtype=float)
+    U = np.asarray(U, dtype=float)
+    denom = U + W
+    return np.asarray(xi, dtype=float) * np.divide(U * W, denom, out=np.zeros(np.broadcast(U, W).shape), where=denom > 0)
+
+
+def product_rates(w: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -> FloatArray:
+    """Expected demand of each product: xi * U * w_k / (U + W)."""
+    w = np.asarray(w, dtype=float)
+    W = w.sum(axis=-1)
+    U = np.asarray(U, dtype=float)
+    scale = np.asarray(xi, dtype=float) * np.divide(U, U + W, out=np.zeros(np.broadcast(U, W).shape), where=(U + W) > 0)
+    return w * scale[..., None]
+
+
+def sample_demand(rng: np.random.Generator, rates: npt.ArrayLike) -> IntArray:
+    """Poisson demand draws for given rates (fast path for replay and the synthetic source)."""
+    return rng.poisson(np.asarray(rates, dtype=float)).astype(np.int64)
+
+
+def demand_from_uniforms(uniforms: npt.ArrayLike, rates: npt.ArrayLike) -> IntArray:
+    """Poisson demand by inverse CDF of given uniforms (common random numbers for the simulator).
+
+    A product's draw depends only on its own uniform and rate, so the same machine-day gives the same
+    demand for a product whatever else is on the shelf, if its rate is the same.
+    """
+    u = np.asarray(uniforms, dtype=float)
+    lam = np.asarray(rates, dtype=float)
+    out = np.zeros(np.broadcast(u, lam).shape, dtype=np.int64)
+    pos = lam > 0
+    if np.any(pos):
+        u_b = np.broadcast_to(u, out.shape)[pos]
+        lam_b = np.broadcast_to(lam, out.shape)[pos]
+        # smallest n with P(N <= n) >= u; pdtrik gives the continuous inverse, then fix up by +-1
+        n = np.floor(special.pdtrik(u_b, lam_b))
+        n = np.where(np.isfinite(n), np.maximum(n, 0.0), 0.0)
+        for _ in range(3):
+            too_small = special.pdtr(n, lam_b) < u_b
+            n = np.where(too_small, n + 1, n)
+            too_big = (n > 0) & (special.pdtr(n - 1, lam_b) >= u_b)
+            n = np.where(too_big, n - 1, n)
+        out[pos] = n.astype(np.int64)
+    return out
+
+
+def sales_from_demand(demand: npt.ArrayLike, q: npt.ArrayLike) -> IntArray:
+    """Sales are the minimum of demand and shelf stock."""
+    return np.minimum(np.asarray(demand), np.asarray(q)).astype(np.int64)
+
+
+def reference_shelf(b: npt.ArrayLike, capacity: int, phi: float) -> tuple[IntArray, FloatArray]:
+    """The reference shelf: products sorted by b (descending), phi units each until capacity is full.
+
+    Returns (q_ref, R): shelf units (..., K) and R = sum of the reference shelf's attraction at F = 1,
+    reference prices and neutral environment (the last product may get a partial facing).
+    """
+    b = np.asarray(b, dtype=float)
+    per = int(np.ceil(phi))
+    order = np.argsort(-b, axis=-1, kind="stable")
+    ranks = np.argsort(order, axis=-1, kind="stable")  # rank of each product by b
+    cum_before = ranks * per
+    q_ref = np.clip(capacity - cum_before, 0, per)
+    q_ref = np.where(b > 0, q_ref, 0).astype(np.int64)
+    R = np.sum(b * np.minimum(1.0, q_ref / phi), axis=-1)
+    return q_ref, R

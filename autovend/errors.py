@@ -1,0 +1,27 @@
+"""Named exceptions; each docstring says how to fix the problem."""
+
+from __future__ import annotations
+
+
+class AutoVendError(Exception):
+    """Base class of every error AutoVend raises on purpose; the message says what to do next."""
+
+
+class SourceError(AutoVendError):
+    """A source folder breaks the raw-records contract: run `autovend check DIR` and fix what it lists."""
+
+
+class InsufficientDataError(AutoVendError):
+    """A source is too small to estimate a quantity: the message names the quantity and the minimum data."""
+
+
+class BundleError(AutoVendError):
+    """A world bundle is changed, partial or of a newer schema: re-export it with `autovend export-world`."""
+
+
+class EpisodeOver(AutoVendError):
+    """The episode has ended (day 180 is settled): start a new one with `reset`."""
+
+
+class ConfigError(AutoVendError):
+    """A settings or params file is invalid: the message names the key and the accepted values."""

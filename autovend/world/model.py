@@ -1,0 +1,102 @@
+"""The in-memory world: everything a simulator needs, as loaded from a frozen bundle (or built for tests)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from autovend.demand.settings import DemandSettings
+
+MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity", "U"]
+CATALOG_COLUMNS = ["sku_id", "name", "category_l1", "category_l2", "ref_price", "unit_cost", "shelf_life_days"]
+
+
+class Economics(BaseModel):
+    """Operating rules of the benchmark (paper §3.1-3.2 and Appendix A.1). Money in CNY."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    currency: str = "CNY"
+    start_cash: float = 40_000.0
+    horizon_days: int = Field(180, ge=1)
+    warehouse_rent_per_unit_day: float = 0.03  # per unit held in the warehouse per day
+    machine_rent_per_day: float = 4.0  # per machine per day; 20 machines make the fixed fee of 80
+    visit_fee: float = 35.0  # per machine per day touched by restock/reduce/delist
+    expired_sale_fine: float = 1_000.0  # per expired unit sold
+    price_band: tuple[float, float] = (0.5, 2.0)  # x reference price
+    lead_time_nominal_days: int = 3
+    # actual lead time (days after placement) -> probability; documented, seeded per order
+    lead_time_pmf: dict[int, float] = Field(
+        default_factory=lambda: {2: 0.15, 3: 0.60, 4: 0.15, 5: 0.07, 6: 0.03}
+    )
+    memory_limit_chars: int = 6_000
+    default_supplier: str = "default"
+
+    @field_validator("lead_time_pmf")
+    @classmethod
+    def _pmf(cls, v: dict[int, float]) -> dict[int, float]:
+        if not v or any(k < 1 for k in v) or any(p < 0 for p in v.values()):
+            raise ValueError("lead_time_pmf needs lead times >= 1 day with probabilities >= 0")
+        if abs(sum(v.values()) - 1.0) > 1e-9:
+            raise ValueError(f"lead_time_pmf must sum to 1, sums to {sum(v.values())}")
+        return v
+
+
+@dataclass(frozen=True, eq=False)
+class World:
+    """A frozen world: network, catalog, demand parameters, weather, calendar and operating rules.
+
+    machines: one row per device (MACHINE_COLUMNS), in device order; `U` is the no-purchase weight U_m.
+    catalog: one row per product (CATALOG_COLUMNS), in product order.
+    base_attraction: b_{m,k}, shape (machines, products).
+    weather: settlement weather (date, t_max_c, precip_mm) for every horizon day (and a week beyond).
+    forecast: (issue_date, target_date, lead, t_max_c, precip_mm), leads 0..7, lead 0 = settlement.
+    calendar: (date, is_workday, holiday_name, day_type) from the start to at least 400 days past the end.
+    """
+
+    name: str
+    machines: pd.DataFrame
+    catalog: pd.DataFrame
+    base_attraction: npt.NDArray[np.float64]
+    demand: DemandSettings
+    shock_sigma: float
+    shock_rho: float
+    start_date: dt.date
+    weather: pd.DataFrame
+    forecast: pd.DataFrame
+    calendar: pd.DataFrame
+    economics: Economics = field(default_factory=Economics)
+    timezone: str = "Asia/Shanghai"
+    country: str = "CN"
+
+    def __post_init__(self) -> None:
+        missing = [c for c in MACHINE_COLUMNS if c not in self.machines]
+        if missing:
+            raise ValueError(f"world.machines lacks columns {missing}")
+        missing = [c for c in CATALOG_COLUMNS if c not in self.catalog]
+        if missing:
+            raise ValueError(f"world.catalog lacks columns {missing}")
+        shape = (len(self.machines), len(self.catalog))
+        if self.base_attraction.shape != shape:
+            raise ValueError(f"base_attraction has shape {self.base_attraction.shape}, expected {shape}")
+
+    @property
+    def n_machines(self) -> int:
+        return len(self.machines)
+
+    @property
+    def n_products(self) -> int:
+        return len(self.catalog)
+
+    @property
+    def horizon_days(self) -> int:
+        return self.economics.horizon_days
+
+    def date_of(self, day: int) -> dt.date:
+        """Calendar date of simulation day `day` (day 1 = start_date)."""
+        return self.start_date + dt.timedelta(days=day - 1)
