@@ -13,6 +13,11 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root() -> None:
+    """AutoVend: calibrate a vending demand model from order records, freeze a world, run agents on it."""
+
+
 @app.command()
 def version() -> None:
     """Print the AutoVend version."""
