@@ -25,3 +25,11 @@ class EpisodeOver(AutoVendError):
 
 class ConfigError(AutoVendError):
     """A settings or params file is invalid: the message names the key and the accepted values."""
+
+
+class AdaptError(AutoVendError):
+    """A raw export cannot be adapted (missing, unreadable, or lacking columns): the message says which."""
+
+
+class OutputExistsError(AutoVendError):
+    """An output folder is not empty: choose another folder, or pass `--force` to replace it."""
