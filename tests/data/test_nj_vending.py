@@ -1,0 +1,377 @@
+"""Tests of the NJ vending adapter: mapping rules on a tiny hand-written export, then the real public file."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from autovend.data.adapters import nj_vending
+from autovend.data.adapters.nj_vending import (
+    AdaptResult,
+    adapt_nj_vending,
+    read_nj_vending_csv,
+    sku_ids,
+    slugify,
+    write_nj_vending,
+)
+from autovend.errors import AdaptError, OutputExistsError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REAL_CSV = REPO_ROOT / ".." / "shared" / "data" / "raw_public" / "vending_machine_sales.csv"
+needs_real_csv = pytest.mark.skipif(
+    not REAL_CSV.is_file(),
+    reason=f"public NJ vending CSV not found at {REAL_CSV}; see README (shared/data/raw_public/README.md)",
+)
+
+HEADER = (
+    "Status,Device ID,Location,Machine,Product,Category,Transaction,TransDate,Type,RCoil,RPrice,RQty,"
+    "MCoil,MPrice,MQty,LineTotal,TransTotal,Prcd Date"
+)
+# (Status, Device ID, Location, Product, Category, Transaction, TransDate, RPrice, RQty); file line in comment
+TINY_ROWS = [
+    ("Processed", "M1", "Brunswick Sq Mall", "Chips A", "Food", "t1", "1/1/2022", "1.5", "1"),  # line 2
+    ("Processed", "M1", "Brunswick Sq Mall", "Chips A", "Food", "t2", "1/2/2022", "2", "1"),  # line 3
+    ("Processed", "M1", "Brunswick Sq Mall", "Chips A", "Food", "t3", "1/3/2022", "2", "2"),  # line 4
+    ("Processed", "M1", "Brunswick Sq Mall", "Chips A", "Food", "t4", "1/3/2022", "1.5", "1"),  # line 5
+    ("Processed", "M1", "Brunswick Sq Mall", "Cola B", "", "t4", "1/3/2022", "3", "1"),  # line 6
+    ("Processed", "M1", "Brunswick Sq Mall", "", "Food", "t5", "1/4/2022", "1.5", "1"),  # line 7
+    ("Pending", "M2", "Moon Base", "Cola B", "", "t6", "1/4/2022", "3", "1"),  # line 8
+    ("Refunded", "M2", "Moon Base", "Water C", "Water", "t7", "12/31/2022", "1.25", "3"),  # line 9
+    ("Processed", "M2", "Moon Base", "Water C", "Water", "t8", "12/31/2022", "1.25", "1"),  # line 10
+    ("Unlinked", "M2", "Moon Base", "Water C", "Water", "t9", "2/30/2022", "1.25", "1"),  # line 11
+    ("processed", "M3", "EB Public Library", "Water C", "Candy", "t10", "3/14/2022", "1", "1"),  # line 12
+    ("Processed", "M3", "EB Public Library", "Water C", "Water", "t11", "3/15/2022", "1", "0"),  # line 13
+]
+
+
+def _tiny_csv(path: Path, rows: list[tuple[str, ...]] = TINY_ROWS) -> Path:
+    """Write rows as the export does: UTF-8 with BOM, CRLF, all 18 columns."""
+    lines = [HEADER]
+    for status, device, location, product, category, trans, date, price, qty in rows:
+        machine = f"{location} x{device}"
+        lines.append(
+            f"{status},{device},{location},{machine},{product},{category},{trans},{date},Cash,101,"
+            f"{price},{qty},101,{price},{qty},{price},{price},{date}"
+        )
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode("utf-8-sig"))
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> AdaptResult:
+    return adapt_nj_vending(read_nj_vending_csv(_tiny_csv(tmp_path / "tiny.csv")))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _assert_contract_ok(folder: Path) -> None:
+    """Run the contract checker when it is importable (it is written by another engineer)."""
+    check = pytest.importorskip("autovend.data.check", reason="autovend.data.check not written yet")
+    report = check.check_source(folder)
+    assert report.ok, report.format(50)
+    assert report.n_errors == 0
+
+
+# --- the mapping rules, on the tiny export ---------------------------------------------------------
+
+
+def test_tiny_counts_and_drop_reasons_by_line(tiny: AdaptResult) -> None:
+    assert tiny.rows_read == 12
+    assert tiny.rows_written == 8
+    assert tiny.rows_dropped == 4
+    assert [(g.reason, g.lines) for g in tiny.dropped] == [
+        ("no product name", (7,)),
+        ("unknown Status 'Pending'", (8,)),
+        ("TransDate is not a date (M/D/YYYY or ISO)", (11,)),  # 30 February
+        ("RQty is not a whole number >= 1", (13,)),
+    ]
+
+
+def test_tiny_modal_price_tie_goes_to_lower(tiny: AdaptResult) -> None:
+    ref = dict(zip(tiny.products["name"], tiny.products["ref_price"], strict=True))
+    # Chips A sold twice at 1.50 and twice at 2.00: the tie goes to 1.50.
+    assert ref == {"Chips A": "1.50", "Cola B": "3.00", "Water C": "1.25"}
+
+
+def test_tiny_categories_blank_and_unmapped_become_unknown(tiny: AdaptResult) -> None:
+    cats = tiny.products.set_index("name")[["category_l1", "category_l2"]]
+    assert cats.loc["Chips A"].tolist() == ["snacks", "food"]
+    assert cats.loc["Cola B"].tolist() == ["unknown", "unknown"]
+    # Water C: Water on 2 kept rows, Candy on 1 -> water wins, and the conflict is reported.
+    assert cats.loc["Water C"].tolist() == ["drinks", "water"]
+    assert tiny.unknown_category_products == ("Cola B",)
+    assert tiny.unmapped_categories == {"": 1, "Candy": 1}
+    assert tiny.category_conflicts == {"Water C": {"Candy": 1, "Water": 2}}
+    assert tiny.category_map["Candy"] == ("unknown", "unknown")
+    assert tiny.category_map["Food"] == ("snacks", "food")
+
+
+def test_tiny_machines_and_unknown_location(tiny: AdaptResult) -> None:
+    m = tiny.machines.set_index("machine_id")
+    assert m.index.tolist() == ["M1", "M2", "M3"]
+    assert m["site_type"].tolist() == ["commercial", "unknown", "public"]
+    assert m["location"].tolist() == [
+        "commercial/brunswick-sq-mall",
+        "unknown/moon-base",
+        "public/eb-public-library",
+    ]
+    assert m["capacity"].tolist() == ["", "", ""]
+    assert m.loc["M2", "name"] == "Moon Base xM2"
+    assert tiny.unmapped_locations == {"Moon Base": 2}  # the 2 written rows of M2
+    assert tiny.machine_conflicts == {}
+
+
+def test_tiny_orders_columns_and_values(tiny: AdaptResult) -> None:
+    o = tiny.orders
+    assert list(o.columns[:7]) == ["order_id", "machine_id", "sku_id", "ts", "qty", "unit_price", "status"]
+    assert o["order_id"].tolist() == ["t1", "t2", "t3", "t4", "t4", "t7", "t8", "t10"]
+    assert o["ts"].tolist() == [
+        "2022-01-01",
+        "2022-01-02",
+        "2022-01-03",
+        "2022-01-03",
+        "2022-01-03",
+        "2022-12-31",
+        "2022-12-31",
+        "2022-03-14",
+    ]
+    assert o["qty"].tolist() == [1, 1, 2, 1, 1, 3, 1, 1]
+    assert o["unit_price"].tolist() == ["1.50", "2.00", "2.00", "1.50", "3.00", "1.25", "1.25", "1.00"]
+    assert o["status"].tolist() == ["completed"] * 5 + ["refunded", "completed", "completed"]
+    assert set(o["sku_id"]) == {"nj-chips-a", "nj-cola-b", "nj-water-c"}
+    assert tiny.n_units == 11
+    assert tiny.n_completed_units == 8
+    assert tiny.status_map == {  # every raw value seen, as written (matching ignores case)
+        "Processed": "completed",
+        "Refunded": "refunded",
+        "Unlinked": "completed",
+        "processed": "completed",
+    }
+
+
+def test_tiny_source_meta(tiny: AdaptResult) -> None:
+    assert tiny.source["name"] == "nj-vending-2022"
+    assert tiny.source["currency"] == "USD"
+    assert tiny.source["timezone"] == "America/New_York"
+    assert tiny.source["country"] == "US"
+    assert tiny.source["licence"] == "unknown; public Kaggle dataset, see README"
+
+
+def test_zero_price_only_product_is_dropped_not_priced_at_zero(tmp_path: Path) -> None:
+    rows = [
+        ("Processed", "M1", "GuttenPlans", "Free Gum", "Food", "t1", "1/1/2022", "0", "1"),
+        ("Processed", "M1", "GuttenPlans", "Gum", "Food", "t2", "1/1/2022", "0", "1"),
+        ("Processed", "M1", "GuttenPlans", "Gum", "Food", "t3", "1/1/2022", "1", "1"),
+    ]
+    res = adapt_nj_vending(read_nj_vending_csv(_tiny_csv(tmp_path / "z.csv", rows)))
+    assert [(g.reason, g.lines) for g in res.dropped] == [
+        ("product never sold at a price > 0 (no ref_price)", (2,))
+    ]
+    assert res.products[["name", "ref_price"]].values.tolist() == [["Gum", "1.00"]]
+    assert res.orders["unit_price"].tolist() == ["0.00", "1.00"]
+
+
+def test_missing_columns_are_named() -> None:
+    with pytest.raises(AdaptError, match=r"lacks the columns \['RPrice', 'RQty'\]"):
+        adapt_nj_vending(pd.DataFrame(columns=[c for c in nj_vending.RAW_COLUMNS if c[0] != "R"]))
+
+
+def test_missing_input_file(tmp_path: Path) -> None:
+    with pytest.raises(AdaptError, match="input CSV not found"):
+        read_nj_vending_csv(tmp_path / "nope.csv")
+
+
+# --- sku ids -----------------------------------------------------------------------------------------
+
+
+def test_slugify() -> None:
+    assert slugify("BodyArmor  LYTE - Blueberry Pomegranate") == "bodyarmor-lyte-blueberry-pomegranate"
+    assert slugify("Café & Crème") == "cafe-creme"
+
+
+def test_sku_ids_stable_and_collision_free() -> None:
+    names = ["Chips - BBQ", "Chips  BBQ", "chips bbq 2", "???", "Cola"]
+    ids = sku_ids(names)
+    assert ids == sku_ids(reversed(names))  # independent of order
+    assert len(set(ids.values())) == len(names)
+    assert ids["Cola"] == "nj-cola"
+    assert ids["chips bbq 2"] == "nj-chips-bbq-2"
+    for name in ("Chips - BBQ", "Chips  BBQ"):
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        assert ids[name] == f"nj-chips-bbq--{digest}"
+    assert ids["???"].startswith("nj-unnamed--")
+
+
+# --- writing the folder ------------------------------------------------------------------------------
+
+
+def test_write_creates_a_contract_source_and_never_touches_the_input(tmp_path: Path) -> None:
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    before = (_sha256(csv), csv.stat().st_mtime_ns)
+    out = tmp_path / "out" / "nj"
+    res = write_nj_vending(csv, out)
+    assert (_sha256(csv), csv.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        "machines.csv",
+        "orders.csv",
+        "products.csv",
+        "source.yaml",
+    ]
+    assert [p.name for p in out.parent.iterdir()] == ["nj"]  # no temp folder left behind
+    meta = yaml.safe_load((out / "source.yaml").read_text(encoding="utf-8"))
+    assert meta["name"] == "nj-vending-2022"
+    orders = pd.read_csv(out / "orders.csv", dtype=str, keep_default_na=False)
+    assert len(orders) == res.rows_written == 8
+    products = pd.read_csv(out / "products.csv", dtype=str, keep_default_na=False)
+    assert products["unit_cost"].tolist() == ["", "", ""]
+    assert b"\r\n" not in (out / "orders.csv").read_bytes()
+    _assert_contract_ok(out)
+
+
+def test_write_refuses_non_empty_folder_unless_forced(tmp_path: Path) -> None:
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    with pytest.raises(OutputExistsError, match="not empty.*--force"):
+        write_nj_vending(csv, out)
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    write_nj_vending(csv, out, force=True)
+    assert not (out / "keep.txt").exists()
+    assert (out / "orders.csv").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "tiny.csv"]
+
+
+def test_write_into_existing_empty_folder(tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    write_nj_vending(_tiny_csv(tmp_path / "tiny.csv"), out)
+    assert (out / "machines.csv").is_file()
+
+
+def test_force_never_deletes_the_input(tmp_path: Path) -> None:
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    with pytest.raises(OutputExistsError, match="contains the input"):
+        write_nj_vending(csv, tmp_path, force=True)
+    assert csv.is_file()
+
+
+def test_failure_leaves_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    good = nj_vending.source_files
+
+    def broken(result: AdaptResult) -> dict[str, str]:
+        files = good(result)
+        files["missing-dir/orders.csv"] = "x"  # writing this fails after the first files are written
+        return files
+
+    monkeypatch.setattr(nj_vending, "source_files", broken)
+    out = tmp_path / "out"
+    with pytest.raises(FileNotFoundError):
+        write_nj_vending(csv, out)
+    assert not out.exists()
+    # a forced replacement that fails keeps the old folder as it was
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    with pytest.raises(FileNotFoundError):
+        write_nj_vending(csv, out, force=True)
+    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "tiny.csv"]
+
+
+# --- the command line --------------------------------------------------------------------------------
+
+
+def test_cli_writes_and_prints_the_report(tmp_path: Path) -> None:
+    from autovend.cli import app
+
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    out = tmp_path / "src"
+    result = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "rows read" in result.output
+    assert "no product name" in result.output
+    assert "Moon Base" in result.output
+    assert (out / "products.csv").is_file()
+    again = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)])
+    assert isinstance(again.exception, OutputExistsError)
+    forced = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out), "--force"])
+    assert forced.exit_code == 0, forced.output
+
+
+def test_cli_main_exits_2_on_non_empty_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autovend.cli import main
+
+    csv = _tiny_csv(tmp_path / "tiny.csv")
+    out = tmp_path / "src"
+    out.mkdir()
+    (out / "x").write_text("x")
+    monkeypatch.setattr(sys, "argv", ["autovend", "adapt", "nj-vending", str(csv), "-o", str(out)])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+
+
+# --- the real public file ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real() -> AdaptResult:
+    return adapt_nj_vending(read_nj_vending_csv(REAL_CSV))
+
+
+@needs_real_csv
+@pytest.mark.realdata
+def test_real_counts_match_the_readme(real: AdaptResult) -> None:
+    assert real.rows_read == 9_617
+    assert len(real.machines) == 5
+    assert [(g.reason, g.n_rows) for g in real.dropped] == [("no product name", 6)]
+    assert real.dropped[0].lines == (1234, 1433, 1441, 5502, 6949, 7462)
+    assert real.rows_written == 9_611
+    assert real.orders["ts"].min() == "2022-01-01"
+    assert real.orders["ts"].max() == "2022-12-31"
+    assert real.orders["ts"].nunique() == 362
+    # 185 product names in the README, one of which is the blank name of the dropped rows
+    assert len(real.products) == 184
+    assert real.n_units == 9_753  # 9,759 units in the file minus the 6 dropped one-unit rows
+    assert real.orders["order_id"].nunique() == 9_111
+    assert (real.orders["status"] == "completed").all()
+
+
+@needs_real_csv
+@pytest.mark.realdata
+def test_real_mappings(real: AdaptResult) -> None:
+    m = real.machines.set_index("machine_id")
+    assert m["site_type"].to_dict() == {
+        "VJ300205292": "commercial",
+        "VJ300320609": "office",
+        "VJ300320611": "commercial",
+        "VJ300320686": "worksite",
+        "VJ300320692": "public",
+    }
+    assert real.unmapped_locations == {}
+    assert real.unmapped_categories == {"": 261}  # 267 blank rows in the README, 6 of them dropped
+    assert len(real.unknown_category_products) == 8
+    l1 = real.products["category_l1"].value_counts().to_dict()
+    assert l1 == {"snacks": 124, "drinks": 52, "unknown": 8}
+    assert real.category_conflicts == {"Keto Krisp - Almond Butter": {"Carbonated": 27, "Food": 2}}
+    assert real.products["sku_id"].is_unique
+    library = real.orders.loc[real.orders["machine_id"] == "VJ300320692", "ts"]
+    assert library.min() == "2022-03-14"
+
+
+@needs_real_csv
+@pytest.mark.realdata
+def test_real_source_passes_the_contract_check(tmp_path: Path) -> None:
+    before = _sha256(REAL_CSV)
+    write_nj_vending(REAL_CSV, tmp_path / "nj")
+    assert _sha256(REAL_CSV) == before == "cb4e8371db53b2eafab47a5ae4e7e3b019b4c79db7fba769f4cd88e01fc9bacb"
+    _assert_contract_ok(tmp_path / "nj")
