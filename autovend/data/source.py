@@ -1,0 +1,372 @@
+"""Loading a source folder: find its tables, read them as text, coerce the text to typed columns.
+
+CSV files are read with every column as text so that a bad cell is reported on its own row; the
+coercion functions then parse text (or an already typed Parquet column) into the types the rest of
+the pipeline uses and return, next to the values, a boolean mask per problem found. Nothing here
+writes to the source folder. `load_source` is the pipeline's entry point: it runs every check and
+refuses a source that breaks the contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import yaml
+from pydantic import ValidationError
+
+from autovend.data.contract import (
+    BOOL_WORDS,
+    DEFAULT_STATUS,
+    META_FILE,
+    META_FIXES,
+    ColumnSpec,
+    Kind,
+    SourceMeta,
+    TableSpec,
+)
+from autovend.errors import SourceError
+
+_INTEGER = r"[+-]?\d+"
+_DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_DATE = r"\d{4}-\d{2}-\d{2}"
+_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?"
+_OFFSET = _DATETIME + r"(?:Z|[+-]\d{2}(?::?\d{2})?)"
+_TIME_UNIT = "datetime64[ns]"
+
+
+@dataclass(frozen=True)
+class ColumnIssue:
+    """Rows of one column that share one problem: a boolean mask over the table's rows."""
+
+    mask: np.ndarray
+    problem: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Coerced:
+    """A column parsed to its type (NaN/NaT/NA where blank or bad) and the problems found."""
+
+    values: pd.Series
+    issues: tuple[ColumnIssue, ...]
+    has_time: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A source folder that passed every check, as typed tables (extra columns dropped).
+
+    Ids are str; `ts` is naive datetime64[ns] in the local time of `meta.timezone` (date-only
+    values are midnight, see `orders_have_time` / `inventory_have_time`); `qty`, `shelf_qty` int64;
+    prices float64; `status` filled with 'completed'; weather and calendar `date` datetime64[ns];
+    `is_workday` bool; optional numeric columns float64 with NaN for unknown; optional text columns
+    NA for unknown. Optional columns absent from a file are present here, all unknown.
+    """
+
+    path: Path
+    meta: SourceMeta
+    machines: pd.DataFrame
+    products: pd.DataFrame
+    orders: pd.DataFrame
+    inventory: pd.DataFrame | None
+    weather: pd.DataFrame | None
+    calendar: pd.DataFrame | None
+    content_hash: str
+    orders_have_time: bool
+    inventory_have_time: bool
+
+
+def table_files(folder: Path, table: TableSpec) -> list[Path]:
+    """The files of `table` present in `folder` (none, one, or both formats)."""
+    return [folder / name for name in table.file_names if (folder / name).is_file()]
+
+
+def read_table_file(path: Path) -> pd.DataFrame:
+    """Read one table file; CSV columns come back as text ('' for a blank cell), Parquet as stored.
+
+    Raises SourceError (message says why) when the file cannot be read as a table.
+    """
+    try:
+        if path.suffix == ".csv":
+            frame = pd.read_csv(path, engine="pyarrow", dtype=str, keep_default_na=False, encoding="utf-8")
+        else:
+            frame = pd.read_parquet(path)
+    except pd.errors.EmptyDataError as exc:
+        raise SourceError("the file is empty (not even a header row)") from exc
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "UTF8" in detail or "utf-8" in detail.lower():
+            detail = f"{detail} (save the file as UTF-8)"
+        raise SourceError(f"cannot be read as a table: {detail}") from exc
+    names = [str(c) for c in frame.columns]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise SourceError(f"the header repeats column names {repeated}; give each column one name")
+    frame.columns = names
+    return frame.reset_index(drop=True)
+
+
+def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, str, str]]]:
+    """Parse source.yaml: (meta or None, problems as (key or None, what is wrong, what to fix))."""
+    path = folder / META_FILE
+    if not path.is_file():
+        return None, [
+            (None, "file not found", f"add {META_FILE} with name, currency, timezone, country, description")
+        ]
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [(None, f"cannot be read: {exc}", "save it as UTF-8 text")]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, [
+            (None, f"YAML syntax error{where}: {problem}", "fix the YAML syntax (key: value, one per line)")
+        ]
+    if not isinstance(data, dict):
+        return None, [(None, "is not a mapping of keys to values", "write one `key: value` per line")]
+    try:
+        return SourceMeta.model_validate(data), []
+    except ValidationError as exc:
+        problems: list[tuple[str | None, str, str]] = []
+        for err in exc.errors():
+            key = str(err["loc"][0]) if err["loc"] else None
+            if err["type"] == "missing":
+                problems.append((key, "missing key", f"add `{key}:` ({META_FIXES.get(key or '', '')})"))
+            else:
+                message = err["msg"].removeprefix("Value error, ")
+                problems.append(
+                    (key, f"bad value {err.get('input')!r}: {message}", META_FIXES.get(key or "", ""))
+                )
+        return None, problems
+
+
+def _text(series: pd.Series, strip: bool) -> tuple[pd.Series, np.ndarray]:
+    """The column as text ('' where missing), stripped if asked, and the blank mask."""
+    if not (pd.api.types.is_string_dtype(series) or series.dtype == object):
+        series = series.astype("str")
+    text = series.fillna("").astype("str")
+    stripped = text.str.strip()
+    blank = (stripped == "").to_numpy(dtype=bool)
+    return (stripped if strip else text), blank
+
+
+def _blank_issue(column: ColumnSpec, blank: np.ndarray) -> list[ColumnIssue]:
+    if column.required and blank.any():
+        return [
+            ColumnIssue(
+                blank, "is blank", f"fill in {column.name}: the contract requires a value on every row"
+            )
+        ]
+    return []
+
+
+def _matches(text: pd.Series, pattern: str) -> np.ndarray:
+    return text.str.fullmatch(pattern).fillna(False).to_numpy(dtype=bool)
+
+
+def _coerce_string(column: ColumnSpec, series: pd.Series) -> Coerced:
+    text, blank = _text(series, strip=column.kind is Kind.CHOICE)
+    values = text.where(~blank, pd.NA).astype("str")
+    return Coerced(values, tuple(_blank_issue(column, blank)))
+
+
+def _text_to_float(text: pd.Series, ok: np.ndarray) -> np.ndarray:
+    """Parse the cells where `ok` (already matched as numbers) with Arrow's cast; NaN elsewhere."""
+    arrow = pa.array(text)
+    kept = pc.if_else(pa.array(ok), arrow, pa.scalar(None, arrow.type))
+    return pc.cast(kept, pa.float64()).to_numpy(zero_copy_only=False)
+
+
+def _coerce_number(column: ColumnSpec, series: pd.Series) -> Coerced:
+    integer = column.kind is Kind.INTEGER
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = series.astype("float64")
+        blank = values.isna().to_numpy()
+        finite = np.isfinite(values.to_numpy())
+        bad = ~blank & ~finite
+        if integer:
+            bad |= finite & (np.mod(np.where(finite, values.to_numpy(), 0.0), 1.0) != 0.0)
+    else:
+        text, blank = _text(series, strip=True)
+        ok = _matches(text, _INTEGER if integer else _DECIMAL)
+        bad = ~blank & ~ok
+        values = pd.Series(_text_to_float(text, ok), index=series.index, dtype="float64")
+    values = values.where(~bad)
+    issues = _blank_issue(column, blank)
+    if bad.any():
+        if integer:
+            issues.append(
+                ColumnIssue(bad, "is not a whole number", "write the number with digits only, e.g. 3")
+            )
+        else:
+            issues.append(
+                ColumnIssue(
+                    bad,
+                    "is not a decimal number",
+                    "write a plain number with '.' as decimal point, e.g. 3.50",
+                )
+            )
+    return Coerced(values, tuple(issues))
+
+
+def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
+    """Parse ISO 8601 dates / date-times (local time, no offset); Kind.DATE accepts dates only."""
+    date_only = column.kind is Kind.DATE
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return _coerce_typed_time(column, series)
+    text, blank = _text(series, strip=True)
+    is_date = _matches(text, _DATE)
+    is_datetime = _matches(text, _DATETIME)
+    has_offset = _matches(text, _OFFSET)
+    other = ~blank & ~is_date & ~is_datetime & ~has_offset
+    issues = _blank_issue(column, blank)
+    if has_offset.any():
+        issues.append(
+            ColumnIssue(
+                has_offset,
+                "carries a UTC offset",
+                "give local time of source.yaml's timezone without an offset (no Z, no +08:00)",
+            )
+        )
+    example = "2025-03-04" if date_only else "2025-03-04 or 2025-03-04T12:31:05"
+    if other.any():
+        kind = "date" if date_only else "date or date-time"
+        issues.append(ColumnIssue(other, f"is not an ISO 8601 {kind}", f"write it as {example}"))
+    n_date, n_datetime = int(is_date.sum()), int(is_datetime.sum())
+    has_time = False
+    if date_only and n_datetime:
+        issues.append(ColumnIssue(is_datetime, "is a date-time where a date is expected", f"write {example}"))
+        is_datetime = np.zeros_like(is_datetime)
+    elif n_date and n_datetime:
+        minority, label = (
+            (is_date, "a date without time") if n_date <= n_datetime else (is_datetime, "a date-time")
+        )
+        others = "date-times" if minority is is_date else "dates without time"
+        issues.append(
+            ColumnIssue(
+                minority,
+                f"is {label} in a column of {others} (mixed forms)",
+                "use one form for the whole column: all dates or all date-times",
+            )
+        )
+        if minority is is_date:
+            is_date = np.zeros_like(is_date)
+        else:
+            is_datetime = np.zeros_like(is_datetime)
+    has_time = bool(is_datetime.any())
+    values = pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT)
+    if is_date.any():
+        values[is_date] = pd.to_datetime(text[is_date], format="%Y-%m-%d", errors="coerce").astype(_TIME_UNIT)
+    if is_datetime.any():
+        parsed = pd.to_datetime(
+            text[is_datetime].str.replace("T", " ", n=1), format="ISO8601", errors="coerce"
+        )
+        values[is_datetime] = parsed.astype(_TIME_UNIT)
+    unreal = (is_date | is_datetime) & values.isna().to_numpy()
+    if unreal.any():
+        issues.append(
+            ColumnIssue(unreal, "is not a real calendar date or time of day", "check the day, month and hour")
+        )
+    return Coerced(values, tuple(issues), has_time)
+
+
+def _coerce_typed_time(column: ColumnSpec, series: pd.Series) -> Coerced:
+    """A Parquet timestamp column: refuse time-zone-aware values; DATE columns must be at midnight."""
+    blank = series.isna().to_numpy()
+    issues = _blank_issue(column, blank)
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        bad = ~blank
+        issues.append(
+            ColumnIssue(
+                bad, "carries a time zone", "store local time of source.yaml's timezone without a time zone"
+            )
+        )
+        return Coerced(pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT), tuple(issues))
+    values = series.astype(_TIME_UNIT)
+    off_midnight = (values != values.dt.normalize()).to_numpy() & ~blank
+    if column.kind is Kind.DATE and off_midnight.any():
+        issues.append(
+            ColumnIssue(off_midnight, "is a date-time where a date is expected", "store the date only")
+        )
+        values = values.where(~off_midnight)
+    return Coerced(values, tuple(issues), has_time=bool(off_midnight.any()) and column.kind is not Kind.DATE)
+
+
+def _coerce_boolean(column: ColumnSpec, series: pd.Series) -> Coerced:
+    if pd.api.types.is_bool_dtype(series):
+        blank = series.isna().to_numpy()
+        values = series.astype("boolean")
+        return Coerced(values, tuple(_blank_issue(column, blank)))
+    text, blank = _text(series, strip=True)
+    lower = text.str.lower()
+    ok = lower.isin(BOOL_WORDS).to_numpy(dtype=bool)
+    bad = ~blank & ~ok
+    values = pd.Series(pd.NA, index=series.index, dtype="boolean")
+    values[ok] = (lower[ok] == "true").to_numpy()
+    issues = _blank_issue(column, blank)
+    if bad.any():
+        issues.append(ColumnIssue(bad, "is not true or false", "write true or false"))
+    return Coerced(values, tuple(issues))
+
+
+def coerce_column(column: ColumnSpec, series: pd.Series) -> Coerced:
+    """Parse one column (text or Parquet-typed) to the contract's type, collecting per-row problems."""
+    if column.kind in (Kind.STRING, Kind.CHOICE):
+        return _coerce_string(column, series)
+    if column.kind in (Kind.INTEGER, Kind.DECIMAL):
+        return _coerce_number(column, series)
+    if column.kind in (Kind.TIMESTAMP, Kind.DATE):
+        return _coerce_time(column, series)
+    return _coerce_boolean(column, series)
+
+
+def finalise_table(table: TableSpec, typed: pd.DataFrame) -> pd.DataFrame:
+    """The typed table the pipeline sees: contract columns only, final dtypes, status filled.
+
+    Call only on a table that passed its checks (no missing values in required columns).
+    """
+    out = {}
+    for col in table.columns:
+        values = typed[col.name]
+        if col.kind is Kind.INTEGER and col.required:
+            values = values.astype("int64")
+        elif col.kind is Kind.BOOLEAN:
+            values = values.astype(bool)
+        elif col.name == "status":
+            values = values.fillna(DEFAULT_STATUS).astype("str")
+        out[col.name] = values
+    return pd.DataFrame(out, index=typed.index)
+
+
+def load_source(path: str | Path) -> Source:
+    """Check the source folder at `path` and return its typed tables.
+
+    Raises SourceError carrying the formatted report when the folder breaks the contract.
+    """
+    from autovend.data.check import inspect_source
+
+    inspection = inspect_source(Path(path))
+    report = inspection.report
+    if not report.ok or inspection.meta is None or report.summary is None:
+        raise SourceError(report.format())
+    tables = inspection.tables
+    return Source(
+        path=Path(path),
+        meta=inspection.meta,
+        machines=tables["machines"],
+        products=tables["products"],
+        orders=tables["orders"],
+        inventory=tables.get("inventory"),
+        weather=tables.get("weather"),
+        calendar=tables.get("calendar"),
+        content_hash=report.summary.content_hash,
+        orders_have_time=inspection.has_time.get("orders", False),
+        inventory_have_time=inspection.has_time.get("inventory", False),
+    )
