@@ -1,0 +1,40 @@
+"""`autovend check SOURCE_DIR`: check a source folder against the raw-records contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from autovend.cli.app import app
+
+
+@app.command()
+def check(
+    source_dir: Path = typer.Argument(
+        ..., help="Source folder: source.yaml, machines, products, orders, ..."
+    ),
+    max_errors: int = typer.Option(50, "--max-errors", min=1, help="Show at most this many error groups."),
+) -> None:
+    """Check a source folder against the raw-records contract; exit 1 and list the errors if it breaks it."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from autovend.data.check import check_source
+
+    report = check_source(source_dir)
+    console = Console(highlight=False)
+    if not report.ok or report.summary is None:
+        console.print(report.format(max_errors), markup=False, soft_wrap=True)
+        raise typer.Exit(code=1)
+    title = Text(f"{source_dir}: follows the raw-records contract")
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("item", style="bold")
+    table.add_column("value", overflow="fold")
+    rows = report.summary.rows()
+    for label, value in rows:
+        if label != "content hash":
+            table.add_row(Text(label), Text(value))
+    console.print(table)
+    console.print(Text(f"content hash: {report.summary.content_hash}"), soft_wrap=True)
