@@ -1,0 +1,1 @@
+"""Agents: the rule-based baseline and the LLM harness."""

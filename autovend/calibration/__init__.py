@@ -1,0 +1,1 @@
+"""Calibration: from checked records to the demand parameters of eq. (2)-(4)."""

@@ -1,0 +1,1 @@
+"""Evaluation metrics and reports of runs."""

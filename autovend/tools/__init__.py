@@ -1,0 +1,1 @@
+"""The 18 agent tools and their MCP server."""

@@ -1,0 +1,1 @@
+"""Held-out validation of the calibrated demand model."""

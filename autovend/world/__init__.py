@@ -1,0 +1,1 @@
+"""World bundles: export, load, and the in-memory world."""
