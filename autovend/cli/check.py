@@ -28,8 +28,8 @@ def check(
     if not report.ok or report.summary is None:
         console.print(report.format(max_errors), markup=False, soft_wrap=True)
         raise typer.Exit(code=1)
-    title = Text(f"{source_dir}: follows the raw-records contract")
-    table = Table(title=title, show_header=False, title_justify="left")
+    console.print(Text(f"{source_dir}: follows the raw-records contract."), soft_wrap=True)
+    table = Table(show_header=False)
     table.add_column("item", style="bold")
     table.add_column("value", overflow="fold")
     rows = report.summary.rows()

@@ -97,7 +97,8 @@ class SourceSummary:
         by_site = ", ".join(f"{k} {v}" for k, v in self.machines_by_site_type.items())
         n_products = sum(n for n, _ in self.products_by_category.values())
         by_cat = ", ".join(
-            f"{k} {n} in {l2} subcategories" for k, (n, l2) in self.products_by_category.items()
+            f"{k} {n} in {l2} subcategor{'y' if l2 == 1 else 'ies'}"
+            for k, (n, l2) in self.products_by_category.items()
         )
         lines = self.order_lines
         n_lines = sum(lines.values())

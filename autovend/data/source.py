@@ -9,6 +9,7 @@ refuses a source that breaks the contract.
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,11 +105,18 @@ def read_table_file(path: Path) -> pd.DataFrame:
             detail = f"{detail} (save the file as UTF-8)"
         raise SourceError(f"cannot be read as a table: {detail}") from exc
     names = [str(c) for c in frame.columns]
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    header = _csv_header(path) if path.suffix == ".csv" else names
+    repeated = sorted({n for n in header if header.count(n) > 1})
     if repeated:
         raise SourceError(f"the header repeats column names {repeated}; give each column one name")
     frame.columns = names
     return frame.reset_index(drop=True)
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names as written on the first line (pandas renames repeated ones to `x.1`)."""
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return next(csv.reader(handle), [])
 
 
 def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, str, str]]]:
