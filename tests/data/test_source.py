@@ -1,0 +1,230 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from autovend.data.contract import CALENDAR, MACHINES, ORDERS, PRODUCTS, WEATHER
+from autovend.data.source import coerce_column, load_source, read_table_file
+from autovend.errors import SourceError
+from tests.data.make_source import source_tables, write_source
+
+
+def text(*values):
+    return pd.Series(list(values), dtype="str")
+
+
+def issues(coerced):
+    """{problem: [1-based rows]} of a coercion result."""
+    return {i.problem: [int(r) + 1 for r in np.flatnonzero(i.mask)] for i in coerced.issues}
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def test_csv_read_as_text_keeps_leading_zeros_and_decimals(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b'\xef\xbb\xbfid,qty,price,note\r\n007,12,1.50,\r\n008,x,2,"a,b"\r\n')
+    frame = read_table_file(path)
+    assert list(frame.columns) == ["id", "qty", "price", "note"]  # BOM not glued to the first name
+    assert frame.to_dict("list") == {
+        "id": ["007", "008"],
+        "qty": ["12", "x"],
+        "price": ["1.50", "2"],
+        "note": ["", "a,b"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b"", "the file is empty", id="empty"),
+        pytest.param(b"id,qty\n1,2\n3\n", "cannot be read as a table", id="ragged"),
+        pytest.param(b"id,qty\n1,\xff\xfe\n", "save the file as UTF-8", id="not-utf8"),
+        pytest.param(b"id,qty,id\n1,2,3\n", "repeats column names ['id']", id="repeated-header"),
+    ],
+)
+def test_unreadable_files_raise_source_error(tmp_path, content, message):
+    path = tmp_path / "t.csv"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        read_table_file(path)
+
+
+# --- coercion ------------------------------------------------------------------------------
+
+
+def test_integer_text():
+    out = coerce_column(ORDERS.column("qty"), text("3", "", "x", "1.5", "+2", " 4 "))
+    assert out.values.to_list()[:1] == [3.0]
+    assert np.isnan(out.values.to_numpy()[1:4]).all()
+    assert out.values.to_list()[4:] == [2.0, 4.0]
+    assert issues(out) == {"is blank": [2], "is not a whole number": [3, 4]}
+
+
+def test_optional_integer_blank_is_unknown_not_an_error():
+    out = coerce_column(MACHINES.column("capacity"), text("300", ""))
+    assert issues(out) == {}
+    assert np.isnan(out.values.iloc[1])
+
+
+def test_decimal_text():
+    out = coerce_column(ORDERS.column("unit_price"), text("1.50", ".5", "1e1", "nan", "4,50", "inf", "-2"))
+    assert out.values.to_list()[:3] == [1.5, 0.5, 10.0]
+    assert out.values.iloc[6] == -2.0  # the sign rule is the schema's job, not coercion's
+    assert issues(out) == {"is not a decimal number": [4, 5, 6]}
+
+
+def test_typed_parquet_numbers():
+    qty = coerce_column(ORDERS.column("qty"), pd.Series([1.0, 2.5, np.nan, np.inf]))
+    assert issues(qty) == {"is not a whole number": [2, 4], "is blank": [3]}
+    price = coerce_column(ORDERS.column("unit_price"), pd.Series([1, 2], dtype="Int64"))
+    assert price.values.to_list() == [1.0, 2.0] and issues(price) == {}
+
+
+def test_timestamps_datetimes_with_t_or_space_and_fractions():
+    out = coerce_column(
+        ORDERS.column("ts"), text("2025-03-04T12:31:05", "2025-03-04 08:00", "2025-03-04T23:59:59.5")
+    )
+    assert issues(out) == {}
+    assert out.has_time
+    assert out.values.dtype == "datetime64[ns]"
+    assert out.values.iloc[1] == pd.Timestamp("2025-03-04 08:00:00")
+    assert out.values.iloc[2] == pd.Timestamp("2025-03-04 23:59:59.5")
+
+
+def test_timestamps_dates_only_become_midnight():
+    out = coerce_column(ORDERS.column("ts"), text("2025-03-04", "2025-03-05"))
+    assert issues(out) == {} and not out.has_time
+    assert out.values.to_list() == [pd.Timestamp("2025-03-04"), pd.Timestamp("2025-03-05")]
+
+
+def test_timestamp_problems_each_named():
+    out = coerce_column(
+        ORDERS.column("ts"),
+        text(
+            "2025-03-04T10:00:00",
+            "03/04/2025",
+            "2025-03-04T10:00:00+08:00",
+            "2025-03-04T02:00:00Z",
+            "2025-02-30T10:00:00",
+            "2025-03-04",
+            "",
+            "2025-03-05T10:00:00",
+        ),
+    )
+    assert issues(out) == {
+        "is blank": [7],
+        "carries a UTC offset": [3, 4],
+        "is not an ISO 8601 date or date-time": [2],
+        "is a date without time in a column of date-times (mixed forms)": [6],
+        "is not a real calendar date or time of day": [5],
+    }
+    assert out.values.notna().to_list() == [True, False, False, False, False, False, False, True]
+
+
+def test_mixed_forms_flag_the_minority_datetimes():
+    out = coerce_column(ORDERS.column("ts"), text("2025-03-04", "2025-03-05", "2025-03-05T10:00:00"))
+    assert issues(out) == {"is a date-time in a column of dates without time (mixed forms)": [3]}
+    assert not out.has_time
+
+
+def test_date_column_refuses_datetimes():
+    out = coerce_column(WEATHER.column("date"), text("2025-03-04", "2025-03-05T00:00:00", "4 March"))
+    assert issues(out) == {"is a date-time where a date is expected": [2], "is not an ISO 8601 date": [3]}
+
+
+def test_typed_parquet_timestamps():
+    aware = pd.Series(pd.to_datetime(["2025-03-04 10:00"]).tz_localize("Asia/Shanghai"))
+    assert issues(coerce_column(ORDERS.column("ts"), aware)) == {"carries a time zone": [1]}
+    naive = coerce_column(
+        ORDERS.column("ts"), pd.Series(pd.to_datetime(["2025-03-04 10:00", "2025-03-05"], format="ISO8601"))
+    )
+    assert issues(naive) == {} and naive.has_time
+    days = coerce_column(
+        WEATHER.column("date"),
+        pd.Series(pd.to_datetime(["2025-03-04", "2025-03-05 06:00"], format="ISO8601")),
+    )
+    assert issues(days) == {"is a date-time where a date is expected": [2]}
+
+
+def test_booleans():
+    out = coerce_column(CALENDAR.column("is_workday"), text("true", "FALSE", "yes", "", "1"))
+    assert out.values.to_list()[:2] == [True, False]
+    assert issues(out) == {"is blank": [4], "is not true or false": [3, 5]}
+    typed = coerce_column(CALENDAR.column("is_workday"), pd.Series([True, False]))
+    assert typed.values.to_list() == [True, False] and issues(typed) == {}
+
+
+def test_strings_keep_spaces_choices_are_stripped():
+    ids = coerce_column(PRODUCTS.column("sku_id"), text("S1 ", " ", "S2"))
+    assert ids.values.to_list()[0] == "S1 "
+    assert issues(ids) == {"is blank": [2]}
+    site = coerce_column(MACHINES.column("site_type"), text(" campus"))
+    assert site.values.to_list() == ["campus"]
+
+
+# --- load_source ---------------------------------------------------------------------------
+
+
+def test_load_source_types(tmp_path):
+    source = load_source(write_source(tmp_path / "src"))
+    assert source.meta.name == "tiny-op-2025"
+    orders = source.orders
+    assert list(orders.columns) == list(ORDERS.column_names)
+    assert str(orders["order_id"].dtype) == "str"
+    assert orders["ts"].dtype == "datetime64[ns]"
+    assert orders["qty"].dtype == "int64" and orders["qty"].sum() == 12
+    assert orders["unit_price"].dtype == "float64"
+    assert orders["status"].to_list() == [
+        "completed",
+        "completed",
+        "completed",
+        "refunded",
+        "completed",
+        "failed",
+        "completed",
+        "completed",
+    ]
+    assert source.orders_have_time and source.inventory_have_time
+    assert source.machines["capacity"].to_list()[0] == 300.0 and np.isnan(source.machines["capacity"].iloc[1])
+    assert source.machines["location"].isna().to_list() == [False, True, False]
+    assert source.products["unit_cost"].dtype == "float64"
+    assert source.inventory is not None and source.inventory["shelf_qty"].dtype == "int64"
+    assert source.calendar is not None and source.calendar["is_workday"].dtype == bool
+    assert source.calendar["is_workday"].to_list() == [True, True, False]
+    assert source.weather is not None and source.weather["date"].dtype == "datetime64[ns]"
+    assert len(source.content_hash) == 64
+
+
+def test_load_source_drops_extra_columns_and_fills_absent_optional_ones(tmp_path):
+    tables = source_tables()
+    tables["orders"] = tables["orders"].drop(columns=["status"]).assign(note="x")
+    source = load_source(
+        write_source(tmp_path / "src", tables={**tables, "inventory": None, "weather": None})
+    )
+    assert "note" not in source.orders.columns
+    assert (source.orders["status"] == "completed").all()
+    assert source.inventory is None and source.weather is None
+    assert not source.inventory_have_time
+
+
+def test_load_source_date_only_orders(tmp_path):
+    tables = source_tables()
+    tables["orders"]["ts"] = tables["orders"]["ts"].str[:10]
+    source = load_source(write_source(tmp_path / "src", tables=tables))
+    assert not source.orders_have_time
+    assert source.orders["ts"].iloc[0] == pd.Timestamp("2025-03-03")
+
+
+def test_load_source_parquet_matches_csv(tmp_path):
+    from_csv = load_source(write_source(tmp_path / "csv"))
+    from_parquet = load_source(write_source(tmp_path / "parquet", fmt="parquet"))
+    for name in ("machines", "products", "orders", "inventory", "weather", "calendar"):
+        pd.testing.assert_frame_equal(getattr(from_csv, name), getattr(from_parquet, name), check_dtype=True)
+
+
+def test_load_source_refuses_a_broken_source_with_the_report(tmp_path):
+    tables = source_tables()
+    tables["orders"].loc[2, "qty"] = "0"
+    with pytest.raises(SourceError) as err:
+        load_source(write_source(tmp_path / "src", tables=tables))
+    assert "orders.csv, row 3, column qty: must be ≥ 1 (value '0')" in str(err.value)
