@@ -116,8 +116,8 @@ class SourceSummary:
         dups = ", ".join(f"{k} {v:,}" for k, v in self.duplicate_rows.items() if v) or "none"
         return [
             ("source", self.name),
-            ("machines", f"{n_machines} ({by_site})"),
-            ("products", f"{n_products} ({by_cat})"),
+            ("machines", f"{n_machines:,} ({by_site})"),
+            ("products", f"{n_products:,} ({by_cat})"),
             (
                 "order lines",
                 f"{n_lines:,} ("

@@ -143,6 +143,9 @@ def test_tiny_orders_columns_and_values(tiny: AdaptResult) -> None:
         "2022-12-31",
         "2022-03-14",
     ]
+    assert list(o.columns[7:]) == ["payment", "coil"]  # extra columns
+    assert set(o["payment"]) == {"cash"}
+    assert set(o["coil"]) == {"101"}
     assert o["qty"].tolist() == [1, 1, 2, 1, 1, 3, 1, 1]
     assert o["unit_price"].tolist() == ["1.50", "2.00", "2.00", "1.50", "3.00", "1.25", "1.25", "1.00"]
     assert o["status"].tolist() == ["completed"] * 5 + ["refunded", "completed", "completed"]
@@ -180,7 +183,7 @@ def test_zero_price_only_product_is_dropped_not_priced_at_zero(tmp_path: Path) -
 
 
 def test_missing_columns_are_named() -> None:
-    with pytest.raises(AdaptError, match=r"lacks the columns \['RPrice', 'RQty'\]"):
+    with pytest.raises(AdaptError, match=r"lacks the columns \['RCoil', 'RPrice', 'RQty'\]"):
         adapt_nj_vending(pd.DataFrame(columns=[c for c in nj_vending.RAW_COLUMNS if c[0] != "R"]))
 
 
@@ -344,6 +347,10 @@ def test_real_counts_match_the_readme(real: AdaptResult) -> None:
     assert real.n_units == 9_753  # 9,759 units in the file minus the 6 dropped one-unit rows
     assert real.orders["order_id"].nunique() == 9_111
     assert (real.orders["status"] == "completed").all()
+    # 4 pairs of lines share transaction, product, price and qty; the coil (slot) tells them apart
+    key = ["order_id", "sku_id", "unit_price", "qty"]
+    assert real.orders.duplicated(key).sum() == 4
+    assert real.orders.duplicated().sum() == 0
 
 
 @needs_real_csv

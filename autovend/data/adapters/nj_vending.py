@@ -48,6 +48,7 @@ RAW_COLUMNS: tuple[str, ...] = (
     "Transaction",
     "TransDate",
     "Type",
+    "RCoil",
     "RPrice",
     "RQty",
 )
@@ -123,7 +124,9 @@ PRODUCT_COLUMNS = [
     "unit_cost",
     "shelf_life_days",
 ]
-ORDER_COLUMNS = ["order_id", "machine_id", "sku_id", "ts", "qty", "unit_price", "status", "payment"]
+#: The last two are extra columns: payment (cash/credit, from Type) and coil (the slot, from RCoil). The coil
+#: tells apart the lines of one transaction that sold the same product from two slots.
+ORDER_COLUMNS = ["order_id", "machine_id", "sku_id", "ts", "qty", "unit_price", "status", "payment", "coil"]
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,7 @@ def adapt_nj_vending(df_raw: pd.DataFrame) -> AdaptResult:
             "unit_price": _money(kept["_cents"]),
             "status": kept_status,
             "payment": kept["Type"].str.lower(),
+            "coil": kept["RCoil"],
         },
         columns=ORDER_COLUMNS,
     )
