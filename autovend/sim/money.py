@@ -1,0 +1,52 @@
+"""Exact money: integer fen (1/100 CNY) inside the simulator, CNY floats only at the edges."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
+from numbers import Integral, Real
+
+FEN_PER_CNY = 100
+
+
+def to_fen(x: object) -> int:
+    """Amount in CNY -> integer fen, rounding half-up on the decimal digits as written.
+
+    Floats go through their shortest repr, so `to_fen(2.675) == 268` (a binary float of 2.675 lies
+    slightly below it, but the amount the user wrote is 2.675). Accepts int, float, Decimal and numpy
+    scalars; raises `TypeError` for anything else (bool and str included) and `ValueError` for NaN
+    and infinities.
+    """
+    if isinstance(x, bool) or not isinstance(x, (Real, Decimal)):
+        raise TypeError(f"an amount of money must be a number, got {type(x).__name__} {x!r}")
+    if isinstance(x, Decimal):
+        d = x
+    elif isinstance(x, Integral):
+        return int(x) * FEN_PER_CNY
+    else:
+        f = float(x)
+        if not math.isfinite(f):
+            raise ValueError(f"an amount of money must be finite, got {f}")
+        d = Decimal(repr(f))
+    if not d.is_finite():
+        raise ValueError(f"an amount of money must be finite, got {d}")
+    try:
+        return int((d * FEN_PER_CNY).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    except InvalidOperation as exc:  # pragma: no cover - only for absurd exponents
+        raise ValueError(f"amount {x!r} cannot be expressed in fen") from exc
+
+
+def from_fen(fen: int) -> float:
+    """Integer fen -> CNY float with 2 decimals (for records, reports and JSON)."""
+    return round(int(fen) / FEN_PER_CNY, 2)
+
+
+def band_fen(ref_fen: int, band: tuple[float, float]) -> tuple[int, int]:
+    """Lowest and highest price in fen (inclusive) within `band` x the reference price `ref_fen`.
+
+    The bounds are exact: lo = ceil(band[0] * ref), hi = floor(band[1] * ref), with the band factors
+    read as written (e.g. 0.5, 2.0), so an integer price p is in band iff lo <= p <= hi.
+    """
+    lo = (Decimal(repr(float(band[0]))) * ref_fen).to_integral_value(rounding=ROUND_CEILING)
+    hi = (Decimal(repr(float(band[1]))) * ref_fen).to_integral_value(rounding=ROUND_FLOOR)
+    return int(lo), int(hi)
