@@ -33,3 +33,7 @@ class AdaptError(AutoVendError):
 
 class OutputExistsError(AutoVendError):
     """An output folder is not empty: choose another folder, or pass `--force` to replace it."""
+
+
+class CheckpointError(AutoVendError):
+    """A simulator checkpoint is unreadable or of another world: load it with the world it was saved from."""
