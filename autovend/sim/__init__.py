@@ -1,0 +1,32 @@
+"""The simulator: a run of the benchmark on a frozen world (`Simulator`), its results and records."""
+
+from autovend.sim.money import from_fen, to_fen
+from autovend.sim.records import SCHEMA_DOC
+from autovend.sim.results import (
+    REJECTION_CODES,
+    Accepted,
+    Arrival,
+    Balance,
+    BatchResult,
+    DayInfo,
+    DayReport,
+    DayStart,
+    Rejected,
+)
+from autovend.sim.simulator import Simulator
+
+__all__ = [
+    "REJECTION_CODES",
+    "SCHEMA_DOC",
+    "Accepted",
+    "Arrival",
+    "Balance",
+    "BatchResult",
+    "DayInfo",
+    "DayReport",
+    "DayStart",
+    "Rejected",
+    "Simulator",
+    "from_fen",
+    "to_fen",
+]

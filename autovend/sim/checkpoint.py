@@ -1,0 +1,94 @@
+"""Save a whole run (state, operating records, hidden records) to one file and restore it exactly.
+
+The file is a pickle of a dict: format tag and version, the AutoVend version, the world's name and
+content fingerprint, the simulator state, the agent-visible SQLite database as `serialize()` bytes
+and the hidden log. Loading refuses a file made on a different world. Pickles can run code when
+loaded: only load checkpoints you wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from autovend import __version__
+from autovend.errors import CheckpointError
+from autovend.world.model import World
+
+FORMAT = "autovend-sim-checkpoint"
+VERSION = 1
+
+
+def world_fingerprint(world: World) -> str:
+    """A SHA-256 of everything in a world that the simulator reads (tables, arrays, settings)."""
+    h = hashlib.sha256()
+    h.update(world.name.encode("utf-8"))
+    for frame in (world.machines, world.catalog, world.weather, world.forecast, world.calendar):
+        h.update("|".join(map(str, frame.columns)).encode("utf-8"))
+        h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    h.update(np.ascontiguousarray(world.base_attraction, dtype=np.float64).tobytes())
+    h.update(world.demand.model_dump_json().encode("utf-8"))
+    h.update(world.economics.model_dump_json().encode("utf-8"))
+    h.update(
+        repr(
+            (world.shock_sigma, world.shock_rho, world.start_date.isoformat(), world.timezone, world.country)
+        ).encode()
+    )
+    return h.hexdigest()
+
+
+def save(sim: Any, path: str | Path) -> Path:
+    """Write `sim` (a `Simulator`) to `path` atomically; return the path."""
+    path = Path(path)
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "autovend_version": __version__,
+        "world_name": sim.world.name,
+        "world_fingerprint": world_fingerprint(sim.world),
+        "state": sim._s,
+        "records": sim.records.serialize(),
+        "hidden": sim.hidden,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load(path: str | Path, world: World) -> Any:
+    """Restore the `Simulator` saved at `path`; `world` must be the world it was saved from."""
+    from autovend.sim.simulator import Simulator
+
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            payload = pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not an AutoVend simulator checkpoint")
+    if payload.get("version") != VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint version {payload.get('version')}, this AutoVend reads version {VERSION}; "
+            "load it with the AutoVend version that wrote it"
+        )
+    if payload["world_fingerprint"] != world_fingerprint(world):
+        raise CheckpointError(
+            f"{path} was saved on world {payload['world_name']!r} and does not match world {world.name!r} "
+            "(different content); load it with the world it was saved from"
+        )
+    return Simulator._restore(world, payload["state"], payload["records"], payload["hidden"])

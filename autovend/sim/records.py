@@ -1,0 +1,305 @@
+"""Operating records in SQLite: the agent-visible store the query tool reads, and the hidden evaluation store.
+
+Days are simulation days (day 1 = the world's start date); dates are ISO text 'YYYY-MM-DD'. Money is
+CNY as REAL rounded to 2 decimals (the simulator keeps exact fen inside). Prices at which nothing
+was ever set are the reference prices of the catalog.
+
+Agent-visible tables (`Simulator.records`):
+
+- devices(device_id, location, site_type, capacity): the machines (static).
+- catalog(sku_id, name, category_l1, category_l2, ref_price, unit_cost, shelf_life_days): the
+  products (static).
+- orders(order_id, placed_day, sku_id, qty, unit_cost, supplier_id, eta_day, arrived_day): one row
+  per accepted order item; eta_day is the promised day (placement + nominal lead time); arrived_day
+  is NULL until the units land.
+- arrivals(day, order_id, sku_id, qty, expiry_day): units landing in the warehouse at the start of
+  `day`; expiry_day is the first day on which they are expired (arrival + shelf life).
+- shelf_events(day, device_id, sku_id, kind, qty, expired_qty): accepted physical operations; kind is
+  restock (warehouse -> shelf), reduce or delist (shelf -> warehouse); expired_qty of the qty moved
+  were expired.
+- price_changes(day, device_id, sku_id, old_price, new_price): accepted price changes.
+- discards(day, sku_id, qty, expired_qty, cost_written_off): warehouse units destroyed;
+  cost_written_off is the cost of the unexpired ones among them.
+- daily_sales(day, date, device_id, sku_id, units, revenue, cost, expired_units, fine): one row per
+  machine, SKU and day with units > 0; cost is the cost of the unexpired units sold; expired_units
+  of the units were expired and each drew the fine.
+- daily_costs(day, date, kind, amount): one row per day and kind, zeros included; kind is purchase,
+  warehouse_rent, daily_fee, visit or expired_fine; amounts are positive outflows of cash.
+- visits(day, device_id, n_operations): machines touched on `day` and the accepted operations there.
+- daily_summary(day, date, cash, net_assets, units_sold, expired_units_sold, revenue, cogs,
+  gross_profit, purchase, warehouse_rent, daily_fee, visit, expired_fine, expiry_writeoff,
+  discard_writeoff, net, n_visits, shelf_units, shelf_expired_units, warehouse_units,
+  warehouse_expired_units, in_transit_units, shelf_value, warehouse_value, in_transit_value): one
+  row per settled day; cash, net_assets, units and values are taken at the close of the day (before
+  the next day's rent); net = gross_profit - warehouse_rent - daily_fee - visit - expired_fine -
+  expiry_writeoff - discard_writeoff is the day's change in net assets; values are at cost and count
+  unexpired units only.
+
+Hidden tables (`Simulator.hidden`, an `autovend.sim.hidden.HiddenLog`, never shown to the agent):
+
+- demand(day, device_id, sku_id, shelf_units, price, rate, demand, sales, lost): every machine, SKU
+  and day with a positive expected demand `rate` (shock included); demand is the Poisson draw, sales
+  = min(demand, shelf_units), lost = demand - sales.
+- shocks(day, device_id, xi): the persistent demand multiplier of each machine-day.
+- machine_days(day, device_id, units_before, expired_before, n_skus, free_capacity, empty,
+  units_sold, revenue, gross_profit, expected_units, lost_units): per machine and day, the shelf when
+  demand was realised (all units and the expired ones), free capacity, empty (1 if no unit), sales
+  and their gross profit, the expected units and the lost units.
+- lead_times(order_id, placed_day, lead_days, arrival_day): the actual lead time of every order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: name, (column, SQLite type) pairs and the indexes to build (tuples of columns)."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    indexes: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        """Column names in table order."""
+        return tuple(c for c, _ in self.columns)
+
+    def ddl(self) -> list[str]:
+        """CREATE statements of the table and its indexes."""
+        cols = ", ".join(f"{c} {t}" for c, t in self.columns)
+        out = [f"CREATE TABLE {self.name} ({cols})"]
+        for i, idx in enumerate(self.indexes):
+            out.append(f"CREATE INDEX ix_{self.name}_{i} ON {self.name} ({', '.join(idx)})")
+        return out
+
+
+_I, _R, _T = "INTEGER", "REAL", "TEXT"
+
+RECORD_TABLES: tuple[Table, ...] = (
+    Table(
+        "devices", (("device_id", f"{_T} PRIMARY KEY"), ("location", _T), ("site_type", _T), ("capacity", _I))
+    ),
+    Table(
+        "catalog",
+        (
+            ("sku_id", f"{_T} PRIMARY KEY"),
+            ("name", _T),
+            ("category_l1", _T),
+            ("category_l2", _T),
+            ("ref_price", _R),
+            ("unit_cost", _R),
+            ("shelf_life_days", _I),
+        ),
+    ),
+    Table(
+        "orders",
+        (
+            ("order_id", f"{_I} PRIMARY KEY"),
+            ("placed_day", _I),
+            ("sku_id", _T),
+            ("qty", _I),
+            ("unit_cost", _R),
+            ("supplier_id", _T),
+            ("eta_day", _I),
+            ("arrived_day", _I),
+        ),
+        (("sku_id",),),
+    ),
+    Table(
+        "arrivals",
+        (("day", _I), ("order_id", _I), ("sku_id", _T), ("qty", _I), ("expiry_day", _I)),
+        (("day",),),
+    ),
+    Table(
+        "shelf_events",
+        (("day", _I), ("device_id", _T), ("sku_id", _T), ("kind", _T), ("qty", _I), ("expired_qty", _I)),
+        (("day",),),
+    ),
+    Table(
+        "price_changes",
+        (("day", _I), ("device_id", _T), ("sku_id", _T), ("old_price", _R), ("new_price", _R)),
+        (("device_id", "sku_id"),),
+    ),
+    Table(
+        "discards",
+        (("day", _I), ("sku_id", _T), ("qty", _I), ("expired_qty", _I), ("cost_written_off", _R)),
+    ),
+    Table(
+        "daily_sales",
+        (
+            ("day", _I),
+            ("date", _T),
+            ("device_id", _T),
+            ("sku_id", _T),
+            ("units", _I),
+            ("revenue", _R),
+            ("cost", _R),
+            ("expired_units", _I),
+            ("fine", _R),
+        ),
+        (("day",),),
+    ),
+    Table("daily_costs", (("day", _I), ("date", _T), ("kind", _T), ("amount", _R)), (("day",),)),
+    Table("visits", (("day", _I), ("device_id", _T), ("n_operations", _I)), (("day",),)),
+    Table(
+        "daily_summary",
+        (
+            ("day", f"{_I} PRIMARY KEY"),
+            ("date", _T),
+            ("cash", _R),
+            ("net_assets", _R),
+            ("units_sold", _I),
+            ("expired_units_sold", _I),
+            ("revenue", _R),
+            ("cogs", _R),
+            ("gross_profit", _R),
+            ("purchase", _R),
+            ("warehouse_rent", _R),
+            ("daily_fee", _R),
+            ("visit", _R),
+            ("expired_fine", _R),
+            ("expiry_writeoff", _R),
+            ("discard_writeoff", _R),
+            ("net", _R),
+            ("n_visits", _I),
+            ("shelf_units", _I),
+            ("shelf_expired_units", _I),
+            ("warehouse_units", _I),
+            ("warehouse_expired_units", _I),
+            ("in_transit_units", _I),
+            ("shelf_value", _R),
+            ("warehouse_value", _R),
+            ("in_transit_value", _R),
+        ),
+    ),
+)
+
+
+def _insert_sql(table: Table) -> str:
+    """The INSERT statement of a table, all columns in order."""
+    marks = ", ".join("?" * len(table.columns))
+    return f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({marks})"
+
+
+def _schema_doc() -> str:
+    """The module docstring's table list (the documented schema)."""
+    doc = __doc__ or ""
+    return doc[doc.index("Agent-visible tables") :].rstrip() + "\n"
+
+
+SCHEMA_DOC: str = _schema_doc()
+
+# Authorizer action codes a read-only query may use: SELECT itself, reading columns, calling
+# functions and recursive CTEs. Everything else (writes, PRAGMA, ATTACH, ...) is denied.
+_READ_ONLY_ACTIONS = frozenset(
+    {
+        sqlite3.SQLITE_SELECT,
+        sqlite3.SQLITE_READ,
+        sqlite3.SQLITE_FUNCTION,
+        getattr(sqlite3, "SQLITE_RECURSIVE", 33),
+    }
+)
+
+
+def _read_only_authorizer(action: int, *_: Any) -> int:
+    return sqlite3.SQLITE_OK if action in _READ_ONLY_ACTIONS else sqlite3.SQLITE_DENY
+
+
+class RecordStore:
+    """An in-memory SQLite database with a fixed schema; the simulator writes, callers read.
+
+    The connection is created with `check_same_thread=False` so a server thread may read it; the
+    store is not safe for concurrent use (call it from one thread at a time).
+    """
+
+    def __init__(self, tables: Sequence[Table], data: bytes | None = None) -> None:
+        self.tables: dict[str, Table] = {t.name: t for t in tables}
+        self._pending: dict[str, list[Sequence[Any]]] = {}
+        self._sql = {t.name: _insert_sql(t) for t in tables}
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        if data is None:
+            for table in tables:
+                for stmt in table.ddl():
+                    self._conn.execute(stmt)
+        else:
+            self._conn.deserialize(data)
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The raw connection (buffered rows written first). Readers should use `read_only()`."""
+        self.flush()
+        return self._conn
+
+    def insert(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Queue rows (tuples in the table's column order); `flush` writes them.
+
+        Every read path (`connection`, `read_only`, `frame`, `serialize`, `execute`) flushes first,
+        and the simulator flushes at the end of every call, so readers never see a partial state.
+        """
+        self._pending.setdefault(table, []).extend(rows)
+
+    def flush(self) -> None:
+        """Write the queued rows, one transaction for all tables."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        self._conn.execute("BEGIN")
+        try:
+            for table, rows in pending.items():
+                self._conn.executemany(self._sql[table], rows)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement (the simulator's writes, e.g. an UPDATE) after flushing."""
+        self.flush()
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for many parameter rows (e.g. an UPDATE) after flushing."""
+        self.flush()
+        self._conn.executemany(sql, rows)
+
+    @contextmanager
+    def read_only(self) -> Iterator[sqlite3.Connection]:
+        """The connection with writes, PRAGMA and ATTACH denied, for running untrusted SELECTs.
+
+        Inside the block only SELECT statements (with functions and recursive CTEs) are authorised;
+        anything else fails with `sqlite3.DatabaseError` ("not authorized"). Time limits and row
+        caps are the caller's (e.g. `connection.set_progress_handler`).
+        """
+        self.flush()
+        self._conn.execute("PRAGMA query_only = ON")
+        self._conn.set_authorizer(_read_only_authorizer)
+        try:
+            yield self._conn
+        finally:
+            self._conn.set_authorizer(None)
+            self._conn.execute("PRAGMA query_only = OFF")
+
+    def frame(self, table_or_sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+        """A whole table (by name) or the result of a SELECT, as a DataFrame."""
+        sql = f"SELECT * FROM {table_or_sql}" if table_or_sql in self.tables else table_or_sql
+        with self.read_only() as conn:
+            cur = conn.execute(sql, params)
+            cols = [d[0] for d in cur.description]
+            return pd.DataFrame(cur.fetchall(), columns=cols)
+
+    def serialize(self) -> bytes:
+        """The whole database as bytes (for checkpoints)."""
+        self.flush()
+        return self._conn.serialize()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
