@@ -34,7 +34,7 @@ class Factors:
     machines: pd.Series  # index machine_id, values site_type
 
     def base_attraction(self) -> pd.DataFrame:
-        """b as a machines x products DataFrame."""
+        """B as a machines x products DataFrame."""
         p = self.products
         g = self.gamma.reindex(p["category_l2"]).to_numpy()
         om = self.omega.reindex(p.index).to_numpy()
@@ -44,8 +44,14 @@ class Factors:
         return pd.DataFrame(b, index=self.kappa.index, columns=p.index)
 
 
-def canonical(f: Factors, reference_products: pd.Index | None = None) -> Factors:
-    """Rescale the factors to the canonical form of the module docstring; b is unchanged."""
+def canonical(
+    f: Factors, reference_products: pd.Index | None = None, weights: pd.Series | None = None
+) -> Factors:
+    """Rescale the factors to the canonical form of the module docstring; b is unchanged.
+
+    `weights` (by sku_id) turns omega's mean over the reference products into a weighted mean, e.g.
+    by units sold, so that products too rare to be measured do not move the normalisation.
+    """
     p = f.products
     ref = p.index if reference_products is None else p.index.intersection(reference_products)
     omega = f.omega.reindex(p.index).astype(float)
@@ -55,7 +61,15 @@ def canonical(f: Factors, reference_products: pd.Index | None = None) -> Factors
         members = pd.Index(idx).intersection(ref)
         if len(members) == 0:
             continue
-        c = float(omega.reindex(members).mean())
+        if weights is None:
+            c = float(omega.reindex(members).mean())
+        else:
+            w = weights.reindex(members).fillna(0.0).to_numpy(dtype=float)
+            c = (
+                float(np.sum(omega.reindex(members).to_numpy() * w) / np.sum(w))
+                if np.sum(w) > 0
+                else float("nan")
+            )
         if c > 0 and np.isfinite(c):
             omega.loc[pd.Index(idx)] /= c
             gamma.loc[g2] *= c

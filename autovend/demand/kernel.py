@@ -1,4 +1,4 @@
-"""The one demand kernel of eq. (2)-(3), shared by the synthetic source, the validation replay and the simulator.
+"""The one demand kernel of eq. (2)-(3), used by the synthetic source, the validation replay and the sim.
 
 Shapes: the last axis is always products (K); any leading axes (machines, days, seeds) broadcast.
 Per-machine inputs (capacity, elasticity, U, xi) carry the leading shape without the product axis.
@@ -60,7 +60,9 @@ def purchase_rate(W: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -
     W = np.asarray(W, dtype=float)
     U = np.asarray(U, dtype=float)
     denom = U + W
-    return np.asarray(xi, dtype=float) * np.divide(U * W, denom, out=np.zeros(np.broadcast(U, W).shape), where=denom > 0)
+    return np.asarray(xi, dtype=float) * np.divide(
+        U * W, denom, out=np.zeros(np.broadcast(U, W).shape), where=denom > 0
+    )
 
 
 def product_rates(w: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -> FloatArray:
@@ -68,7 +70,9 @@ def product_rates(w: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -
     w = np.asarray(w, dtype=float)
     W = w.sum(axis=-1)
     U = np.asarray(U, dtype=float)
-    scale = np.asarray(xi, dtype=float) * np.divide(U, U + W, out=np.zeros(np.broadcast(U, W).shape), where=(U + W) > 0)
+    scale = np.asarray(xi, dtype=float) * np.divide(
+        U, U + W, out=np.zeros(np.broadcast(U, W).shape), where=(U + W) > 0
+    )
     return w * scale[..., None]
 
 

@@ -10,7 +10,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autovend.errors import ConfigError
 
-SITE_TYPES: tuple[str, ...] = ("worksite", "campus", "residential", "commercial", "office", "public", "unknown")
+SITE_TYPES: tuple[str, ...] = (
+    "worksite",
+    "campus",
+    "residential",
+    "commercial",
+    "office",
+    "public",
+    "unknown",
+)
 DAY_TYPES: tuple[str, ...] = ("workday", "weekend", "holiday")
 RAIN_LEVELS: tuple[str, ...] = ("dry", "light", "heavy")
 

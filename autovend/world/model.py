@@ -13,7 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from autovend.demand.settings import DemandSettings
 
 MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity", "U"]
-CATALOG_COLUMNS = ["sku_id", "name", "category_l1", "category_l2", "ref_price", "unit_cost", "shelf_life_days"]
+CATALOG_COLUMNS = [
+    "sku_id",
+    "name",
+    "category_l1",
+    "category_l2",
+    "ref_price",
+    "unit_cost",
+    "shelf_life_days",
+]
 
 
 class Economics(BaseModel):
@@ -87,14 +95,17 @@ class World:
 
     @property
     def n_machines(self) -> int:
+        """Number of machines."""
         return len(self.machines)
 
     @property
     def n_products(self) -> int:
+        """Number of catalog products."""
         return len(self.catalog)
 
     @property
     def horizon_days(self) -> int:
+        """Episode length in days."""
         return self.economics.horizon_days
 
     def date_of(self, day: int) -> dt.date:

@@ -119,6 +119,7 @@ class SynthConfig(BaseModel):
 
     @property
     def n_machines(self) -> int:
+        """Number of machines over all locations."""
         return sum(self.locations.values())
 
 

@@ -64,7 +64,7 @@ def _run_scaled(
     calendar: pd.DataFrame,
     weather: pd.DataFrame,
 ) -> tuple[Truth, np.ndarray, OperatorRun]:
-    """Run the operator twice: a first pass to scale kappa and the compartment to the unit target, then the final."""
+    """Run the operator twice: a pass that scales kappa and the compartment to the target, then the final."""
     n_days = len(calendar)
     kept_target = _kept_target(config, machines, n_days)
     x, u = config.truth.x, config.truth.u
@@ -76,7 +76,9 @@ def _run_scaled(
     truth = truth0
     for final in (False, True):
         truth = with_kappa(truth0, kappa)
-        inp = OperatorInputs(config, settings, catalog, machines, truth.b, truth.U, oos_level, kept_target, calendar, weather)
+        inp = OperatorInputs(
+            config, settings, catalog, machines, truth.b, truth.U, oos_level, kept_target, calendar, weather
+        )
         run = run_operator(inp)
         if not final:
             kept_units = run.daily["sales_kept"].sum()
@@ -104,7 +106,9 @@ def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> S
     inv_counts = run.counts[machines["has_inventory"].to_numpy()[run.counts["m"].to_numpy()]]
     inventory = inventory_counts(inv_counts, machines, catalog, dates, rng)
 
-    contract_products = catalog[["sku_id", "name", "category_l1", "category_l2", "ref_price", "unit_cost", "shelf_life_days"]]
+    contract_products = catalog[
+        ["sku_id", "name", "category_l1", "category_l2", "ref_price", "unit_cost", "shelf_life_days"]
+    ]
     contract_machines = machines[["machine_id", "site_type", "location", "capacity"]]
     weather_out = weather.assign(date=weather["date"].dt.strftime("%Y-%m-%d"))
     source_yaml = {
@@ -118,7 +122,9 @@ def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> S
         ),
         "licence": "CC0-1.0 (generated data)",
     }
-    truth_json, truth_tables = _truth_outputs(config, settings, catalog, machines, truth, oos_level, run, dates)
+    truth_json, truth_tables = _truth_outputs(
+        config, settings, catalog, machines, truth, oos_level, run, dates
+    )
     return SyntheticSource(
         source_yaml=source_yaml,
         machines=contract_machines,
@@ -159,7 +165,9 @@ def _truth_outputs(
         mean_daily_units_kept=("sales_kept", "mean"),
         mean_daily_units_oos=("sales_oos", "mean"),
     )
-    machines_t = machines[["machine_id", "site_type", "location", "has_inventory", "has_compartment", "level"]].copy()
+    machines_t = machines[
+        ["machine_id", "site_type", "location", "has_inventory", "has_compartment", "level"]
+    ].copy()
     machines_t["kappa"] = truth.kappa
     machines_t["R"] = R
     machines_t["U"] = truth.U
@@ -167,8 +175,14 @@ def _truth_outputs(
     machines_t = machines_t.join(per_m, how="left")
     products_t = catalog[["sku_id", "category_l1", "category_l2", "kept", "omega"]].copy()
     products_t["gamma"] = truth.gamma.reindex(catalog["category_l2"]).to_numpy()
-    site_t = truth.pi.rename_axis("site_type").reset_index().melt(id_vars="site_type", var_name="category_l1", value_name="pi")
-    sub_t = catalog.loc[catalog["kept"], ["category_l2", "category_l1"]].drop_duplicates().reset_index(drop=True)
+    site_t = (
+        truth.pi.rename_axis("site_type")
+        .reset_index()
+        .melt(id_vars="site_type", var_name="category_l1", value_name="pi")
+    )
+    sub_t = (
+        catalog.loc[catalog["kept"], ["category_l2", "category_l1"]].drop_duplicates().reset_index(drop=True)
+    )
     sub_t["gamma"] = truth.gamma.reindex(sub_t["category_l2"]).to_numpy()
     daily_t = pd.DataFrame(
         {
@@ -227,14 +241,18 @@ def _truth_outputs(
 def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Path) -> None:
     """Write the contract source folder and the truth folder, each atomically (all or nothing)."""
     with atomic_dir(out_dir) as tmp:
-        (tmp / "source.yaml").write_text(yaml.safe_dump(src.source_yaml, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        (tmp / "source.yaml").write_text(
+            yaml.safe_dump(src.source_yaml, sort_keys=False, allow_unicode=True), encoding="utf-8"
+        )
         src.machines.to_csv(tmp / "machines.csv", index=False, lineterminator="\n")
         src.products.to_csv(tmp / "products.csv", index=False, lineterminator="\n")
         src.orders.to_csv(tmp / "orders.csv", index=False, lineterminator="\n")
         src.inventory.to_csv(tmp / "inventory.csv", index=False, lineterminator="\n")
         src.weather.to_csv(tmp / "weather.csv", index=False, lineterminator="\n")
     with atomic_dir(truth_dir) as tmp:
-        (tmp / "truth.json").write_text(json.dumps(src.truth_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (tmp / "truth.json").write_text(
+            json.dumps(src.truth_json, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
         for name, table in src.truth_tables.items():
             table.to_parquet(tmp / f"{name}.parquet", index=False)
         (tmp / "README.md").write_text(
@@ -247,6 +265,7 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
             "- machines.parquet: kappa, R (reference-shelf attraction), U = u*R, x_m, mean daily units.\n"
             "- site_preference.parquet: pi by site type and category_l1.\n"
             "- subcategory.parquet: gamma by category_l2.\n"
-            "- daily.parquet: per machine-day shock xi, real-shelf attraction, expected and realised units.\n",
+            "- daily.parquet: per machine-day shock xi, real-shelf attraction, expected and realised "
+            "units.\n",
             encoding="utf-8",
         )

@@ -82,7 +82,9 @@ class _Machines:
         self.fill_target = rng.uniform(cfg.fill_target_min, cfg.fill_target_max, M)
         # working days between routine visits: high sellers are visited more often
         days_of_stock = self.fill_target * self.cap / np.maximum(inp.kept_target, 0.5)
-        self.interval = np.clip(np.floor(0.45 * days_of_stock * 5 / 7), cfg.visit_interval_min, cfg.visit_interval_max)
+        self.interval = np.clip(
+            np.floor(0.45 * days_of_stock * 5 / 7), cfg.visit_interval_min, cfg.visit_interval_max
+        )
         self.interval = self.interval.astype(int)
         self.deviating = rng.random(M) < cfg.price_deviation_machine_share
         self.next_review = (cfg.rotation_days * rng.uniform(0.5, 1.5, M)).astype(int)
@@ -96,7 +98,9 @@ class _Machines:
         cfg = self.inp.config.operator
         n = min(n, len(candidates))
         n_explore = int(round(cfg.explore_share * n))
-        explore = self.rng.choice(candidates, size=n_explore, replace=False) if n_explore else np.array([], int)
+        explore = (
+            self.rng.choice(candidates, size=n_explore, replace=False) if n_explore else np.array([], int)
+        )
         rest = np.setdiff1d(candidates, explore)
         top = rest[np.argsort(-self.belief[m, rest], kind="stable")[: n - n_explore]]
         return np.concatenate([explore, top]).astype(int)
@@ -124,7 +128,7 @@ class _Machines:
         self._set_par(m)
 
     def _set_par(self, m: int) -> None:
-        """Par levels: enough for the visit interval at the believed (or observed) rates, within the fill target."""
+        """Par levels: enough for the visit interval at believed or observed rates, within the fill target."""
         cfg = self.inp.config.operator
         shelf = np.flatnonzero(self.assort[m] & self.kept)
         if len(shelf):
@@ -180,7 +184,8 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
     has_inv = inp.machines["has_inventory"].to_numpy()
     oos_omega = st.omega[oos_idx]
     day_mult_site = {
-        dt: np.array([settings.environment.calendar.day_type[s][dt] for s in site_types]) for dt in ("workday", "weekend", "holiday")
+        dt: np.array([settings.environment.calendar.day_type[s][dt] for s in site_types])
+        for dt in ("workday", "weekend", "holiday")
     }
 
     sales_parts: list[np.ndarray] = []
@@ -223,17 +228,29 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
                     rows = [np.column_stack([np.full(len(on), m), np.full(len(on), d), on, st.q[m, on]])]
                     zero = removed[rng.random(len(removed)) < cfg.operator.zero_count_share]
                     if len(zero):
-                        rows.append(np.column_stack([np.full(len(zero), m), np.full(len(zero), d), zero, np.zeros(len(zero), int)]))
+                        rows.append(
+                            np.column_stack(
+                                [np.full(len(zero), m), np.full(len(zero), d), zero, np.zeros(len(zero), int)]
+                            )
+                        )
                     count_parts.append(np.concatenate(rows))
 
         # ---- demand on the drink/snack shelf: the shared kernel ----
-        env = environment_multiplier(settings.environment, site_types, cat_l1[kept_idx], t_max[d], precip[d], day_types[d])
+        env = environment_multiplier(
+            settings.environment, site_types, cat_l1[kept_idx], t_max[d], precip[d], day_types[d]
+        )
         qk = st.q[:, kept_idx]
         bk = inp.b[:, kept_idx]
         w_real = kernel.attraction(bk, qk, st.cap, eta=settings.eta, phi=settings.phi)
         w = kernel.attraction(
-            bk, qk, st.cap, eta=settings.eta, phi=settings.phi,
-            price_ratio=st.price[:, kept_idx] / st.ref[kept_idx], elasticity=elasticity, env=env,
+            bk,
+            qk,
+            st.cap,
+            eta=settings.eta,
+            phi=settings.phi,
+            price_ratio=st.price[:, kept_idx] / st.ref[kept_idx],
+            elasticity=elasticity,
+            env=env,
         )
         rates = kernel.product_rates(w, inp.U, xi[:, d])
         demand = kernel.sample_demand(demand_rng, rates)
@@ -243,8 +260,14 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
         qo = st.q[:, oos_idx]
         on_o = st.assort[:, oos_idx]
         wo = oos_omega[None, :] * on_o
-        share = np.divide(wo, wo.sum(axis=1, keepdims=True), out=np.zeros_like(wo), where=wo.sum(axis=1, keepdims=True) > 0)
-        rate_o = (inp.oos_level * day_mult_site[day_types[d]] * xi[:, d])[:, None] * share * np.minimum(1.0, qo / settings.phi)
+        share = np.divide(
+            wo, wo.sum(axis=1, keepdims=True), out=np.zeros_like(wo), where=wo.sum(axis=1, keepdims=True) > 0
+        )
+        rate_o = (
+            (inp.oos_level * day_mult_site[day_types[d]] * xi[:, d])[:, None]
+            * share
+            * np.minimum(1.0, qo / settings.phi)
+        )
         sold_o = np.minimum(demand_rng.poisson(rate_o), qo)
 
         sold = np.zeros((M, K), dtype=np.int64)

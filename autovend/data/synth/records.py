@@ -1,4 +1,4 @@
-"""Turn the operator's daily sales into order lines and its visits into inventory counts, as an export would."""
+"""The operator's daily sales as order lines and its visits as inventory counts, as an export would."""
 
 from __future__ import annotations
 
@@ -74,9 +74,13 @@ def order_lines(
     site = machines["site_type"].to_numpy()
     t_txn = _seconds_of_day(rng, site[m[starts]])
     secs = t_txn[txn]
-    lines = pd.DataFrame({"m": m, "day": day, "k": k, "qty": qty, "unit_price": price, "txn": txn, "secs": secs})
+    lines = pd.DataFrame(
+        {"m": m, "day": day, "k": k, "qty": qty, "unit_price": price, "txn": txn, "secs": secs}
+    )
     # a product bought twice in one transaction is one line with the summed quantity
-    lines = lines.groupby(["txn", "m", "day", "k", "unit_price", "secs"], as_index=False, sort=False)["qty"].sum()
+    lines = lines.groupby(["txn", "m", "day", "k", "unit_price", "secs"], as_index=False, sort=False)[
+        "qty"
+    ].sum()
     lines["status"] = "completed"
     # refunded and failed lines: separate attempts, no stock taken
     extras = []
@@ -110,7 +114,11 @@ def order_lines(
 
 
 def inventory_counts(
-    counts: pd.DataFrame, machines: pd.DataFrame, catalog: pd.DataFrame, dates: pd.DatetimeIndex, rng: np.random.Generator
+    counts: pd.DataFrame,
+    machines: pd.DataFrame,
+    catalog: pd.DataFrame,
+    dates: pd.DatetimeIndex,
+    rng: np.random.Generator,
 ) -> pd.DataFrame:
     """Inventory rows (machine_id, ts, sku_id, shelf_qty): one timestamp per visit, before opening hours."""
     visit_key = counts["m"].to_numpy() * 100_000 + counts["day"].to_numpy()

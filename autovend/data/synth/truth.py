@@ -25,18 +25,23 @@ class Truth:
 
     @property
     def b(self) -> np.ndarray:
+        """b_{m,k} = kappa_m * b_hat_{m,k}."""
         return self.kappa[:, None] * self.b_hat
 
     @property
     def R(self) -> np.ndarray:
+        """Reference-shelf attraction R_m = kappa_m * R_hat_m."""
         return self.kappa * self.R_hat
 
     @property
     def U(self) -> np.ndarray:
+        """No-purchase weights U_m = u * R_m."""
         return self.u * self.R
 
 
-def build_truth(config: SynthConfig, settings: DemandSettings, catalog: pd.DataFrame, machines: pd.DataFrame) -> Truth:
+def build_truth(
+    config: SynthConfig, settings: DemandSettings, catalog: pd.DataFrame, machines: pd.DataFrame
+) -> Truth:
     """Factors of eq. (4) in canonical form (see autovend.calibration.normalise), kappa = 1 for now."""
     kept = catalog["kept"].to_numpy()
     cats = sorted(catalog.loc[kept, "category_l1"].unique())
@@ -71,4 +76,11 @@ def build_truth(config: SynthConfig, settings: DemandSettings, catalog: pd.DataF
 
 def with_kappa(truth: Truth, kappa: np.ndarray) -> Truth:
     """The same truth with other machine scales."""
-    return Truth(b_hat=truth.b_hat, kappa=np.asarray(kappa, float), R_hat=truth.R_hat, u=truth.u, pi=truth.pi, gamma=truth.gamma)
+    return Truth(
+        b_hat=truth.b_hat,
+        kappa=np.asarray(kappa, float),
+        R_hat=truth.R_hat,
+        u=truth.u,
+        pi=truth.pi,
+        gamma=truth.gamma,
+    )

@@ -1,0 +1,46 @@
+"""Parameters of the calibration stage (DVC params `calibrate`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from autovend.errors import ConfigError
+
+
+class CalibrationConfig(BaseModel):
+    """Choices the paper leaves open, each documented where it is used."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep_subcategories: list[str] | None = None  # None: keep every subcategory of the source
+    sales_rule_gap_days: int = Field(14, ge=1)  # G: a product is offered between sales at most G days apart
+    until: dt.date | None = None  # use only records before this date (validation's training window)
+    min_panel_days: int = Field(14, ge=1)  # a source needs at least this many days of records
+    min_machine_days_u: int = Field(28, ge=2)  # days of known shelves a machine needs to inform u
+    min_machines_u: int = Field(2, ge=1)
+    min_machine_days_shock: int = Field(28, ge=8)  # days a machine needs to inform r and rho
+    mm_iterations: int = Field(200, ge=1)  # cap on the choice-model (MM) iterations
+    mm_tolerance: float = Field(1e-7, gt=0)  # relative change of the log-likelihood that stops MM
+    em_rounds: int = Field(4, ge=0)  # censored-demand EM rounds around the MM fit
+    u_bounds: tuple[float, float] = (1e-4, 10.0)
+    u_fallback: float | None = 0.0638 * 0.318 / (1 - 0.318)  # paper's u, used when u is not identified
+    min_exposure_report: float = 30.0  # machine-days of exposure for the "well exposed" product set
+
+
+def load_calibration_config(path: str | Path | None, section: str = "calibrate") -> CalibrationConfig:
+    """Read a section of a params YAML file; defaults when `path` is None."""
+    if path is None:
+        return CalibrationConfig()
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
+    try:
+        return CalibrationConfig.model_validate(raw.get(section, {}) or {})
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid `{section}` params:\n{exc}") from exc

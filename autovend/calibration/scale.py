@@ -1,0 +1,95 @@
+"""Machine scales kappa_m for machines whose shelves are not known (sales-only machines).
+
+A machine in the structural fit of `no_purchase` has c_m = U_m = kappa_m * u * R_hat_m directly. A
+machine without inventory records has only sales: its shelves come from the sales rule of `panel`,
+which misses products that did not sell and knows no quantities. Two corrections are learned on the
+machines whose shelves are known, by applying the sales-only method to them too:
+1. the attraction of sales-rule shelves is rescaled by the geometric-mean ratio of known to
+   sales-rule attraction over their machine-days;
+2. c_m = mean daily units x (demand/sales ratio) / mean of W/(u R + W) on the rescaled sales-rule
+   shelves, and these c_m are rescaled by the median ratio of the structural c_m to the sales-only
+   c_m of the known machines.
+So kappa_m sets the expected demand of the machine's typical shelf equal to its observed mean daily
+units grossed up for lost sales, as the paper defines it, with the method calibrated where the
+answer is known. Per-machine stockout rates cannot be seen in sales, so these scales are noisier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from autovend.calibration.choice import cell_factors
+from autovend.calibration.panel import Panel
+from autovend.demand.settings import DemandSettings
+
+
+@dataclass(frozen=True)
+class SalesOnlyScales:
+    """c_m for the sales-only machines and the two learned corrections."""
+
+    c: pd.Series  # by machine code
+    attraction_factor: float
+    scale_factor: float
+
+
+def rule_attraction(
+    panel: Panel, settings: DemandSettings, cells: pd.DataFrame, b_hat: np.ndarray, fill: float
+) -> pd.Series:
+    """Attraction of sales-rule shelves by (m, d): full facing, the typical fill."""
+    if cells.empty:
+        return pd.Series(dtype=float, index=pd.MultiIndex.from_arrays([[], []]))
+    a = cell_factors(panel, settings, cells.assign(q=np.nan))
+    v = b_hat[cells["m"].to_numpy(), cells["k"].to_numpy()] * a
+    return fill**settings.eta * pd.Series(v).groupby([cells["m"].to_numpy(), cells["d"].to_numpy()]).sum()
+
+
+def _c_from_rule(
+    panel: Panel, W: pd.Series, machines: np.ndarray, u: float, R_hat: np.ndarray, demand_ratio: float
+) -> pd.Series:
+    mean_units = panel.machine_days.groupby("m")["units"].mean()
+    first = panel.machine_days.groupby("m")["d"].min()
+    out = {}
+    have = set(W.index.get_level_values(0)) if len(W) else set()
+    for m in machines:
+        if m not in have or m not in mean_units.index:
+            continue
+        W_m = W.loc[m].reindex(range(int(first[m]), panel.n_days)).fillna(0.0).to_numpy()
+        f_m = W_m / (u * R_hat[m] + W_m)
+        out[int(m)] = float(mean_units[m]) * demand_ratio / max(float(f_m.mean()), 1e-12)
+    return pd.Series(out, dtype=float)
+
+
+def sales_only_scales(
+    panel: Panel,
+    settings: DemandSettings,
+    b_hat: np.ndarray,
+    R_hat: np.ndarray,
+    u: float,
+    fill: float,
+    known_W: pd.Series,
+    c_known: pd.Series,
+    demand_ratio: float,
+    sales_only: np.ndarray,
+) -> SalesOnlyScales:
+    """c_m of the sales-only machines (module docstring); `known_W` by (m, d), `c_known` by m."""
+    rule_known = rule_attraction(panel, settings, panel.rule_cells, b_hat, fill)
+    both = pd.concat([known_W.rename("known"), rule_known.rename("rule")], axis=1, join="inner")
+    both = both[(both["known"] > 0) & (both["rule"] > 0)]
+    attraction_factor = float(np.exp(np.mean(np.log(both["known"] / both["rule"])))) if len(both) else 1.0
+    scale_factor = 1.0
+    if len(c_known):
+        c_rule_known = _c_from_rule(
+            panel, rule_known * attraction_factor, c_known.index.to_numpy(), u, R_hat, demand_ratio
+        )
+        common = c_rule_known.index.intersection(c_known.index)
+        if len(common):
+            scale_factor = float(np.median(c_known[common] / c_rule_known[common]))
+    W_so = (
+        rule_attraction(panel, settings, panel.cells[panel.cells["m"].isin(sales_only)], b_hat, fill)
+        * attraction_factor
+    )
+    c = _c_from_rule(panel, W_so, sales_only, u, R_hat, demand_ratio) * scale_factor
+    return SalesOnlyScales(c=c, attraction_factor=attraction_factor, scale_factor=scale_factor)
