@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -93,6 +93,56 @@ def split_expired(parts: Parts, day: int) -> tuple[int, int]:
 def newly_expired(batches: Batches, day: int) -> int:
     """Units whose expiry day is exactly `day` (they turn expired at the start of `day`)."""
     return sum(q for e, q in batches if e == day)
+
+
+@dataclass
+class ExpiryBook:
+    """Units of one place (all shelves, or the warehouse) and their cost, by expiry day.
+
+    Kept in step with the batches, so the start of a day finds what expires (`on`) and the
+    balance finds what is expired (`expired`) without walking every batch.
+    """
+
+    units: dict[int, int] = field(default_factory=dict)
+    cost_fen: dict[int, int] = field(default_factory=dict)
+
+    def add(self, expiry_day: int, qty: int, cost_fen: int) -> None:
+        """Book `qty` units expiring on `expiry_day` worth `cost_fen` in all."""
+        self.units[expiry_day] = self.units.get(expiry_day, 0) + qty
+        self.cost_fen[expiry_day] = self.cost_fen.get(expiry_day, 0) + cost_fen
+
+    def remove(self, expiry_day: int, qty: int, cost_fen: int) -> None:
+        """Unbook units (the day's entry goes when it holds no unit)."""
+        left = self.units[expiry_day] - qty
+        if left:
+            self.units[expiry_day] = left
+            self.cost_fen[expiry_day] -= cost_fen
+        else:
+            del self.units[expiry_day]
+            del self.cost_fen[expiry_day]
+
+    def add_parts(self, parts: Parts, unit_cost_fen: int) -> None:
+        """Book every (expiry_day, qty) part at one unit cost."""
+        for e, q in parts:
+            self.add(e, q, q * unit_cost_fen)
+
+    def remove_parts(self, parts: Parts, unit_cost_fen: int) -> None:
+        """Unbook every (expiry_day, qty) part at one unit cost."""
+        for e, q in parts:
+            self.remove(e, q, q * unit_cost_fen)
+
+    def on(self, day: int) -> tuple[int, int]:
+        """(units, cost) whose expiry day is exactly `day`."""
+        return self.units.get(day, 0), self.cost_fen.get(day, 0)
+
+    def expired(self, day: int) -> tuple[int, int]:
+        """(units, cost) already expired on `day` (expiry day <= day)."""
+        n = c = 0
+        for e, q in self.units.items():
+            if e <= day:
+                n += q
+                c += self.cost_fen[e]
+        return n, c
 
 
 @dataclass

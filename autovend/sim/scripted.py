@@ -37,7 +37,8 @@ class KeepStocked:
     number of products). cover_days: days of recent network sales kept in stock beyond the
     shelves' needs. prior_daily_units: assumed sales per product and machine a day until
     `window_days` of history exist. restock_below: refill a product only when its shelf holds
-    fewer units than this (None: whenever it is below its facing).
+    fewer units than this (None: whenever it is below its facing). review_days: orders are placed
+    on days divisible by this.
     """
 
     assortment: Mapping[str, Sequence[str]] | Sequence[str] | None = None
@@ -48,6 +49,7 @@ class KeepStocked:
     window_days: int = 7
     prior_daily_units: float = 1.0
     restock_below: int | None = None
+    review_days: int = 1
     _cache: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def targets(self, sim: Simulator) -> np.ndarray:
@@ -95,7 +97,8 @@ class KeepStocked:
             sim.discard([{"sku_id": sim.sku_ids[k], "qty": int(old[k])} for k in ks.tolist()])
         if sim.is_workday:
             self._restock(sim, target)
-        self._order(sim, target)
+        if sim.day % self.review_days == 0:
+            self._order(sim, target)
 
     def _restock(self, sim: Simulator, target: np.ndarray) -> None:
         shelf = sim.shelf_units()

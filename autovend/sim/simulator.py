@@ -83,6 +83,8 @@ class _State:
     price_fen: IntArray  # (M, K) prices in force
     shelves: dict[tuple[int, int], inv.Batches]
     warehouse: dict[int, inv.Batches]
+    shelf_book: inv.ExpiryBook  # shelf units and cost by expiry day (all machines)
+    wh_book: inv.ExpiryBook  # warehouse units and cost by expiry day
     orders: dict[int, inv.Order]
     pending: dict[int, list[int]]  # arrival day -> ids of orders landing then
     next_order_id: int
@@ -173,6 +175,7 @@ class Simulator:
         self.cost_fen: IntArray = np.array(
             [to_fen(float(x)) for x in world.catalog["unit_cost"]], dtype=np.int64
         )
+        self._cost = [int(c) for c in self.cost_fen]
         self.shelf_life: IntArray = world.catalog["shelf_life_days"].to_numpy().astype(np.int64)
         bands = [band_fen(int(r), eco.price_band) for r in self.ref_fen]
         self.price_lo_fen: IntArray = np.array([b[0] for b in bands], dtype=np.int64)
@@ -217,6 +220,8 @@ class Simulator:
             price_fen=np.tile(self.ref_fen, (M, 1)),
             shelves={},
             warehouse={},
+            shelf_book=inv.ExpiryBook(),
+            wh_book=inv.ExpiryBook(),
             orders={},
             pending={},
             next_order_id=1,
@@ -273,6 +278,7 @@ class Simulator:
             o.arrived = True
             expiry = d + int(self.shelf_life[o.k])
             inv.add(s.warehouse.setdefault(o.k, []), [(expiry, o.qty)])
+            s.wh_book.add(expiry, o.qty, o.qty * o.unit_cost_fen)
             s.wh_q[o.k] += o.qty
             s.transit_q[o.k] -= o.qty
             arrivals.append(Arrival(oid, self.sku_ids[o.k], o.qty, expiry))
@@ -283,18 +289,10 @@ class Simulator:
             self.records.executemany(
                 "UPDATE orders SET arrived_day = ? WHERE order_id = ?", ((d, a.order_id) for a in arrivals)
             )
-        expired_units = 0
-        expiry_fen = 0
-        for (_, k), b in s.shelves.items():
-            if b[0][0] <= d:  # lists are sorted: most hold nothing that expires today
-                n = inv.newly_expired(b, d)
-                expired_units += n
-                expiry_fen += n * int(self.cost_fen[k])
-        for k, b in s.warehouse.items():
-            if b[0][0] <= d:
-                n = inv.newly_expired(b, d)
-                expired_units += n
-                expiry_fen += n * int(self.cost_fen[k])
+        shelf_units, shelf_fen = s.shelf_book.on(d)
+        wh_units, wh_fen = s.wh_book.on(d)
+        expired_units = shelf_units + wh_units
+        expiry_fen = shelf_fen + wh_fen
         s.day_expiry_fen = expiry_fen
         if expiry_fen:
             s.ledger.append((d, "inventory", "expiry", -expiry_fen, ""))
@@ -502,6 +500,7 @@ class Simulator:
             )
         parts = self._take_warehouse(k, qty)
         inv.add(s.shelves.setdefault((m, k), []), parts)
+        s.shelf_book.add_parts(parts, self._cost[k])
         units = int(s.shelf_q[m, k]) + qty
         s.shelf_q[m, k] = units
         s.shelf_n[m] = on_shelf + qty
@@ -552,6 +551,8 @@ class Simulator:
         if not s.shelves[(m, k)]:
             del s.shelves[(m, k)]
         inv.add(s.warehouse.setdefault(k, []), parts)
+        s.shelf_book.remove_parts(parts, self._cost[k])
+        s.wh_book.add_parts(parts, self._cost[k])
         s.wh_q[k] += qty
         s.shelf_q[m, k] -= qty
         s.shelf_n[m] -= qty
@@ -571,6 +572,7 @@ class Simulator:
         if not s.warehouse[k]:
             del s.warehouse[k]
         s.wh_q[k] -= qty
+        s.wh_book.remove_parts(parts, self._cost[k])
         return parts
 
     def _visit(self, m: int, k: int, kind: str, qty: int, expired: int) -> None:
@@ -707,9 +709,10 @@ class Simulator:
         q = s.shelf_q
         units_before = s.shelf_n.copy()
         expired_before = np.zeros(self.n_machines, dtype=np.int64)
-        for (m, _), b in s.shelves.items():
-            if b[0][0] <= d:
-                expired_before[m] += inv.expired(b, d)
+        if s.shelf_book.expired(d)[0]:  # walk the shelves only when some expired unit is on one
+            for (m, _), b in s.shelves.items():
+                if b[0][0] <= d:
+                    expired_before[m] += inv.expired(b, d)
         rows = np.flatnonzero(units_before > 0)
         cols = np.flatnonzero(q[rows].any(axis=0))
         block = np.ix_(rows, cols)
@@ -725,6 +728,8 @@ class Simulator:
         exp_sold = np.zeros_like(sales)
         ii, jj = np.nonzero(sales)
         shelves = s.shelves
+        book = s.shelf_book
+        unit_cost = self._cost
         for i, j, m, k, n in zip(
             ii.tolist(),
             jj.tolist(),
@@ -734,10 +739,16 @@ class Simulator:
             strict=True,
         ):
             b = shelves[(m, k)]
-            if b[0][0] > d:  # nothing expired in front: no need to look at the parts
-                inv.take(b, n)
-            else:
-                exp_sold[i, j] = inv.split_expired(inv.take(b, n), d)[1]
+            front = b[0]
+            if front[0] > d and front[1] > n:  # the common case: the front batch is fresh and covers the sale
+                front[1] -= n
+                book.remove(front[0], n, n * unit_cost[k])
+                continue
+            front_expired = front[0] <= d
+            parts = inv.take(b, n)  # expired units sit in front and leave first
+            book.remove_parts(parts, unit_cost[k])
+            if front_expired:
+                exp_sold[i, j] = inv.split_expired(parts, d)[1]
             if not b:
                 del shelves[(m, k)]
         s.shelf_q[block] -= sales
@@ -974,18 +985,8 @@ class Simulator:
         s = self._s
         cost = self.cost_fen
         shelf_by_k = s.shelf_q.sum(axis=0)
-        se = sef = 0
-        for (_, k), b in s.shelves.items():
-            if b[0][0] <= day:
-                e = inv.expired(b, day)
-                se += e
-                sef += e * int(cost[k])
-        we = wef = 0
-        for k, b in s.warehouse.items():
-            if b[0][0] <= day:
-                e = inv.expired(b, day)
-                we += e
-                wef += e * int(cost[k])
+        se, sef = s.shelf_book.expired(day)
+        we, wef = s.wh_book.expired(day)
         return {
             "shelf_units": int(shelf_by_k.sum()),
             "shelf_expired": se,
@@ -1189,15 +1190,18 @@ class Simulator:
 
         With a future day this tells what will have expired by then if nothing moves.
         """
-        d = self._s.day if day is None else int(day)
+        s = self._s
+        d = s.day if day is None else int(day)
         shelf = np.zeros((self.n_machines, self.n_products), dtype=np.int64)
-        for (m, k), b in self._s.shelves.items():
-            if b[0][0] <= d:
-                shelf[m, k] = inv.expired(b, d)
+        if s.shelf_book.expired(d)[0]:
+            for (m, k), b in s.shelves.items():
+                if b[0][0] <= d:
+                    shelf[m, k] = inv.expired(b, d)
         wh = np.zeros(self.n_products, dtype=np.int64)
-        for k, b in self._s.warehouse.items():
-            if b[0][0] <= d:
-                wh[k] = inv.expired(b, d)
+        if s.wh_book.expired(d)[0]:
+            for k, b in s.warehouse.items():
+                if b[0][0] <= d:
+                    wh[k] = inv.expired(b, d)
         return shelf, wh
 
     def unit_flows(self) -> dict[str, IntArray]:

@@ -254,6 +254,15 @@ class SimulatorMachine(RuleBasedStateMachine):
             for oid in ids:
                 transit[s.orders[oid].k] += s.orders[oid].qty
         assert np.array_equal(transit, s.transit_q)
+        for book, places in ((s.shelf_book, s.shelves), (s.wh_book, s.warehouse)):
+            units: dict[int, int] = {}
+            cost: dict[int, int] = {}
+            for key, b in places.items():
+                k = key[1] if isinstance(key, tuple) else key
+                for e, q in b:
+                    units[e] = units.get(e, 0) + q
+                    cost[e] = cost.get(e, 0) + q * int(self.sim.cost_fen[k])
+            assert book.units == units and book.cost_fen == cost
 
     @invariant()
     def capacity_and_price_bands_hold(self) -> None:

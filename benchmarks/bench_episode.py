@@ -1,0 +1,106 @@
+"""Benchmark: a 180-day episode on a toy world of 20 machines and 1,372 products, kept stocked by a script.
+
+The policy (`autovend.sim.scripted.KeepStocked`) gives each machine 40 products (5 units each,
+neighbouring machines share half their assortment: 420 products in all), refills a product when
+fewer than 3 units are left, takes soon-to-expire units off the shelves, and every second day
+orders up to 12 days of recent sales. Run either way:
+
+    .venv/bin/python benchmarks/bench_episode.py          # prints timings and where the time goes
+    .venv/bin/pytest benchmarks/bench_episode.py          # pytest-benchmark, 3 rounds
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from autovend.sim import Simulator
+from autovend.sim.scripted import KeepStocked, rotating_assortment
+from autovend.world.model import World
+from autovend.world.toy import toy_world
+
+N_MACHINES, N_PRODUCTS, SEED = 20, 1372, 1
+SIM_CALLS = ("end_day", "place_order", "adjust_price", "discard", "restock", "reduce", "delist", "expired_by")
+
+
+def make_world() -> World:
+    return toy_world(N_MACHINES, N_PRODUCTS, seed=0)
+
+
+def make_policy(sim: Simulator) -> KeepStocked:
+    return KeepStocked(
+        assortment=rotating_assortment(sim, 40, 20),
+        facing=5,
+        cover_days=12,
+        reorder_fraction=0.4,
+        restock_below=3,
+        review_days=2,
+    )
+
+
+def episode(world: World, seed: int = SEED) -> Simulator:
+    sim = Simulator(world, seed=seed)
+    make_policy(sim).run(sim)
+    return sim
+
+
+def timed_episode(world: World, seed: int = SEED) -> tuple[float, Counter, Counter, Simulator]:
+    """One episode; returns the wall time, seconds per simulator method and items per method."""
+    sim = Simulator(world, seed=seed)
+    policy = make_policy(sim)
+    seconds: Counter = Counter()
+    items: Counter = Counter()
+    for name in SIM_CALLS:
+        method: Callable[..., Any] = getattr(sim, name)
+
+        def wrapped(*args: Any, _m: Callable[..., Any] = method, _n: str = name, **kw: Any) -> Any:
+            t = time.perf_counter()
+            out = _m(*args, **kw)
+            seconds[_n] += time.perf_counter() - t
+            items[_n] += len(args[0]) if args and isinstance(args[0], list) else 1
+            return out
+
+        setattr(sim, name, wrapped)
+    t0 = time.perf_counter()
+    policy.run(sim)
+    return time.perf_counter() - t0, seconds, items, sim
+
+
+def test_episode_benchmark(benchmark: Any) -> None:
+    world = make_world()
+    sim = benchmark.pedantic(episode, args=(world,), rounds=3, iterations=1, warmup_rounds=0)
+    assert sim.done and sim.day == 180
+
+
+def main() -> None:
+    t = time.perf_counter()
+    world = make_world()
+    print(f"toy world {N_MACHINES} machines x {N_PRODUCTS} products built in {time.perf_counter() - t:.2f} s")
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        sim = episode(world)
+        times.append(time.perf_counter() - t)
+    days = sim.horizon_days
+    best, mean = min(times), statistics.mean(times)
+    print(f"episode of {days} days: best {best:.2f} s, mean {mean:.2f} s over 3 runs")
+    print(f"per simulated day: best {best / days * 1000:.1f} ms, mean {mean / days * 1000:.1f} ms")
+    wall, seconds, items, sim = timed_episode(world)
+    inside = sum(seconds.values())
+    print(f"instrumented run {wall:.2f} s: simulator {inside:.2f} s, policy {wall - inside:.2f} s")
+    for name, sec in seconds.most_common():
+        per_item = sec / max(items[name], 1) * 1e6
+        print(f"  {name:12s} {sec:6.2f} s  {items[name]:6d} items  {per_item:7.1f} us/item")
+    b = sim.balance()
+    flows = sim.unit_flows()
+    print(
+        f"end: net assets {b.net_assets:,.2f} CNY, {int(flows['sold'].sum()):,} units sold, "
+        f"{sum(len(r.visited) for r in sim.reports):,} visits, {len(sim.records.frame('orders')):,} orders"
+    )
+
+
+if __name__ == "__main__":
+    main()
