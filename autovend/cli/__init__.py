@@ -9,7 +9,7 @@ from autovend.cli.app import app
 # Each module registers its commands on `app` when imported (keep one line per module).
 from autovend.cli import adapt as _adapt  # noqa: F401,E402  (adapt nj-vending)
 from autovend.cli import check as _check  # noqa: F401,E402  (check SOURCE_DIR)
-from autovend.cli import data as _data  # noqa: F401,E402  (check, synth, adapt)
+from autovend.cli import data as _data  # noqa: F401,E402  (synth, calibrate)
 
 
 def main() -> None:

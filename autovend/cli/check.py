@@ -15,6 +15,9 @@ def check(
         ..., help="Source folder: source.yaml, machines, products, orders, ..."
     ),
     max_errors: int = typer.Option(50, "--max-errors", min=1, help="Show at most this many error groups."),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="On success, also write the summary as JSON here."
+    ),
 ) -> None:
     """Check a source folder against the raw-records contract; exit 1 and list the errors if it breaks it."""
     from rich.console import Console
@@ -38,3 +41,9 @@ def check(
             table.add_row(Text(label), Text(value))
     console.print(table)
     console.print(Text(f"content hash: {report.summary.content_hash}"), soft_wrap=True)
+    if json_out is not None:
+        import json
+
+        from autovend.io import atomic_write_text
+
+        atomic_write_text(json_out, json.dumps(report.summary.to_dict(), indent=2, sort_keys=True) + "\n")

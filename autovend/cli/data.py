@@ -1,3 +1,65 @@
-"""Commands on raw sources: synth (the embedded synthetic operator); check and adapt register elsewhere."""
+"""Commands of the pipeline: synth (the embedded synthetic operator) and calibrate."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from autovend.cli.app import app
+
+PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
+SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
+
+
+@app.command()
+def synth(
+    out: Path = typer.Option(Path("data/raw/synthetic-cn"), "-o", "--out", help="Source folder to write."),
+    truth: Path = typer.Option(Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."),
+    params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
+    settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
+) -> None:
+    """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
+    from rich.console import Console
+
+    from autovend.pipeline.synthesize import run
+
+    console = Console()
+    with console.status("generating the synthetic operator..."):
+        fig = run(out, truth, params, settings)
+    console.print(
+        f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
+        f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
+        f"({fig['kept_unit_share']:.1%} kept), {fig['inventory_rows']:,.0f} inventory rows in {fig['seconds']:.1f} s"
+    )
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    source_dir: Path = typer.Argument(..., help="Source folder (checked first; refused if it breaks the contract)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output folder: calibration.json and Parquet tables."),
+    params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
+    settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
+    report: Path | None = typer.Option(None, "--report", help="Also write calibration.md and figures here."),
+) -> None:
+    """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from autovend.pipeline.calibrate import run
+
+    console = Console()
+    with console.status(f"calibrating {source_dir}..."):
+        res, seconds = run(source_dir, out, params, settings, report)
+    s = res.scalars
+    table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s)")
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for key in ("u", "x", "e", "e_loglog", "r", "r_median", "rho", "sigma", "kept_unit_share",
+                "n_products_kept", "n_machines"):
+        v = s[key]
+        table.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+    console.print(table)
+    for note in s["notes"]:
+        console.print(f"[yellow]note:[/] {note}")
+    console.print(f"wrote {out}" + (f" and {report}" if report else ""))

@@ -91,6 +91,25 @@ class SourceSummary:
     duplicate_rows: dict[str, int]  # file name -> exact duplicate rows (copies beyond the first)
     content_hash: str
 
+    def to_dict(self) -> dict[str, object]:
+        """The summary as plain JSON-able values (for the pipeline's check stage)."""
+        return {
+            "name": self.name,
+            "machines_by_site_type": dict(self.machines_by_site_type),
+            "products_by_category": {
+                k: {"products": n, "subcategories": l2} for k, (n, l2) in self.products_by_category.items()
+            },
+            "order_lines": dict(self.order_lines),
+            "units_sold": int(self.units_sold),
+            "first_ts": self.first_ts.isoformat(),
+            "last_ts": self.last_ts.isoformat(),
+            "orders_have_time": bool(self.orders_have_time),
+            "machines_with_inventory": int(self.machines_with_inventory),
+            "machines_without_inventory": list(self.machines_without_inventory),
+            "duplicate_rows": {k: int(v) for k, v in self.duplicate_rows.items()},
+            "content_hash": self.content_hash,
+        }
+
     def rows(self) -> list[tuple[str, str]]:
         """(label, value) pairs in display order."""
         n_machines = sum(self.machines_by_site_type.values())

@@ -1,0 +1,5 @@
+"""`python -m autovend.cli` runs the command-line interface."""
+
+from autovend.cli import main
+
+main()

@@ -1,0 +1,28 @@
+"""Stage `synthesize`: write the embedded synthetic operator's source folder and its truth."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from autovend.data.synth.config import load_synth_config
+from autovend.data.synth.generate import synthesize, write_source
+from autovend.demand.settings import load_demand_settings
+
+
+def run(out_dir: Path, truth_dir: Path, params: Path | None, settings: Path | None) -> dict[str, float]:
+    """Generate and write; returns headline figures for the console."""
+    t0 = time.perf_counter()
+    config = load_synth_config(params)
+    src = synthesize(config, load_demand_settings(settings))
+    write_source(src, out_dir, truth_dir)
+    tj = src.truth_json
+    return {
+        "machines": float(len(src.machines)),
+        "products": float(len(src.products)),
+        "order_lines": float(len(src.orders)),
+        "units": tj["units_total"],
+        "kept_unit_share": tj["kept_unit_share"],
+        "inventory_rows": float(len(src.inventory)),
+        "seconds": time.perf_counter() - t0,
+    }
