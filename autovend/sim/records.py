@@ -246,6 +246,14 @@ class RecordStore:
         """
         self._pending.setdefault(table, []).extend(rows)
 
+    def insert_row(self, table: str, row: Sequence[Any]) -> None:
+        """Queue one row (see `insert`)."""
+        pending = self._pending.get(table)
+        if pending is None:
+            self._pending[table] = [row]
+        else:
+            pending.append(row)
+
     def flush(self) -> None:
         """Write the queued rows, one transaction for all tables."""
         if not self._pending:

@@ -39,7 +39,7 @@ from autovend.sim.demand import (
     shocks,
 )
 from autovend.sim.hidden import HiddenLog
-from autovend.sim.items import ItemError, as_mapping, field_repr, lookup, parse_price_fen, parse_qty
+from autovend.sim.items import ItemError, as_mapping, field_repr, parse_price_fen, parse_qty
 from autovend.sim.money import band_fen, from_fen, to_fen
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.sim.results import (
@@ -579,8 +579,8 @@ class Simulator:
         s = self._s
         s.touched[m] = s.touched.get(m, 0) + 1
         s.last_visit[m] = s.day
-        self.records.insert(
-            "shelf_events", [(s.day, self.device_ids[m], self.sku_ids[k], kind, qty, expired)]
+        self.records.insert_row(
+            "shelf_events", (s.day, self.device_ids[m], self.sku_ids[k], kind, qty, expired)
         )
 
     def _not_workday(self) -> ItemError:
@@ -600,7 +600,8 @@ class Simulator:
     # ------------------------------------------------------------------ item plumbing
 
     def _device(self, item: Mapping[str, Any]) -> int:
-        m = lookup(self._device_index, item.get("device_id"))
+        v = item.get("device_id")
+        m = self._device_index.get(v) if isinstance(v, str) else None
         if m is None:
             raise ItemError(
                 "unknown_device",
@@ -610,7 +611,8 @@ class Simulator:
         return m
 
     def _sku(self, item: Mapping[str, Any]) -> int:
-        k = lookup(self._sku_index, item.get("sku_id"))
+        v = item.get("sku_id")
+        k = self._sku_index.get(v) if isinstance(v, str) else None
         if k is None:
             raise ItemError(
                 "unknown_sku",
@@ -1142,17 +1144,25 @@ class Simulator:
         return from_fen(int(self._s.price_fen[self._device_index[device_id], self._sku_index[sku_id]]))
 
     def prices(self, device_id: str | None = None, *, changed_only: bool = False) -> pd.DataFrame:
-        """Prices in force: device_id, sku_id, price, ref_price (all products, or only set ones)."""
+        """Prices in force, for one machine or all: device_id, sku_id, price, ref_price.
+
+        Every product, or with `changed_only` only those set away from the reference price. Raises
+        KeyError for an unknown device_id.
+        """
         pf = self._s.price_fen
-        ms = range(self.n_machines) if device_id is None else [self._device_index[device_id]]
-        rows = []
-        for m in ms:
-            ks = np.flatnonzero(pf[m] != self.ref_fen) if changed_only else range(self.n_products)
-            rows.extend(
-                (self.device_ids[m], self.sku_ids[k], from_fen(int(pf[m, k])), from_fen(int(self.ref_fen[k])))
-                for k in ks
-            )
-        return pd.DataFrame(rows, columns=["device_id", "sku_id", "price", "ref_price"])
+        ms = np.arange(self.n_machines) if device_id is None else np.array([self._device_index[device_id]])
+        mm, kk = (
+            np.nonzero(pf[ms] != self.ref_fen) if changed_only else np.indices((len(ms), self.n_products))
+        )
+        mm, kk = ms[mm.ravel()], kk.ravel()
+        return pd.DataFrame(
+            {
+                "device_id": self._device_arr[mm],
+                "sku_id": self._sku_arr[kk],
+                "price": pf[mm, kk] / 100.0,
+                "ref_price": self.ref_fen[kk] / 100.0,
+            }
+        )
 
     def price_band(self, sku_id: str) -> tuple[float, float]:
         """Lowest and highest allowed price (CNY, inclusive) of a product."""
