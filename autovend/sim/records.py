@@ -54,6 +54,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import pandas as pd
@@ -82,6 +83,7 @@ class Table:
 
 
 _I, _R, _T = "INTEGER", "REAL", "TEXT"
+INSERT_BLOCK = 64  # rows per multi-row INSERT statement
 
 RECORD_TABLES: tuple[Table, ...] = (
     Table(
@@ -183,10 +185,10 @@ RECORD_TABLES: tuple[Table, ...] = (
 )
 
 
-def _insert_sql(table: Table) -> str:
-    """The INSERT statement of a table, all columns in order."""
-    marks = ", ".join("?" * len(table.columns))
-    return f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES ({marks})"
+def _insert_sql(table: Table, n_rows: int = 1) -> str:
+    """The INSERT statement of `n_rows` rows of a table, all columns in order."""
+    row = "(" + ", ".join("?" * len(table.columns)) + ")"
+    return f"INSERT INTO {table.name} ({', '.join(table.column_names)}) VALUES " + ", ".join([row] * n_rows)
 
 
 def _schema_doc() -> str:
@@ -224,6 +226,7 @@ class RecordStore:
         self.tables: dict[str, Table] = {t.name: t for t in tables}
         self._pending: dict[str, list[Sequence[Any]]] = {}
         self._sql = {t.name: _insert_sql(t) for t in tables}
+        self._block_sql = {t.name: _insert_sql(t, INSERT_BLOCK) for t in tables}
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         if data is None:
             for table in tables:
@@ -262,11 +265,21 @@ class RecordStore:
         self._conn.execute("BEGIN")
         try:
             for table, rows in pending.items():
-                self._conn.executemany(self._sql[table], rows)
+                self._write(table, rows)
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
         self._conn.execute("COMMIT")
+
+    def _write(self, table: str, rows: list[Sequence[Any]]) -> None:
+        """INSERT rows: INSERT_BLOCK rows per statement (nearly twice as fast), the rest one by one."""
+        full = len(rows) - len(rows) % INSERT_BLOCK
+        if full:
+            sql = self._block_sql[table]
+            for i in range(0, full, INSERT_BLOCK):
+                self._conn.execute(sql, list(chain.from_iterable(rows[i : i + INSERT_BLOCK])))
+        if full < len(rows):
+            self._conn.executemany(self._sql[table], rows[full:])
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement (the simulator's writes, e.g. an UPDATE) after flushing."""
