@@ -13,9 +13,12 @@ from autovend.sim.results import (
     DayStart,
     Rejected,
 )
-from autovend.sim.simulator import Simulator
+from autovend.sim.scripted import KeepStocked
+from autovend.sim.simulator import EXPIRING_WITHIN_DAYS, PHYSICAL_ACTIONS, Simulator
 
 __all__ = [
+    "EXPIRING_WITHIN_DAYS",
+    "PHYSICAL_ACTIONS",
     "REJECTION_CODES",
     "SCHEMA_DOC",
     "Accepted",
@@ -25,6 +28,7 @@ __all__ = [
     "DayInfo",
     "DayReport",
     "DayStart",
+    "KeepStocked",
     "Rejected",
     "Simulator",
     "from_fen",
