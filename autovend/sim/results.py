@@ -222,10 +222,12 @@ class DayReport:
     daily identity: balance.net_assets_fen == previous close + `net_fen` (day 1: start cash + net).
     `machines` has one row per device: units_before / expired_before (shelf units when demand was
     realised), n_skus, free_capacity, empty, units_sold, expired_units_sold, revenue, gross_profit (CNY).
-    `next_day` is the start of the following day, or None when the episode is over.
+    `start` is this day's own start (arrivals, expiry, rent, fee); `next_day` is the start of the
+    following day, or None when the episode is over.
     """
 
     info: DayInfo
+    start: DayStart
     units_sold: int
     expired_units_sold: int
     revenue_fen: int
@@ -284,6 +286,7 @@ class DayReport:
             "net": from_fen(self.net_fen),
             "visited": list(self.visited),
             "balance": self.balance.to_dict(),
+            "start": self.start.to_dict(),
             "machines": _plain(self.machines.to_dict(orient="records")),
             "next_day": None if self.next_day is None else self.next_day.to_dict(),
             "done": self.done,

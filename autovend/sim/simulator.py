@@ -677,6 +677,7 @@ class Simulator:
         tally = self._tally(d)
         report = DayReport(
             info=self.day_info(d),
+            start=self.day_start,
             units_sold=int(day.sales.sum()),
             expired_units_sold=int(day.expired_sold.sum()),
             revenue_fen=revenue_fen,
@@ -1333,8 +1334,8 @@ def _check_world(world: World) -> None:
     if not (np.issubdtype(life.dtype, np.number) and np.all(life >= 1) and np.all(life == np.floor(life))):
         problems.append("every shelf_life_days must be a whole number >= 1")
     ref = cat["ref_price"].to_numpy(dtype=float)
-    if not np.all(np.isfinite(ref) & (ref > 0)):
-        problems.append("every ref_price must be a finite number > 0")
+    if not np.all(np.isfinite(ref) & (ref >= 0.01)):
+        problems.append("every ref_price must be a finite number of at least 0.01")
     cost = cat["unit_cost"].to_numpy(dtype=float)
     if not np.all(np.isfinite(cost) & (cost >= 0)):
         problems.append("every unit_cost must be a finite number >= 0")

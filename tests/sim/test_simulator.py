@@ -442,6 +442,8 @@ def test_day_report_matches_records_and_identity(world):
     assert report.machines["units_sold"].sum() == report.units_sold
     d = report.to_dict()
     assert d["balance"]["net_assets"] == report.balance.net_assets and d["next_day"]["day"] == report.day + 1
+    assert report.start.day == report.day and report.start.daily_fee_fen == report.costs_fen["daily_fee"]
+    assert report.start.warehouse_rent_fen == report.costs_fen["warehouse_rent"]
     assert "lost" not in str(d) and "expected" not in str(d)  # nothing hidden leaks into the report
 
 
