@@ -24,6 +24,7 @@ HIDDEN_COLUMNS: dict[str, tuple[str, ...]] = {
         "n_skus",
         "free_capacity",
         "empty",
+        "sold_out",
         "units_sold",
         "revenue",
         "gross_profit",

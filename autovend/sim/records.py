@@ -42,9 +42,10 @@ Hidden tables (`Simulator.hidden`, an `autovend.sim.hidden.HiddenLog`, never sho
   = min(demand, shelf_units), lost = demand - sales.
 - shocks(day, device_id, xi): the persistent demand multiplier of each machine-day.
 - machine_days(day, device_id, units_before, expired_before, n_skus, free_capacity, empty,
-  units_sold, revenue, gross_profit, expected_units, lost_units): per machine and day, the shelf when
-  demand was realised (all units and the expired ones), free capacity, empty (1 if no unit), sales
-  and their gross profit, the expected units and the lost units.
+  sold_out, units_sold, revenue, gross_profit, expected_units, lost_units): per machine and day, the
+  shelf when demand was realised (all units and the expired ones, products with a unit), free
+  capacity, empty (1 if no unit), sold_out (products whose last unit sold that day), sales and their
+  gross profit, the expected units and the lost units.
 - lead_times(order_id, placed_day, lead_days, arrival_day): the actual lead time of every order.
 """
 

@@ -221,7 +221,9 @@ class DayReport:
     stock, not a loss). `balance` is taken at the close of the day, before the next day's rent. The
     daily identity: balance.net_assets_fen == previous close + `net_fen` (day 1: start cash + net).
     `machines` has one row per device: units_before / expired_before (shelf units when demand was
-    realised), n_skus, free_capacity, empty, units_sold, expired_units_sold, revenue, gross_profit (CNY).
+    realised), n_skus (products with a unit then), free_capacity, empty (no unit at all), sold_out
+    (products whose last unit sold that day), units_sold, expired_units_sold, revenue, gross_profit
+    (CNY).
     `start` is this day's own start (arrivals, expiry, rent, fee); `next_day` is the start of the
     following day, or None when the episode is over.
     """

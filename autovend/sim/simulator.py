@@ -731,8 +731,9 @@ class Simulator:
         exp_sold = np.zeros_like(sales)
         ii, jj = np.nonzero(sales)
         shelves = s.shelves
-        book = s.shelf_book
         unit_cost = self._cost
+        sold_units: dict[int, int] = {}  # by expiry day, booked out of the shelf book after the loop
+        sold_cost: dict[int, int] = {}
         for i, j, m, k, n in zip(
             ii.tolist(),
             jj.tolist(),
@@ -745,15 +746,21 @@ class Simulator:
             front = b[0]
             if front[0] > d and front[1] > n:  # the common case: the front batch is fresh and covers the sale
                 front[1] -= n
-                book.remove(front[0], n, n * unit_cost[k])
+                e = front[0]
+                sold_units[e] = sold_units.get(e, 0) + n
+                sold_cost[e] = sold_cost.get(e, 0) + n * unit_cost[k]
                 continue
             front_expired = front[0] <= d
             parts = inv.take(b, n)  # expired units sit in front and leave first
-            book.remove_parts(parts, unit_cost[k])
+            for e, q in parts:
+                sold_units[e] = sold_units.get(e, 0) + q
+                sold_cost[e] = sold_cost.get(e, 0) + q * unit_cost[k]
             if front_expired:
                 exp_sold[i, j] = inv.split_expired(parts, d)[1]
             if not b:
                 del shelves[(m, k)]
+        for e, n in sold_units.items():
+            s.shelf_book.remove(e, n, sold_cost[e])
         s.shelf_q[block] -= sales
         s.shelf_n[rows] -= sales.sum(axis=1)
         revenue = sales * prices
@@ -778,6 +785,8 @@ class Simulator:
         """Per-machine view of the day that the agent may see (shelf before sales, sales, gross profit)."""
         n_skus = np.zeros(self.n_machines, dtype=np.int64)
         n_skus[day.rows] = np.count_nonzero(day.q, axis=1)
+        sold_out = np.zeros(self.n_machines, dtype=np.int64)
+        sold_out[day.rows] = np.count_nonzero((day.q > 0) & (day.sales == day.q), axis=1)
         return {
             "device_id": self._device_arr,
             "units_before": day.units_before,
@@ -785,6 +794,7 @@ class Simulator:
             "n_skus": n_skus,
             "free_capacity": self.capacity - day.units_before,
             "empty": day.units_before == 0,
+            "sold_out": sold_out,
             "units_sold": day.per_machine(day.sales),
             "expired_units_sold": day.per_machine(day.expired_sold),
             "revenue": day.per_machine(day.revenue) / 100.0,
@@ -880,6 +890,7 @@ class Simulator:
                 "n_skus": mt["n_skus"],
                 "free_capacity": mt["free_capacity"],
                 "empty": mt["empty"].astype(np.int64),
+                "sold_out": mt["sold_out"],
                 "units_sold": mt["units_sold"],
                 "revenue": mt["revenue"],
                 "gross_profit": mt["gross_profit"],

@@ -179,7 +179,14 @@ class SimulatorMachine(RuleBasedStateMachine):
 
     def _end_day(self) -> None:
         sim = self.sim
+        before = sim.shelf_units()
         report = sim.end_day()
+        after = sim.shelf_units()  # no unit moves between the sales and the next morning
+        mt = report.machine_table
+        assert np.array_equal(mt["units_before"], before.sum(axis=1))
+        assert np.array_equal(mt["units_sold"], (before - after).sum(axis=1))
+        assert np.array_equal(mt["sold_out"], ((before > 0) & (after == 0)).sum(axis=1))
+        assert np.array_equal(mt["empty"], before.sum(axis=1) == 0)
         if report.units_sold:
             event("units sold")
         if report.expired_units_sold:
