@@ -19,6 +19,10 @@ class BundleError(AutoVendError):
     """A world bundle is changed, partial or of a newer schema: re-export it with `autovend export-world`."""
 
 
+class ExportError(AutoVendError):
+    """Calibration, source and settings disagree, so no world can be exported: fix the input named."""
+
+
 class EpisodeOver(AutoVendError):
     """The episode has ended (day 180 is settled): start a new one with `reset`."""
 
