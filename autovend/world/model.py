@@ -65,6 +65,7 @@ class World:
     weather: settlement weather (date, t_max_c, precip_mm) for every horizon day (and a week beyond).
     forecast: (issue_date, target_date, lead, t_max_c, precip_mm), leads 0..7, lead 0 = settlement.
     calendar: (date, is_workday, holiday_name, day_type) from the start to at least 400 days past the end.
+    world_hash: the identity of a frozen world (see `autovend.world.bundle`); empty for in-memory worlds.
     """
 
     name: str
@@ -81,6 +82,7 @@ class World:
     economics: Economics = field(default_factory=Economics)
     timezone: str = "Asia/Shanghai"
     country: str = "CN"
+    world_hash: str = ""  # the manifest's world_hash when loaded from a bundle; "" when built in memory
 
     def __post_init__(self) -> None:
         missing = [c for c in MACHINE_COLUMNS if c not in self.machines]
