@@ -1,0 +1,833 @@
+"""Frozen world bundles: export a calibration to a versioned folder, verify it and load it as a `World`.
+
+A bundle is a folder of nine files:
+
+- `machines.parquet`: the devices (network rule in `autovend.world.network`) with U, kappa, R and
+  the source machine each came from;
+- `catalog.parquet`: the products with prices, unit costs and shelf lives (`autovend.world.catalog`);
+- `base_attraction.parquet`: b_{m,k} in long form (device_id, sku_id, b), devices in device order
+  and, within a device, products in catalog order. Long form is kept because it is about 2.5 times
+  smaller on disk than one column per product (the default cn20: 263 KB against 657 KB, zstd);
+- `weather.parquet`: settlement weather for the horizon and `forecast_days` beyond;
+- `forecast.parquet`: the forecasts issued each day (leads 0..forecast_days; lead 0 = settlement);
+- `calendar.parquet`: the country's calendar from the start to `calendar_lookahead_days` +
+  `calendar_margin_days` past the last day (holidays and makeup workdays);
+- `settings.json`: demand settings (eta, phi, elasticities, environment multipliers), economics,
+  shock sigma and rho, start date, timezone and country;
+- `README.md`: what the bundle is, how it was made and its numbers;
+- `manifest.json`: schema version, name, code version, the SHA-256 of every other file, the
+  source's content hash, the hash of the calibration's calibration.json, the params, and
+  `world_hash`: the SHA-256 of the manifest's canonical JSON without `world_hash` itself (so it
+  covers every file's hash and the provenance). Simulator records can use it as the world's identity.
+
+Export is deterministic: the same calibration, source, params and code version give byte-identical
+files (Parquet without pandas metadata, JSON with sorted keys, no timestamps). Loading refuses a
+bundle whose manifest is missing or unreadable, whose schema is newer than this code, that lacks a
+file or holds an unexpected one, or whose files do not match their hashes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from autovend import __version__
+from autovend.calibration.calibrate import CalibrationResult
+from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
+from autovend.data.contract import MACHINES, PRODUCTS, Kind, TableSpec
+from autovend.data.hashing import source_hash
+from autovend.data.source import coerce_column, finalise_table, read_table_file, table_files
+from autovend.data.weather import SHANGHAI, WEATHER_COLUMNS, ClimateNormals, daily_weather, forecast_weather
+from autovend.demand.settings import DemandSettings, load_demand_settings
+from autovend.errors import BundleError, ConfigError, ExportError, OutputExistsError, SourceError
+from autovend.io import atomic_dir
+from autovend.world.catalog import CATALOG_EXPORT_COLUMNS, DEFAULT_MARGINS, OTHER_MARGIN, build_catalog
+from autovend.world.model import Economics, World
+from autovend.world.network import MIN_DAYS, PAPER_CAPACITY, select_network
+
+SCHEMA_VERSION = 1  # bump when a file or field changes meaning; loaders refuse newer bundles
+MANIFEST = "manifest.json"
+README = "README.md"
+SETTINGS = "settings.json"
+TABLE_FILES: tuple[str, ...] = (
+    "base_attraction.parquet",
+    "calendar.parquet",
+    "catalog.parquet",
+    "forecast.parquet",
+    "machines.parquet",
+    "weather.parquet",
+)
+BUNDLE_FILES: tuple[str, ...] = (README, *TABLE_FILES, SETTINGS)  # every file but the manifest
+FORECAST_COLUMNS = ["issue_date", "target_date", "lead", "t_max_c", "precip_mm"]
+DATE_COLUMNS = ("date", "issue_date", "target_date")
+DATE_DTYPE = "datetime64[s]"  # dates are midnight timestamps at one-second resolution
+CLIMATES: dict[str, ClimateNormals] = {SHANGHAI.name: SHANGHAI}
+REEXPORT = "re-export the bundle with `autovend export-world`"
+_MANIFEST_KEYS = (
+    "schema_version",
+    "name",
+    "created_by",
+    "files",
+    "source_hash",
+    "calibration_hash",
+    "params",
+    "world_hash",
+)
+
+
+# ---------------------------------------------------------------------------------------------- params
+
+
+class ExportParams(BaseModel):
+    """The `export` section of a source's params file (DVC params of the `export_world` stage)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int = Field(20250101, ge=0)  # network draw, margin draws, weather and forecasts
+    start: dt.date = dt.date(2025, 1, 1)  # day 1 of the episode (paper: 2025-01-01)
+    climate: str = "Shanghai"  # climate normals of the seeded weather
+    country: str = "CN"  # public holidays and makeup workdays
+    timezone: str = "Asia/Shanghai"
+    calendar_language: str | None = "zh_CN"  # language of holiday names
+    capacity: int = Field(PAPER_CAPACITY, ge=1)  # units per device
+    min_days: int = Field(MIN_DAYS, ge=0)  # days of records a preferred source machine has
+    forecast_days: int = Field(7, ge=0)  # the agent sees this many days ahead
+    calendar_lookahead_days: int = Field(400, ge=0)  # get_calendar looks this far past any day
+    calendar_margin_days: int = Field(35, ge=0)  # extra calendar days beyond that
+    margins: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_MARGINS))
+    other_margin: tuple[float, float] = OTHER_MARGIN  # categories without a band in `margins`
+
+    @field_validator("climate")
+    @classmethod
+    def _known_climate(cls, v: str) -> str:
+        if v not in CLIMATES:
+            raise ValueError(f"unknown climate {v!r}; known: {sorted(CLIMATES)}")
+        return v
+
+    @field_validator("margins")
+    @classmethod
+    def _bands(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        for cat, (lo, hi) in v.items():
+            if not 0.0 <= lo <= hi < 1.0:
+                raise ValueError(f"margins.{cat} must be [low, high] with 0 <= low <= high < 1")
+        return v
+
+
+def _yaml_section(path: str | Path | None, section: str) -> dict[str, Any]:
+    if path is None:
+        return {}
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"params file {path} must hold a mapping of sections to settings")
+    return raw.get(section) or {}
+
+
+def load_export_params(path: str | Path | None) -> ExportParams:
+    """Read the `export` section of a params YAML file; defaults when `path` is None."""
+    try:
+        return ExportParams.model_validate(_yaml_section(path, "export"))
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid `export` params:\n{exc}") from exc
+
+
+def load_economics(path: str | Path | None) -> Economics:
+    """Read the `economics` section of a benchmark settings YAML file; defaults when `path` is None."""
+    try:
+        return Economics.model_validate(_yaml_section(path, "economics"))
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid `economics` settings:\n{exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------- source
+
+
+@dataclass(frozen=True, eq=False)
+class SourceTables:
+    """The two source tables an export needs (typed as the contract says) and the source's identity."""
+
+    machines: pd.DataFrame
+    products: pd.DataFrame
+    content_hash: str
+
+
+def _read_typed(folder: Path, spec: TableSpec) -> pd.DataFrame:
+    files = table_files(folder, spec)
+    if len(files) != 1:
+        raise SourceError(
+            f"{folder} needs exactly one of {' or '.join(spec.file_names)}; run `autovend check {folder}`"
+        )
+    raw = read_table_file(files[0])
+    typed: dict[str, pd.Series] = {}
+    for col in spec.columns:
+        if col.name not in raw.columns:
+            if col.required:
+                raise SourceError(f"{files[0]} lacks column {col.name}; run `autovend check {folder}`")
+            typed[col.name] = pd.Series(
+                np.nan if col.kind in (Kind.INTEGER, Kind.DECIMAL) else pd.NA, index=raw.index
+            )
+            continue
+        coerced = coerce_column(col, raw[col.name])
+        if coerced.issues:
+            raise SourceError(
+                f"{files[0]} column {col.name} {coerced.issues[0].problem}; run `autovend check {folder}`"
+            )
+        typed[col.name] = coerced.values
+    out = finalise_table(spec, pd.DataFrame(typed, index=raw.index))
+    for col in spec.columns:
+        if col.kind in (Kind.INTEGER, Kind.DECIMAL) and not col.required:
+            out[col.name] = out[col.name].astype("float64")
+    return out
+
+
+def read_source_tables(source_dir: str | Path) -> SourceTables:
+    """The machines and products tables of a source folder, and its content hash (nothing is written)."""
+    folder = Path(source_dir)
+    if not folder.is_dir():
+        raise SourceError(
+            f"source folder {folder} does not exist; pass the folder the calibration was made from"
+        )
+    return SourceTables(
+        machines=_read_typed(folder, MACHINES),
+        products=_read_typed(folder, PRODUCTS),
+        content_hash=source_hash(folder),
+    )
+
+
+# ---------------------------------------------------------------------------------------------- build
+
+
+def _check_inputs(calibration: CalibrationResult, source: SourceTables, demand: DemandSettings) -> None:
+    """Refuse a calibration made from another source or under other demand settings."""
+    cal_hash = str(calibration.scalars.get("source_hash", ""))
+    if cal_hash != source.content_hash:
+        raise ExportError(
+            f"the calibration was made from a source with content hash {cal_hash[:12]}..., but the source "
+            f"folder given has hash {source.content_hash[:12]}...; pass the source the calibration was made "
+            "from, or calibrate this source again"
+        )
+    used = calibration.scalars.get("settings")
+    if used is not None and used != demand.model_dump(mode="json"):
+        differ = sorted(k for k, v in demand.model_dump(mode="json").items() if used.get(k) != v)
+        raise ExportError(
+            f"the demand settings differ from those the calibration was made with (in {differ}); pass the "
+            "settings file used for calibration (--settings), or calibrate again with the new settings"
+        )
+
+
+def _candidates(calibration: CalibrationResult, source: SourceTables) -> pd.DataFrame:
+    """Calibrated machines with the source's location (the calibration does not carry it)."""
+    mach = calibration.machines.copy()
+    mach["machine_id"] = mach["machine_id"].astype(str)
+    loc = source.machines.assign(machine_id=source.machines["machine_id"].astype(str)).set_index("machine_id")
+    mach["location"] = loc["location"].reindex(mach["machine_id"]).to_numpy()
+    if "kappa_source" not in mach:
+        mach["kappa_source"] = "structural_fit"
+    if "n_days" not in mach:
+        mach["n_days"] = 0
+    return mach
+
+
+def build_world(
+    calibration: CalibrationResult,
+    source: SourceTables,
+    name: str,
+    params: ExportParams,
+    demand: DemandSettings,
+    economics: Economics,
+) -> World:
+    """The world of a calibration: network, catalog, b, U, shocks, weather, forecasts and calendar.
+
+    Pure apart from reading nothing: every random choice comes from `params.seed`. Raises
+    ExportError when the calibration does not belong to the source or to these demand settings.
+    """
+    _check_inputs(calibration, source, demand)
+    machines = select_network(
+        _candidates(calibration, source), params.seed, capacity=params.capacity, min_days=params.min_days
+    )
+    catalog = build_catalog(
+        calibration.popularity[["sku_id", "category_l1", "category_l2"]],
+        source.products,
+        params.seed,
+        params.margins,
+        params.other_margin,
+    )
+    b_frame = calibration.base_attraction(machines["source_machine_id"].tolist())
+    if [str(c) for c in b_frame.columns] != catalog["sku_id"].tolist():
+        raise ExportError("the calibration's base attraction and popularity table list different products")
+    b = np.ascontiguousarray(b_frame.to_numpy(dtype=np.float64))
+    if not np.all(np.isfinite(b) & (b >= 0)):
+        raise ExportError(
+            "the calibration gives non-finite or negative base attractions for the chosen machines; "
+            "check the calibration's site preference and subcategory tables"
+        )
+    start = params.start
+    horizon = economics.horizon_days
+    weather = daily_weather(
+        start,
+        start + dt.timedelta(days=horizon + params.forecast_days),
+        params.seed,
+        CLIMATES[params.climate],
+    )
+    forecast = forecast_weather(weather, params.seed, horizon=params.forecast_days)
+    calendar = build_calendar(
+        params.country,
+        start,
+        start + dt.timedelta(days=horizon + params.calendar_lookahead_days + params.calendar_margin_days),
+        params.calendar_language,
+    )
+    return World(
+        name=name,
+        machines=machines,
+        catalog=catalog,
+        base_attraction=b,
+        demand=demand,
+        shock_sigma=float(calibration.scalars["sigma"]),
+        shock_rho=float(calibration.scalars["rho"]),
+        start_date=start,
+        weather=_dated(weather[WEATHER_COLUMNS]),
+        forecast=_dated(forecast[FORECAST_COLUMNS]),
+        calendar=_dated(calendar[CALENDAR_COLUMNS]),
+        economics=economics,
+        timezone=params.timezone,
+        country=params.country,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- bytes
+
+
+def _dated(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its date columns at DATE_DTYPE (Parquet readers may pick another resolution)."""
+    out = frame.reset_index(drop=True).copy()
+    for col in DATE_COLUMNS:
+        if col in out:
+            out[col] = pd.to_datetime(out[col]).astype(DATE_DTYPE)
+    return out
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """Parquet without pandas metadata (so bytes do not depend on the index or pandas version)."""
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(
+        None
+    )
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue().to_pybytes()
+
+
+def _long_attraction(world: World) -> pd.DataFrame:
+    M, K = world.base_attraction.shape
+    return pd.DataFrame(
+        {
+            "device_id": np.repeat(world.machines["device_id"].astype(str).to_numpy(), K),
+            "sku_id": np.tile(world.catalog["sku_id"].astype(str).to_numpy(), M),
+            "b": world.base_attraction.reshape(-1),
+        }
+    )
+
+
+def settings_payload(world: World) -> dict[str, Any]:
+    """The contents of settings.json."""
+    return {
+        "name": world.name,
+        "start_date": world.start_date.isoformat(),
+        "horizon_days": world.horizon_days,
+        "timezone": world.timezone,
+        "country": world.country,
+        "shock": {"sigma": world.shock_sigma, "rho": world.shock_rho},
+        "demand": world.demand.model_dump(mode="json"),
+        "economics": world.economics.model_dump(mode="json"),
+    }
+
+
+def world_files(world: World, provenance: dict[str, Any]) -> dict[str, bytes]:
+    """Every bundle file but the manifest, as bytes; `provenance` feeds the README."""
+    files = {
+        "machines.parquet": _parquet_bytes(world.machines),
+        "catalog.parquet": _parquet_bytes(world.catalog),
+        "base_attraction.parquet": _parquet_bytes(_long_attraction(world)),
+        "weather.parquet": _parquet_bytes(world.weather[WEATHER_COLUMNS]),
+        "forecast.parquet": _parquet_bytes(world.forecast[FORECAST_COLUMNS]),
+        "calendar.parquet": _parquet_bytes(world.calendar[CALENDAR_COLUMNS]),
+        SETTINGS: _json_bytes(settings_payload(world)),
+    }
+    files[README] = readme_text(world, provenance, files).encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+def world_hash(manifest: dict[str, Any]) -> str:
+    """SHA-256 of the manifest's canonical JSON without its `world_hash` key."""
+    body = {k: v for k, v in manifest.items() if k != "world_hash"}
+    return _sha256(
+        json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    )
+
+
+def make_manifest(
+    name: str, files: dict[str, bytes], source_hash_: str, calibration_hash: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The manifest of a bundle made of `files`."""
+    manifest: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "name": name,
+        "created_by": f"autovend {__version__}",
+        "files": {n: _sha256(data) for n, data in sorted(files.items())},
+        "source_hash": source_hash_,
+        "calibration_hash": calibration_hash,
+        "params": params,
+    }
+    manifest["world_hash"] = world_hash(manifest)
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------- README
+
+
+def _count(frame: pd.DataFrame, column: str, value: str) -> int:
+    return int((frame[column].astype(str) == value).sum()) if column in frame else 0
+
+
+def _fmt_range(values: pd.Series) -> str:
+    return f"{float(values.min()):.1f} to {float(values.max()):.1f}"
+
+
+def horizon_holidays(world: World) -> pd.DataFrame:
+    """Calendar rows of the horizon that are holidays or makeup workdays (date, is_workday, holiday_name)."""
+    cal = world.calendar
+    dates = pd.to_datetime(cal["date"]).dt.date
+    end = world.date_of(world.horizon_days)
+    in_horizon = (dates >= world.start_date) & (dates <= end)
+    makeup = cal["is_workday"].astype(bool) & (pd.to_datetime(cal["date"]).dt.day_of_week >= 5)
+    rows = cal[in_horizon & ((cal["day_type"] == "holiday") | makeup)]
+    return rows[["date", "is_workday", "holiday_name"]].reset_index(drop=True)
+
+
+def readme_text(world: World, provenance: dict[str, Any], files: dict[str, bytes]) -> str:
+    """A short description of the bundle, its origin and its numbers (Markdown)."""
+    m, c = world.machines, world.catalog
+    end = world.date_of(world.horizon_days)
+    params = provenance.get("export", {})
+    sites = m.groupby("site_type", sort=False).size()
+    lines = [
+        f"# World bundle `{world.name}`",
+        "",
+        "A frozen AutoVend world: the network, catalog, demand parameters, weather and calendar that the",
+        "simulator loads. Do not edit these files: `autovend.world.bundle.load_world` checks every file",
+        "against `manifest.json` and refuses a changed bundle. Re-export instead:",
+        "",
+        "```",
+        str(provenance.get("command", "autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/NAME")),
+        "```",
+        "",
+        "## Origin",
+        "",
+        f"- source: `{provenance.get('source_name', '')}`, "
+        f"content hash `{provenance.get('source_hash', '')}`",
+        f"- calibration.json hash `{provenance.get('calibration_hash', '')}`",
+        f"- made by autovend {__version__}, bundle schema {SCHEMA_VERSION}; export seed {params.get('seed')}",
+        "",
+        "## Numbers",
+        "",
+        f"- horizon: {world.horizon_days} days, {world.start_date.isoformat()} to {end.isoformat()}, "
+        f"{world.timezone} ({world.country})",
+        f"- devices: {world.n_machines} ("
+        + ", ".join(f"{n} {s}" for s, n in sites.items())
+        + f"), capacity {int(m['capacity'].iloc[0]) if len(m) else 0} units each",
+        f"- catalog: {world.n_products} products in {c['category_l2'].nunique()} subcategories ("
+        + ", ".join(f"{n} {k}" for k, n in c["category_l1"].value_counts().sort_index().items())
+        + ")",
+        f"- unit costs from the source: {_count(c, 'unit_cost_source', 'source')}; drawn in the "
+        f"margin band: {_count(c, 'unit_cost_source', 'margin_draw')}",
+        "- shelf lives: "
+        + ", ".join(f"{n} x {d} days" for d, n in c["shelf_life_days"].value_counts().sort_index().items()),
+        f"- demand: eta {world.demand.eta}, phi {world.demand.phi}, price elasticities "
+        + ", ".join(f"{s} {world.demand.elasticity[s]}" for s in sites.index),
+        f"- shock: sigma {world.shock_sigma:.4f}, rho {world.shock_rho:.4f}",
+        f"- weather: daily maximum {_fmt_range(world.weather['t_max_c'])} C, "
+        f"{int((world.weather['precip_mm'] >= 1.0).sum())} days with >= 1 mm; forecasts "
+        f"{int(world.forecast['lead'].max()) if len(world.forecast) else 0} days ahead",
+        f"- calendar: {len(world.calendar)} days, {len(horizon_holidays(world))} holidays or makeup "
+        "workdays in the horizon",
+        "",
+        "## Devices",
+        "",
+        "| device | location | source machine | kappa from |",
+        "|---|---|---|---|",
+        *(
+            f"| {r.device_id} | {r.location} | {r.source_machine_id} | {r.kappa_source} |"
+            for r in m.itertuples(index=False)
+        ),
+        "",
+        "## Files",
+        "",
+        *(f"- `{n}`: {len(data):,} bytes" for n, data in sorted(files.items())),
+        "- `README.md`: this file",
+        "- `manifest.json`: schema version, SHA-256 of every file, source and calibration hashes, params,",
+        "  and `world_hash` (the world's identity)",
+        "",
+        "`base_attraction.parquet` holds b in long form (device_id, sku_id, b): devices in device order,",
+        "products in catalog order within each device. Capacities are set to the benchmark's; b and U are",
+        "the calibrated values of the source machines, unchanged even where a source machine held another",
+        "number of units.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- export
+
+
+@dataclass(frozen=True, eq=False)
+class ExportResult:
+    """What an export wrote: the world, its manifest, file sizes in bytes and the time it took."""
+
+    world: World
+    manifest: dict[str, Any]
+    sizes: dict[str, int]
+    seconds: float
+
+
+def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
+    """Write the files and the manifest to `out_dir`, atomically (an old folder is replaced whole)."""
+    with atomic_dir(out_dir) as tmp:
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        (tmp / MANIFEST).write_bytes(_json_bytes(manifest))
+
+
+def _check_output(out_dir: Path, force: bool) -> None:
+    if force or not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise OutputExistsError(f"{out_dir} exists and is not a folder; choose another output path")
+    if any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
+        raise OutputExistsError(
+            f"{out_dir} is not empty and is not a world bundle; choose another folder, "
+            "or pass --force to replace it"
+        )
+
+
+def export_world(
+    calibration_dir: str | Path,
+    source_dir: str | Path,
+    out_dir: str | Path,
+    params_path: str | Path | None = None,
+    settings_path: str | Path | None = None,
+    *,
+    force: bool = False,
+) -> ExportResult:
+    """Read a calibration and its source, build the world and write it as a bundle named after `out_dir`.
+
+    An existing bundle at `out_dir` is replaced; another non-empty folder only with `force`.
+    """
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    _check_output(out_dir, force)
+    cal_dir = Path(calibration_dir)
+    cal_json = cal_dir / "calibration.json"
+    try:
+        calibration_bytes = cal_json.read_bytes()
+        calibration = CalibrationResult.read(cal_dir)
+    except (OSError, ValueError) as exc:
+        raise ExportError(
+            f"cannot read the calibration in {cal_dir} ({exc}); "
+            f"run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
+        ) from exc
+    source = read_source_tables(source_dir)
+    params = load_export_params(params_path)
+    demand = load_demand_settings(settings_path)
+    economics = load_economics(settings_path)
+    world = build_world(calibration, source, out_dir.name, params, demand, economics)
+    provenance = {
+        "source_name": calibration.scalars.get("source_name", ""),
+        "source_hash": source.content_hash,
+        "calibration_hash": _sha256(calibration_bytes),
+        "export": params.model_dump(mode="json"),
+        "command": "autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/"
+        + out_dir.name
+        + (" --params PARAMS" if params_path else "")
+        + (" --settings SETTINGS" if settings_path else ""),
+    }
+    files = world_files(world, provenance)
+    manifest = make_manifest(
+        world.name,
+        files,
+        source.content_hash,
+        provenance["calibration_hash"],
+        {
+            "export": params.model_dump(mode="json"),
+            "calibration": calibration.scalars.get("params", {}),
+            "source_name": provenance["source_name"],
+        },
+    )
+    write_bundle(out_dir, files, manifest)
+    sizes = {n: len(d) for n, d in files.items()}
+    sizes[MANIFEST] = len(_json_bytes(manifest))
+    world = _with_hash(world, manifest["world_hash"])
+    return ExportResult(world=world, manifest=manifest, sizes=sizes, seconds=time.perf_counter() - t0)
+
+
+def _with_hash(world: World, hash_: str) -> World:
+    import dataclasses
+
+    return dataclasses.replace(world, world_hash=hash_)
+
+
+# ---------------------------------------------------------------------------------------------- load
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The parsed manifest of the bundle at `path`, structure checked (not the files)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise BundleError(
+            f"no world bundle at {folder} (not a folder); export one with `autovend export-world`"
+        )
+    file = folder / MANIFEST
+    if not file.is_file():
+        raise BundleError(
+            f"{folder} has no {MANIFEST}: it is not a world bundle or was copied partially; "
+            "re-export it with `autovend export-world`"
+        )
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(
+            f"{file} is not readable JSON ({exc}); re-export the bundle with `autovend export-world`"
+        ) from exc
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{file} is not a JSON object; re-export the bundle with `autovend export-world`")
+    version = manifest.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise BundleError(f"{file} has no valid schema_version (got {version!r}); {REEXPORT}")
+    if version > SCHEMA_VERSION:
+        raise BundleError(
+            f"{folder} has bundle schema {version}, newer than this AutoVend ({__version__}) reads "
+            f"(schema {SCHEMA_VERSION}); upgrade AutoVend to load it"
+        )
+    missing = [k for k in _MANIFEST_KEYS if k not in manifest]
+    if missing or not isinstance(manifest.get("files"), dict):
+        raise BundleError(
+            f"{file} lacks {missing or ['files']}; re-export the bundle with `autovend export-world`"
+        )
+    return manifest
+
+
+def verify_bundle(path: str | Path) -> dict[str, Any]:
+    """Check the manifest and every file of the bundle at `path`; return the manifest or raise BundleError."""
+    folder = Path(path)
+    manifest = read_manifest(folder)
+    listed: dict[str, str] = manifest["files"]
+    absent_from_manifest = sorted(set(BUNDLE_FILES) - set(listed))
+    if absent_from_manifest:
+        raise BundleError(f"{folder}/{MANIFEST} does not list {absent_from_manifest}; {REEXPORT}")
+    present = {p.name for p in folder.iterdir()} - {MANIFEST}
+    missing = sorted(set(listed) - present)
+    if missing:
+        raise BundleError(
+            f"{folder} is partial: {', '.join(missing)} missing; re-export it with `autovend export-world` "
+            "(or restore it from git)"
+        )
+    extra = sorted(present - set(listed))
+    if extra:
+        raise BundleError(
+            f"{folder} holds files its manifest does not list: {', '.join(extra)}; remove them or re-export "
+            "the bundle"
+        )
+    for name in sorted(listed):
+        file = folder / name
+        if not file.is_file():
+            raise BundleError(f"{file} is not a file; re-export the bundle with `autovend export-world`")
+        if _sha256(file.read_bytes()) != listed[name]:
+            raise BundleError(
+                f"{file} was changed after export (its SHA-256 does not match the manifest); a frozen world "
+                "must not be edited: restore it (git checkout) or re-export it with `autovend export-world`"
+            )
+    if world_hash(manifest) != manifest["world_hash"]:
+        raise BundleError(
+            f"{folder}/{MANIFEST} was edited (its world_hash does not match its contents); restore it or "
+            "re-export the bundle with `autovend export-world`"
+        )
+    return manifest
+
+
+def _read_parquet(folder: Path, name: str, columns: list[str]) -> pd.DataFrame:
+    try:
+        frame = pq.read_table(folder / name).to_pandas()
+    except (OSError, pa.ArrowException) as exc:
+        raise BundleError(f"{folder / name} cannot be read as Parquet ({exc}); re-export the bundle") from exc
+    lacking = [c for c in columns if c not in frame]
+    if lacking:
+        raise BundleError(f"{folder / name} lacks columns {lacking}; re-export the bundle")
+    return frame
+
+
+def _attraction_matrix(
+    long: pd.DataFrame, machines: pd.DataFrame, catalog: pd.DataFrame, where: Path
+) -> np.ndarray:
+    M, K = len(machines), len(catalog)
+    ok = (
+        len(long) == M * K
+        and np.array_equal(
+            long["device_id"].astype(str).to_numpy(),
+            np.repeat(machines["device_id"].astype(str).to_numpy(), K),
+        )
+        and np.array_equal(
+            long["sku_id"].astype(str).to_numpy(), np.tile(catalog["sku_id"].astype(str).to_numpy(), M)
+        )
+    )
+    if not ok:
+        raise BundleError(
+            f"{where} does not hold one row per device and product in device and catalog order; {REEXPORT}"
+        )
+    return np.ascontiguousarray(long["b"].to_numpy(dtype=np.float64).reshape(M, K))
+
+
+def load_world(path: str | Path) -> World:
+    """Verify the bundle at `path` (`verify_bundle`) and return its `World` (with `world_hash` set)."""
+    folder = Path(path)
+    manifest = verify_bundle(folder)
+    try:
+        settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
+        demand = DemandSettings.model_validate(settings["demand"])
+        economics = Economics.model_validate(settings["economics"])
+        start = dt.date.fromisoformat(settings["start_date"])
+        sigma, rho = float(settings["shock"]["sigma"]), float(settings["shock"]["rho"])
+        timezone, country = str(settings["timezone"]), str(settings["country"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
+        raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
+    machines = _read_parquet(
+        folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"]
+    )
+    catalog = _read_parquet(folder, "catalog.parquet", CATALOG_EXPORT_COLUMNS[:7])
+    long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"])
+    b = _attraction_matrix(long, machines, catalog, folder / "base_attraction.parquet")
+    try:
+        return World(
+            name=str(manifest["name"]),
+            machines=machines,
+            catalog=catalog,
+            base_attraction=b,
+            demand=demand,
+            shock_sigma=sigma,
+            shock_rho=rho,
+            start_date=start,
+            weather=_dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS)),
+            forecast=_dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS)),
+            calendar=_dated(_read_parquet(folder, "calendar.parquet", CALENDAR_COLUMNS)),
+            economics=economics,
+            timezone=timezone,
+            country=country,
+            world_hash=str(manifest["world_hash"]),
+        )
+    except ValueError as exc:
+        raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+
+def summarize(world: World, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Plain-Python summary of a loaded bundle for `autovend world info` (sections of label -> value)."""
+    m, c = world.machines, world.catalog
+    end = world.date_of(world.horizon_days)
+    wx = world.weather
+    wx_dates = pd.to_datetime(wx["date"]).dt.date
+    in_h = wx[(wx_dates >= world.start_date) & (wx_dates <= end)]
+    devices = [
+        {
+            "device_id": str(r["device_id"]),
+            "location": str(r["location"]),
+            "site_type": str(r["site_type"]),
+            "source_machine_id": str(r.get("source_machine_id", "")),
+            "kappa_source": str(r.get("kappa_source", "")),
+        }
+        for _, r in m.iterrows()
+    ]
+    by_site: dict[str, list[str]] = {}
+    for d in devices:
+        by_site.setdefault(d["site_type"], []).append(d["source_machine_id"])
+    hol = horizon_holidays(world)
+    return {
+        "bundle": {
+            "name": world.name,
+            "schema_version": manifest["schema_version"],
+            "created_by": manifest["created_by"],
+            "world_hash": manifest["world_hash"],
+            "source_hash": manifest["source_hash"],
+            "calibration_hash": manifest["calibration_hash"],
+            "source_name": manifest["params"].get("source_name", ""),
+            "export_seed": manifest["params"].get("export", {}).get("seed"),
+        },
+        "horizon": {
+            "start": world.start_date.isoformat(),
+            "end": end.isoformat(),
+            "days": world.horizon_days,
+            "timezone": world.timezone,
+            "country": world.country,
+            "calendar_end": pd.to_datetime(world.calendar["date"]).max().date().isoformat(),
+        },
+        "devices": devices,
+        "sources_by_site": by_site,
+        "capacity": sorted({int(x) for x in m["capacity"]}),
+        "catalog": {
+            "products": world.n_products,
+            "subcategories": int(c["category_l2"].nunique()),
+            "by_category": {str(k): int(v) for k, v in c["category_l1"].value_counts().sort_index().items()},
+            "shelf_lives": {
+                int(k): int(v) for k, v in c["shelf_life_days"].value_counts().sort_index().items()
+            },
+            "margin_by_category": {
+                str(k): (float(v.min()), float(v.max()))
+                for k, v in (1.0 - c["unit_cost"] / c["ref_price"]).groupby(c["category_l1"], sort=True)
+            },
+        },
+        "weather": {
+            "t_max_c": (float(in_h["t_max_c"].min()), float(in_h["t_max_c"].max())),
+            "precip_total_mm": float(in_h["precip_mm"].sum()),
+            "wet_days": int((in_h["precip_mm"] >= 1.0).sum()),
+            "forecast_days": int(world.forecast["lead"].max()) if len(world.forecast) else 0,
+        },
+        "holidays": [
+            (
+                pd.Timestamp(r.date).date().isoformat(),
+                str(r.holiday_name) or "makeup workday",
+                bool(r.is_workday),
+            )
+            for r in hol.itertuples(index=False)
+        ],
+        "demand": {
+            "eta": world.demand.eta,
+            "phi": world.demand.phi,
+            "elasticity": {s: world.demand.elasticity[s] for s in dict.fromkeys(m["site_type"].astype(str))},
+            "sigma": world.shock_sigma,
+            "rho": world.shock_rho,
+            "b_total": float(world.base_attraction.sum()),
+            "U_range": (float(m["U"].min()), float(m["U"].max())),
+        },
+        "economics": world.economics.model_dump(mode="json"),
+    }
