@@ -1,0 +1,127 @@
+"""`autovend export-world` (calibration -> frozen bundle) and `autovend world info` (summary of a bundle)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from autovend.cli.app import app
+
+world_app = typer.Typer(help="Inspect frozen world bundles.", no_args_is_help=True)
+app.add_typer(world_app, name="world")
+
+
+@app.command("export-world")
+def export_world_cmd(
+    calibration_dir: Path = typer.Argument(..., help="Calibration folder written by `autovend calibrate`."),
+    source_dir: Path = typer.Argument(..., help="The source folder the calibration was made from."),
+    out: Path = typer.Option(..., "-o", "--out", help="Bundle folder to write, e.g. worlds/cn20 (its name)."),
+    params: Path | None = typer.Option(
+        None, "--params", help="Params YAML of the source (section `export`); defaults when omitted."
+    ),
+    settings: Path | None = typer.Option(
+        None,
+        "--settings",
+        help="Benchmark settings YAML (sections `demand`, `economics`); defaults when omitted.",
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace a non-empty output folder that is not a bundle."
+    ),
+) -> None:
+    """Freeze a calibration into a world bundle: network, catalog, demand, weather, calendar, manifest."""
+    from rich.console import Console
+
+    from autovend.world.bundle import export_world
+
+    console = Console(highlight=False)
+    with console.status(f"exporting {calibration_dir} to {out}..."):
+        res = export_world(calibration_dir, source_dir, out, params, settings, force=force)
+    w = res.world
+    total = sum(res.sizes.values())
+    console.print(
+        f"wrote {out}: {w.n_machines} devices, {w.n_products} products, {w.horizon_days} days from "
+        f"{w.start_date.isoformat()}, {total / 1024:.0f} KiB in {len(res.sizes)} files ({res.seconds:.1f} s)",
+        soft_wrap=True,
+    )
+    console.print(f"world hash {res.manifest['world_hash']}", soft_wrap=True)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return " to ".join(_fmt(v) for v in value) if len(value) == 2 else ", ".join(map(_fmt, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+    return str(value)
+
+
+@world_app.command("info")
+def info(world_dir: Path = typer.Argument(..., help="A world bundle folder, e.g. worlds/cn20.")) -> None:
+    """Verify a world bundle and print a summary: hashes, devices, catalog, horizon, weather, settings."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from autovend.world.bundle import load_world, read_manifest, summarize
+
+    world = load_world(world_dir)
+    s = summarize(world, read_manifest(world_dir))
+    console = Console(highlight=False)
+    b, h = s["bundle"], s["horizon"]
+    console.print(
+        f"[bold]{b['name']}[/]: verified ({len(read_manifest(world_dir)['files'])} files + manifest)"
+    )
+    head = Table(show_header=False)
+    head.add_column("item", style="bold")
+    head.add_column("value")
+    for label, value in (
+        ("world hash", b["world_hash"][:16]),
+        ("source", f"{b['source_name']} ({b['source_hash'][:12]})"),
+        ("calibration hash", b["calibration_hash"][:12]),
+        ("made by", f"{b['created_by']}, schema {b['schema_version']}, seed {b['export_seed']}"),
+        ("horizon", f"{h['days']} days, {h['start']} to {h['end']}, {h['timezone']} ({h['country']})"),
+        ("calendar", f"to {h['calendar_end']}"),
+        ("capacity", _fmt(s["capacity"]) + " units"),
+    ):
+        head.add_row(label, value)
+    console.print(head)
+
+    sites = Table(title="devices by site type")
+    for col in ("site type", "devices", "source machines"):
+        sites.add_column(col)
+    for site, sources in s["sources_by_site"].items():
+        sites.add_row(site, str(len(sources)), ", ".join(sources))
+    console.print(sites)
+
+    cat = s["catalog"]
+    ctab = Table(title=f"catalog: {cat['products']} products in {cat['subcategories']} subcategories")
+    for col in ("category", "products", "gross margin"):
+        ctab.add_column(col)
+    for k, n in cat["by_category"].items():
+        lo, hi = cat["margin_by_category"][k]
+        ctab.add_row(k, str(n), f"{lo:.1%} to {hi:.1%}")
+    console.print(ctab)
+    console.print("shelf lives: " + ", ".join(f"{n} x {d} days" for d, n in cat["shelf_lives"].items()))
+
+    wx = s["weather"]
+    console.print(
+        f"weather (horizon): daily maximum {_fmt(wx['t_max_c'])} C, {wx['precip_total_mm']:.0f} mm, "
+        f"{wx['wet_days']} days >= 1 mm; forecasts {wx['forecast_days']} days ahead"
+    )
+    hol = Table(title=f"holidays and makeup workdays in the horizon ({len(s['holidays'])})")
+    for col in ("date", "name", "workday"):
+        hol.add_column(col)
+    for date, name, workday in s["holidays"]:
+        hol.add_row(date, name, "yes" if workday else "no")
+    console.print(hol)
+
+    settings = Table(title="settings", show_header=False)
+    settings.add_column("item", style="bold")
+    settings.add_column("value")
+    for key, value in s["demand"].items():
+        settings.add_row(key, _fmt(value))
+    for key, value in s["economics"].items():
+        settings.add_row(key, _fmt(value))
+    console.print(settings)
