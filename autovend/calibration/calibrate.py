@@ -134,13 +134,24 @@ class _Fits:
     omega: np.ndarray
 
 
-def _product_split(panel: Panel, settings: DemandSettings, config: CalibrationConfig) -> _Fits:
+def _product_split(
+    panel: Panel,
+    settings: DemandSettings,
+    config: CalibrationConfig,
+    scale_prior: tuple[np.ndarray, float] | None = None,
+) -> _Fits:
     data = choice_data(panel, settings)
     if len(data.k) == 0:
         raise InsufficientDataError(
             "product popularity needs machine-days with products on the shelf; the panel has none"
         )
-    raw = fit_choice(data, em_rounds=config.em_rounds, max_iter=config.mm_iterations, tol=config.mm_tolerance)
+    raw = fit_choice(
+        data,
+        em_rounds=config.em_rounds,
+        max_iter=config.mm_iterations,
+        tol=config.mm_tolerance,
+        scale_prior=scale_prior,
+    )
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2)
         .reindex(panel.products["category_l2"])
@@ -153,6 +164,7 @@ def _product_split(panel: Panel, settings: DemandSettings, config: CalibrationCo
         max_iter=config.mm_iterations,
         tol=config.mm_tolerance,
         omega_fixed=omega,
+        scale_prior=scale_prior,
     )
     return _Fits(panel=panel, data=data, raw=raw, final=final, omega=omega)
 
@@ -272,17 +284,30 @@ def _no_purchase(
     }
 
 
-def calibrate(
-    source, config: CalibrationConfig | None = None, settings: DemandSettings | None = None
-) -> CalibrationResult:
-    """Estimate every data-derived parameter of the demand model from a checked source (module docstring)."""
-    config = config or CalibrationConfig()
-    settings = settings or DemandSettings()
-    panel = build_panel(source, config)
-    notes = list(panel.notes)
-    fits = _product_split(panel, settings, config)
-    # imputed demand comes from the maximum-likelihood split (the shrunk omega is for prediction)
-    imp = fits.raw
+@dataclass(frozen=True)
+class _Structure:
+    """Everything estimated from one product split: b_hat, shelves, u, scales and shocks."""
+
+    fits: _Fits
+    b_hat: np.ndarray
+    pi_tab: pd.DataFrame
+    gamma: pd.Series
+    R_hat: np.ndarray
+    shelves: _Shelves
+    np_fit: dict[str, Any]
+    c: np.ndarray
+    c_fit: pd.Series
+    sales_only: Any
+    demand_ratio: float
+    mu: np.ndarray  # expected demand per machine-day of the split, no shock
+    shocks: Any
+
+
+def _structure(
+    panel: Panel, fits: _Fits, settings: DemandSettings, config: CalibrationConfig, notes: list[str]
+) -> _Structure:
+    """Given the product split: reference shelves, u, machine scales and the shock parameters."""
+    imp = fits.raw  # imputed demand comes from the maximum-likelihood split (shrunk omega is for prediction)
     M = panel.n_machines
     b_hat, pi_tab, gamma = _base_attraction_hat(panel, fits, notes)
     cap = panel.machines["capacity"].to_numpy(dtype=float)
@@ -292,15 +317,11 @@ def calibrate(
     sh = _shelves(panel, fits.data, b_hat, settings)
     np_fit = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
     u = np_fit["u"]
-    weekday = panel.days["weekday"].to_numpy()
-    e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
-
     # machine scales: U_m = c_m from the structural fit, else from sales on the sales-rule shelves
     demand_ratio = float(imp.md_demand.sum() / max(sh.sales.sum(), 1e-12))
     c = np.full(M, np.nan)
     c_fit = np_fit["c"]
     c[c_fit.index.to_numpy(dtype=int)] = c_fit.to_numpy()
-    sales_only = np.flatnonzero(np.isnan(c))
     so = sales_only_scales(
         panel,
         settings,
@@ -311,20 +332,13 @@ def calibrate(
         pd.Series(sh.W_act, index=pd.MultiIndex.from_arrays([sh.md_m, sh.md_d])),
         c_fit,
         demand_ratio,
-        sales_only,
+        np.flatnonzero(np.isnan(c)),
     )
     c[so.c.index.to_numpy(dtype=int)] = so.c.to_numpy()
-    if np.isnan(c).any():
-        notes.append(
-            "machines without kept sales get no scale: "
-            f"{list(panel.machines['machine_id'].to_numpy()[np.isnan(c)])}"
-        )
-    kappa = c / (u * R_hat)
-
     # shocks, on the machines of the structural fit (all machines when none has known shelves)
-    f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
-    mu = np.nan_to_num(c)[sh.md_m] * f_md
+    mu = np.nan_to_num(c)[sh.md_m] * sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
     in_fit = np.isin(sh.md_m, c_fit.index.to_numpy()) if len(c_fit) else np.isfinite(mu)
+    weekday = panel.days["weekday"].to_numpy()
     shocks = fit_shocks(
         imp.md_demand[in_fit],
         mu[in_fit],
@@ -334,7 +348,46 @@ def calibrate(
         weekday[sh.md_d][in_fit],
         min_days=config.min_machine_days_shock,
     )
+    return _Structure(fits, b_hat, pi_tab, gamma, R_hat, sh, np_fit, c, c_fit, so, demand_ratio, mu, shocks)
 
+
+def calibrate(
+    source, config: CalibrationConfig | None = None, settings: DemandSettings | None = None
+) -> CalibrationResult:
+    """Estimate every data-derived parameter of the demand model from a checked source (module docstring).
+
+    Two passes. The first imputes sold-out demand with each machine-day's maximum-likelihood demand
+    scale and fits the structure; the second gives each day's scale a log-normal prior centred on the
+    first pass's structural expected demand (sd: its shock sigma) and integrates over its posterior.
+    Plugging in the maximum-likelihood scale over-imputes on days that merely sold out and
+    under-imputes on days of heavy loss, which biased u by about -3% on the synthetic truth.
+    """
+    config = config or CalibrationConfig()
+    settings = settings or DemandSettings()
+    panel = build_panel(source, config)
+    notes = list(panel.notes)
+    first = _structure(panel, _product_split(panel, settings, config), settings, config, [])
+    prior = None
+    if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
+        mu = first.mu
+        fallback = np.maximum(first.fits.raw.md_demand, 0.5)
+        log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
+        prior = (log_mean, float(first.shocks.sigma))
+    st = _structure(panel, _product_split(panel, settings, config, prior), settings, config, notes)
+    fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
+    pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
+    c_fit = st.c_fit
+    M = panel.n_machines
+    u = np_fit["u"]
+    weekday = panel.days["weekday"].to_numpy()
+    e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
+    if np.isnan(c).any():
+        notes.append(
+            "machines without kept sales get no scale: "
+            f"{list(panel.machines['machine_id'].to_numpy()[np.isnan(c)])}"
+        )
+    kappa = c / (u * R_hat)
+    f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
     popularity, site_pref, subcat, machines_out = _tables(panel, fits, pi_tab, gamma, kappa, R_hat, u)
     per_m_ratio = pd.Series(imp.md_demand).groupby(sh.md_m).sum() / pd.Series(sh.sales).groupby(sh.md_m).sum()
     machines_out["kappa_source"] = np.where(
@@ -374,6 +427,8 @@ def calibrate(
         "typical_fill": sh.typical_fill,
         "sales_rule_attraction_factor": so.attraction_factor,
         "sales_rule_scale_factor": so.scale_factor,
+        "scale_prior_sigma": prior[1] if prior is not None else float("nan"),
+        "u_first_pass": first.np_fit["u"],
         "choice_loglik": fits.final.loglik,
         "choice_iterations": fits.raw.iterations + fits.final.iterations,
         "notes": notes,

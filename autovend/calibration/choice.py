@@ -193,6 +193,52 @@ def _day_scales(
     return np.exp(0.5 * (lo + hi))
 
 
+SCALE_GRID = np.linspace(-4.0, 4.0, 33)  # standard-normal nodes for the log demand scale
+
+
+def _posterior_impute(
+    md: np.ndarray,
+    share: np.ndarray,
+    y: np.ndarray,
+    cens: np.ndarray,
+    q: np.ndarray,
+    n_md: int,
+    log_mean: np.ndarray,
+    sd: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """E-step with the machine-day scale integrated over its posterior on a grid.
+
+    Prior: log s ~ N(log_mean_md, sd**2). Likelihood: Poisson for uncensored cells, P(D >= q) for
+    sold-out ones. Returns the imputed demand per cell, E[D | data], and per machine-day minus the
+    conditional variance Var(sum of demand | data) (the law of total variance: the shock's variance is
+    then Var(imputed total) + E[Var(total | data)]).
+    """
+    nodes = np.asarray(log_mean)[:, None] + sd * SCALE_GRID[None, :]  # (n_md, G)
+    s = np.exp(nodes)
+    y_unc = _bincount(md, np.where(cens, 0.0, y), n_md)
+    p_unc = _bincount(md, np.where(cens, 0.0, share), n_md)
+    loglik = y_unc[:, None] * nodes - p_unc[:, None] * s - 0.5 * SCALE_GRID[None, :] ** 2
+    ci = np.flatnonzero(cens)
+    cmd, cq = md[ci], q[ci][:, None]
+    lam = s[cmd] * share[ci][:, None]  # (n_cens, G)
+    log_sf = np.log(np.maximum(special.pdtrc(cq - 1, lam), 1e-300))
+    for j in range(len(SCALE_GRID)):
+        loglik[:, j] += _bincount(cmd, log_sf[:, j], n_md)
+    w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    mean_c = _truncated_mean(cq, lam)  # (n_cens, G)
+    var_c = _truncated_var(cq, lam)
+    wc = w[cmd]
+    dhat = y.copy()
+    dhat[ci] = np.sum(wc * mean_c, axis=1)
+    # per machine-day and node: sum of censored means and variances
+    tot_mean = np.stack([_bincount(cmd, mean_c[:, j], n_md) for j in range(len(SCALE_GRID))], axis=1)
+    tot_var = np.stack([_bincount(cmd, var_c[:, j], n_md) for j in range(len(SCALE_GRID))], axis=1)
+    m1 = np.sum(w * tot_mean, axis=1)
+    cond_var = np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
+    return dhat, -np.maximum(cond_var, 0.0)
+
+
 def _bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(idx, weights=w, minlength=n)
 
@@ -205,11 +251,15 @@ def fit_choice(
     tol: float = 1e-7,
     omega_fixed: np.ndarray | None = None,
     impute: bool = True,
+    scale_prior: tuple[np.ndarray, float] | None = None,
 ) -> ChoiceFit:
     """Fit omega, pi, gamma by MM with EM imputation of censored demand (module docstring).
 
     With `omega_fixed`, only pi and gamma are updated (used after empirical-Bayes shrinkage of omega).
     `impute=False` treats censored sales as demand (the uncorrected estimator, for comparison).
+    `scale_prior=(log_mean, sd)` gives each machine-day's demand scale a log-normal prior (the
+    structural expected demand and the shock's sigma); the E-step then integrates over the scale's
+    posterior instead of plugging in its maximum-likelihood value (see `_posterior_impute`).
     """
     K = data.n_products
     n_md = len(data.md_m)
@@ -261,10 +311,13 @@ def fit_choice(
             prev = loglik
         if not impute or not np.any(cens):
             break
-        # E-step: the machine-day's demand scale by censored-Poisson ML, then E[D | D >= q]
         v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
         V = _bincount(md, v, n_md)
         share = v / np.where(V[md] > 0, V[md], 1.0)
+        if scale_prior is not None:
+            dhat, var_adjust = _posterior_impute(md, share, y, cens, data.q, n_md, *scale_prior)
+            continue
+        # E-step: the machine-day's demand scale by censored-Poisson ML, then E[D | D >= q]
         y_unc = _bincount(md, np.where(cens, 0.0, y), n_md)
         scale = _day_scales(md, share, y_unc, cens, data.q, data.md_m)
         lam = scale[md] * share

@@ -121,7 +121,7 @@ def loglog_elasticity(
     """The paper's statistic: OLS slope of log units on log W with machine and weekday fixed effects.
 
     Days with no sales are dropped (the log is undefined). Returns (slope, standard error clustered by
-    machine), from statsmodels.
+    machine; heteroskedasticity-robust with one machine), from statsmodels.
     """
     import statsmodels.formula.api as smf
 
@@ -131,7 +131,9 @@ def loglog_elasticity(
         return float("nan"), float("nan")
     df["ly"] = np.log(df["y"])
     df["lw"] = np.log(df["w"])
-    fit = smf.ols("ly ~ lw + C(m) + C(wd)", data=df).fit(
-        cov_type="cluster", cov_kwds={"groups": df["m"].to_numpy()}
-    )
+    model = smf.ols("ly ~ lw + C(m) + C(wd)", data=df)
+    if df["m"].nunique() >= 2:
+        fit = model.fit(cov_type="cluster", cov_kwds={"groups": df["m"].to_numpy()})
+    else:  # one machine: no clusters to speak of
+        fit = model.fit(cov_type="HC1")
     return float(fit.params["lw"]), float(fit.bse["lw"])

@@ -126,7 +126,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
             f"({start_ts.date()} to {end_ts.date()})"
         )
     days = _calendar(source, start_ts.date(), end_ts.date())
-    days["weekday"] = days["date"].dt.weekday
+    days["weekday"] = days["date"].dt.day_of_week
     if source.weather is not None:
         wx = source.weather.set_index("date")[["t_max_c", "precip_mm"]]
         days = days.join(wx, on="date")

@@ -46,11 +46,18 @@ def shrinkage_figure(pop: pd.DataFrame, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 5))
     d = pop[pop["exposure"] > 0]
     raw = np.maximum(d["omega_raw"], 1e-4)
-    sc = ax.scatter(raw, d["omega"], c=np.log10(d["machine_days"].clip(lower=1)), s=8, cmap="viridis", alpha=0.7)
+    sc = ax.scatter(
+        raw, d["omega"], c=np.log10(d["machine_days"].clip(lower=1)), s=8, cmap="viridis", alpha=0.7
+    )
     lo, hi = 1e-4, max(raw.max(), d["omega"].max()) * 1.5
     ax.plot([lo, hi], [lo, hi], color="grey", lw=1, ls="--")
-    ax.set(xscale="log", yscale="log", xlabel="omega, maximum likelihood (0 shown at 1e-4)",
-           ylabel="omega, empirical Bayes", title="Shrinkage of product popularity")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="omega, maximum likelihood (0 shown at 1e-4)",
+        ylabel="omega, empirical Bayes",
+        title="Shrinkage of product popularity",
+    )
     fig.colorbar(sc, ax=ax, label="log10 machine-days of exposure")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -65,8 +72,11 @@ def overdispersion_figure(od: pd.DataFrame, r: float, r_median: float, path: Pat
     ax.hist(vals, bins=30, color="#4c72b0", alpha=0.8)
     ax.axvline(r, color="black", lw=2, label=f"pooled r = {r:.2f}")
     ax.axvline(r_median, color="#dd8452", lw=2, ls="--", label=f"median r_m = {r_median:.2f}")
-    ax.set(xlabel="r_m = mu^2 / (variance - mu), per machine", ylabel="machines",
-           title="Overdispersion of daily demand by machine")
+    ax.set(
+        xlabel="r_m = mu^2 / (variance - mu), per machine",
+        ylabel="machines",
+        title="Overdispersion of daily demand by machine",
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -99,8 +109,11 @@ def demand_fit_figure(md: pd.DataFrame, path: Path) -> None:
     ax.scatter(w["expected"], w["demand"], s=5, alpha=0.4)
     hi = float(max(w["expected"].max(), w["demand"].max())) * 1.05 if len(w) else 1.0
     ax.plot([0, hi], [0, hi], color="grey", ls="--", lw=1)
-    ax.set(xlabel="fitted weekly demand (no shock)", ylabel="weekly demand (censored sales imputed)",
-           title="Structural fit, machine-weeks")
+    ax.set(
+        xlabel="fitted weekly demand (no shock)",
+        ylabel="weekly demand (censored sales imputed)",
+        title="Structural fit, machine-weeks",
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -122,9 +135,17 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
         ("share of units in the kept subcategories", "kept_unit_share", s.get("kept_unit_share")),
         ("kept products", "n_products_kept", s.get("n_products_kept")),
         ("kept subcategories", "n_subcategories_kept", s.get("n_subcategories_kept")),
-        ("machines (with inventory records)", "n_machines", f"{s.get('n_machines')} ({s.get('n_machines_inventory')})"),
+        (
+            "machines (with inventory records)",
+            "n_machines",
+            f"{s.get('n_machines')} ({s.get('n_machines_inventory')})",
+        ),
         ("units sold, all categories", "units_all", s.get("units_all")),
-        ("demand / sales (lost to stockouts, imputed)", "demand_to_sales_ratio", s.get("demand_to_sales_ratio")),
+        (
+            "demand / sales (lost to stockouts, imputed)",
+            "demand_to_sales_ratio",
+            s.get("demand_to_sales_ratio"),
+        ),
     ]
     lines = [
         f"# Calibration: {s.get('source_name', '')}",
@@ -143,15 +164,20 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
         if isinstance(se, float) and not math.isnan(se):
             shown += f" ± {se:.2g}"
         lines.append(f"| {label} | `{key}` | {shown} | {_fmt(paper) if paper is not None else ''} |")
-    lines += ["", f"u: {s.get('u_source')} from {s.get('u_machines', 0)} machines and "
-              f"{s.get('u_machine_days', 0):,} machine-days of known shelves.", ""]
+    lines += [
+        "",
+        f"u: {s.get('u_source')} from {s.get('u_machines', 0)} machines and "
+        f"{s.get('u_machine_days', 0):,} machine-days of known shelves.",
+        "",
+    ]
     lines += ["## Subcategory coefficients gamma", "", "| subcategory | category | gamma |", "|---|---|---|"]
     for r in res.subcategory.sort_values(["category_l1", "gamma"], ascending=[True, False]).itertuples():
         lines.append(f"| {r.category_l2} | {r.category_l1} | {r.gamma:.3f} |")
     lines += ["", "## Machine scales", ""]
     m = res.machines
+    n_fit = int((m["kappa_source"] == "structural_fit").sum())
     lines.append(
-        f"{len(m)} machines; kappa from the structural fit for {(m['kappa_source'] == 'structural_fit').sum()}, "
+        f"{len(m)} machines; kappa from the structural fit for {n_fit}, "
         f"from sales on sales-rule shelves for {(m['kappa_source'] == 'sales_rule').sum()}. "
         f"Mean daily units: median {m['mean_daily_units'].median():.1f}, range "
         f"{m['mean_daily_units'].min():.1f} to {m['mean_daily_units'].max():.1f}."
@@ -177,8 +203,12 @@ def write_report(res: CalibrationResult, out_dir: str | Path) -> None:
         shrinkage_figure(res.popularity, tmp / "shrinkage.png")
         figs.append("shrinkage.png")
         if "overdispersion" in res.diagnostics:
-            overdispersion_figure(res.diagnostics["overdispersion"], res.scalars["r"], res.scalars["r_median"],
-                                  tmp / "overdispersion.png")
+            overdispersion_figure(
+                res.diagnostics["overdispersion"],
+                res.scalars["r"],
+                res.scalars["r_median"],
+                tmp / "overdispersion.png",
+            )
             figs.append("overdispersion.png")
         site_preference_figure(res.site_preference, tmp / "site_preference.png")
         figs.append("site_preference.png")

@@ -38,7 +38,7 @@ SHANGHAI = ClimateNormals(
 def _seasonal(values: tuple[float, ...], dates: pd.DatetimeIndex) -> np.ndarray:
     """Interpolate monthly values (placed mid-month) to each date, periodic over the year."""
     mids = np.array([15.2 + 30.4 * i for i in range(12)])
-    doy = dates.dayofyear.to_numpy().astype(float)
+    doy = dates.day_of_year.to_numpy().astype(float)
     xs = np.concatenate([mids - 365.0, mids, mids + 365.0])
     ys = np.tile(np.asarray(values, dtype=float), 3)
     return np.interp(doy, xs, ys)

@@ -195,6 +195,7 @@ def _truth_outputs(
             "demand_kept": daily["demand_kept"].astype(np.int64),
             "sales_kept": daily["sales_kept"].astype(np.int64),
             "sales_oos": daily["sales_oos"].astype(np.int64),
+            "fill_open": daily["fill_open"],
         }
     )
     truth_json = {
@@ -266,6 +267,6 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
             "- site_preference.parquet: pi by site type and category_l1.\n"
             "- subcategory.parquet: gamma by category_l2.\n"
             "- daily.parquet: per machine-day shock xi, real-shelf attraction, expected and realised "
-            "units.\n",
+            "units, opening fill of the drink/snack shelf.\n",
             encoding="utf-8",
         )

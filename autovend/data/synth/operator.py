@@ -48,7 +48,7 @@ class OperatorRun:
     sales: pd.DataFrame  # m, k, day, units, price
     counts: pd.DataFrame  # m, day, k, qty (after the visit's restock), machines with inventory only
     visits: pd.DataFrame  # m, day
-    daily: pd.DataFrame  # m, day, xi, W_real, W_actual, expected_kept, demand_kept, sales_kept, sales_oos
+    daily: pd.DataFrame  # m, day, xi, W_real, W_actual, expected/demand/sales kept, sales_oos, fill_open
 
 
 class _Machines:
@@ -192,7 +192,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
     price_parts: list[np.ndarray] = []
     count_parts: list[np.ndarray] = []
     visit_parts: list[tuple[int, int]] = []
-    daily = np.zeros((M, D, 7))
+    daily = np.zeros((M, D, 8))
 
     for m in range(M):
         st.initial_assortment(m)
@@ -286,6 +286,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
         daily[:, d, 4] = demand.sum(axis=1)
         daily[:, d, 5] = sold_k.sum(axis=1)
         daily[:, d, 6] = sold_o.sum(axis=1)
+        daily[:, d, 7] = qk.sum(axis=1) / st.cap
 
     sales = np.concatenate(sales_parts) if sales_parts else np.zeros((0, 4), int)
     sales_df = pd.DataFrame(sales, columns=["m", "k", "day", "units"])
@@ -305,6 +306,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
             "demand_kept": daily[:, :, 4].ravel(),
             "sales_kept": daily[:, :, 5].ravel(),
             "sales_oos": daily[:, :, 6].ravel(),
+            "fill_open": daily[:, :, 7].ravel(),
         }
     )
     return OperatorRun(sales=sales_df, counts=counts_df, visits=visits_df, daily=daily_df)
