@@ -15,7 +15,9 @@ SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitt
 @app.command()
 def synth(
     out: Path = typer.Option(Path("data/raw/synthetic-cn"), "-o", "--out", help="Source folder to write."),
-    truth: Path = typer.Option(Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."),
+    truth: Path = typer.Option(
+        Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."
+    ),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
 ) -> None:
@@ -36,7 +38,9 @@ def synth(
 
 @app.command("calibrate")
 def calibrate_cmd(
-    source_dir: Path = typer.Argument(..., help="Source folder (checked first; refused if it breaks the contract)."),
+    source_dir: Path = typer.Argument(
+        ..., help="Source folder (checked first; refused if it breaks the contract)."
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="Output folder: calibration.json and Parquet tables."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
@@ -55,11 +59,80 @@ def calibrate_cmd(
     table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s)")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    for key in ("u", "x", "e", "e_loglog", "r", "r_median", "rho", "sigma", "kept_unit_share",
-                "n_products_kept", "n_machines"):
+    for key in (
+        "u",
+        "x",
+        "e",
+        "e_loglog",
+        "r",
+        "r_median",
+        "rho",
+        "sigma",
+        "kept_unit_share",
+        "n_products_kept",
+        "n_machines",
+    ):
         v = s[key]
         table.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
     console.print(table)
     for note in s["notes"]:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"wrote {out}" + (f" and {report}" if report else ""))
+
+
+@app.command()
+def summary(
+    calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
+    validation: Path = typer.Option(
+        Path("reports/synthetic-cn/validation"), help="Validation report folder."
+    ),
+    world: Path = typer.Option(Path("worlds/cn20"), help="World bundle folder."),
+) -> None:
+    """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    cal = calibration / "calibration.json"
+    if cal.exists():
+        s = json.loads(cal.read_text(encoding="utf-8"))
+        t = Table(title=f"calibration of {s.get('source_name', '')}")
+        t.add_column("quantity")
+        t.add_column("value", justify="right")
+        for key in (
+            "u",
+            "x",
+            "e",
+            "r",
+            "rho",
+            "kept_unit_share",
+            "n_products_kept",
+            "n_machines",
+            "units_all",
+        ):
+            v = s.get(key)
+            t.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+        console.print(t)
+    else:
+        console.print(f"[yellow]no calibration at {calibration}[/]")
+    metrics = validation / "metrics.json"
+    if metrics.exists():
+        m = json.loads(metrics.read_text(encoding="utf-8"))
+        t = Table(title="held-out validation")
+        t.add_column("metric")
+        t.add_column("model", justify="right")
+        t.add_column("reference", justify="right")
+        for key, ref in (
+            ("volume_error", None),
+            ("wape", "wape_persistence"),
+            ("tvd", "tvd_naive"),
+            ("spearman_median", None),
+        ):
+            if key in m:
+                t.add_row(key, f"{m[key]:.3f}", f"{m[ref]:.3f}" if ref and ref in m else "")
+        console.print(t)
+    if (world / "manifest.json").exists():
+        man = json.loads((world / "manifest.json").read_text(encoding="utf-8"))
+        console.print(f"world bundle {world}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})")
