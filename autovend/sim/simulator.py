@@ -1122,6 +1122,37 @@ class Simulator:
             rows, columns=["device_id", "sku_id", "qty", "arrival_day", "expiry_day", "expired"]
         )
 
+    def batch_arrays(self) -> dict[str, IntArray]:
+        """Shelf and warehouse batches as flat arrays (no DataFrame; for fast read-only views).
+
+        shelf_machine, shelf_product, shelf_qty, shelf_expiry: one entry per shelf batch (machine and
+        product indexes in world order); wh_product, wh_qty, wh_expiry: one per warehouse batch.
+        Expiry days are as in `shelf_batches` (the first day on which the units are expired).
+        """
+        sm, sk, sq, se = [], [], [], []
+        for (m, k), b in self._s.shelves.items():
+            for e, q in b:
+                sm.append(m)
+                sk.append(k)
+                sq.append(q)
+                se.append(e)
+        wk, wq, we = [], [], []
+        for k, b in self._s.warehouse.items():
+            for e, q in b:
+                wk.append(k)
+                wq.append(q)
+                we.append(e)
+        out = {
+            "shelf_machine": sm,
+            "shelf_product": sk,
+            "shelf_qty": sq,
+            "shelf_expiry": se,
+            "wh_product": wk,
+            "wh_qty": wq,
+            "wh_expiry": we,
+        }
+        return {name: np.array(v, dtype=np.int64) for name, v in out.items()}
+
     def in_transit(self) -> pd.DataFrame:
         """Orders not yet arrived; the actual arrival day stays hidden.
 
