@@ -88,9 +88,7 @@ def build_source(folder: Path, n_lines: int, fmt: str, broken: bool, seed: int =
         }
     )
     visits = np.arange(0, N_DAYS, 3)
-    inv_m, inv_d, inv_s = (
-        a.ravel() for a in np.meshgrid(np.arange(N_MACHINES), visits, np.arange(0, N_PRODUCTS, 4))
-    )
+    inv_m, inv_d, inv_s = (a.ravel() for a in np.meshgrid(np.arange(N_MACHINES), visits, np.arange(0, N_PRODUCTS, 4)))
     inv_ts = START + (inv_d * 86400 + 9 * 3600).astype("timedelta64[s]")
     inventory = pd.DataFrame(
         {

@@ -90,9 +90,7 @@ class CalibrationResult:
         scalars = json.loads((out_dir / "calibration.json").read_text(encoding="utf-8"))
         diag_dir = out_dir / "diagnostics"
         diagnostics = (
-            {p.stem: pd.read_parquet(p) for p in sorted(diag_dir.glob("*.parquet"))}
-            if diag_dir.exists()
-            else {}
+            {p.stem: pd.read_parquet(p) for p in sorted(diag_dir.glob("*.parquet"))} if diag_dir.exists() else {}
         )
         return cls(
             scalars=scalars,
@@ -153,9 +151,7 @@ def _product_split(
         scale_prior=scale_prior,
     )
     g2_all = (
-        pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2)
-        .reindex(panel.products["category_l2"])
-        .to_numpy()
+        pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
     )
     omega, _ = shrink(raw.units, raw.exposure, g2_all)
     final = fit_choice(
@@ -181,18 +177,14 @@ class _Shelves:
     typical_fill: float
 
 
-def _base_attraction_hat(
-    panel: Panel, fits: _Fits, notes: list[str]
-) -> tuple[np.ndarray, pd.DataFrame, pd.Series]:
+def _base_attraction_hat(panel: Panel, fits: _Fits, notes: list[str]) -> tuple[np.ndarray, pd.DataFrame, pd.Series]:
     """b_hat = pi * gamma * omega for every machine and product; site types unseen in the split get pi = 1."""
     data, fin = fits.data, fits.final
     site_types = panel.machines["site_type"].to_numpy()
     pi_tab = pd.DataFrame(fin.pi, index=data.sites, columns=data.cats_l1)
     missing = sorted(set(site_types) - set(data.sites))
     if missing:
-        notes.append(
-            f"site types without shelves in the product split get a neutral site preference: {missing}"
-        )
+        notes.append(f"site types without shelves in the product split get a neutral site preference: {missing}")
         for s in missing:
             pi_tab.loc[s] = 1.0
     gamma = pd.Series(fin.gamma, index=data.cats_l2)
@@ -209,11 +201,7 @@ def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: Demand
     md_m, md_d = data.md_m, data.md_d
     cell_b = b_hat[md_m[data.cell_md], data.k]
     facing = np.where(np.isnan(data.q), 1.0, np.minimum(1.0, data.q / settings.phi))
-    fill = (
-        panel.machine_days.set_index(["m", "d"])["fill"]
-        .reindex(pd.MultiIndex.from_arrays([md_m, md_d]))
-        .to_numpy()
-    )
+    fill = panel.machine_days.set_index(["m", "d"])["fill"].reindex(pd.MultiIndex.from_arrays([md_m, md_d])).to_numpy()
     known = fill[~np.isnan(fill)]
     typical = float(np.median(known)) if len(known) else 1.0
     fill = np.where(np.isnan(fill), typical, fill) ** settings.eta
@@ -251,9 +239,7 @@ def _no_purchase(
         notes.append(f"{exc}; the paper's u is used")
         npf = None
     if npf is not None and npf.at_bound:
-        notes.append(
-            f"u hit its bound {config.u_bounds}: this source does not identify it; the paper's u is used"
-        )
+        notes.append(f"u hit its bound {config.u_bounds}: this source does not identify it; the paper's u is used")
     if npf is None or (npf.at_bound and config.u_fallback is not None):
         u = float(config.u_fallback)  # type: ignore[arg-type]
         return {
@@ -311,9 +297,7 @@ def _structure(
     M = panel.n_machines
     b_hat, pi_tab, gamma = _base_attraction_hat(panel, fits, notes)
     cap = panel.machines["capacity"].to_numpy(dtype=float)
-    R_hat = np.array(
-        [kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)]
-    )
+    R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
     sh = _shelves(panel, fits.data, b_hat, settings)
     np_fit = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
     u = np_fit["u"]
@@ -383,8 +367,7 @@ def calibrate(
     e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
     if np.isnan(c).any():
         notes.append(
-            "machines without kept sales get no scale: "
-            f"{list(panel.machines['machine_id'].to_numpy()[np.isnan(c)])}"
+            f"machines without kept sales get no scale: {list(panel.machines['machine_id'].to_numpy()[np.isnan(c)])}"
         )
     kappa = c / (u * R_hat)
     f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
@@ -421,9 +404,7 @@ def calibrate(
         "n_days": panel.n_days,
         "period": [str(panel.days["date"].iat[0].date()), str(panel.days["date"].iat[-1].date())],
         "demand_to_sales_ratio": demand_ratio,
-        "demand_to_sales_ratio_by_machine_sd": float(np.std(per_m_ratio))
-        if len(per_m_ratio)
-        else float("nan"),
+        "demand_to_sales_ratio_by_machine_sd": float(np.std(per_m_ratio)) if len(per_m_ratio) else float("nan"),
         "typical_fill": sh.typical_fill,
         "sales_rule_attraction_factor": so.attraction_factor,
         "sales_rule_scale_factor": so.scale_factor,
@@ -512,16 +493,10 @@ def _tables(
     machines_out["R"] = kappa * R_hat  # the rescalings leave b, hence R, unchanged
     machines_out["U"] = u * kappa * R_hat
     md = panel.machine_days
-    machines_out["mean_daily_units"] = (
-        md.groupby("m")["units"].mean().reindex(range(panel.n_machines)).to_numpy()
-    )
-    machines_out["n_days"] = (
-        md.groupby("m").size().reindex(range(panel.n_machines)).fillna(0).astype(int).to_numpy()
-    )
+    machines_out["mean_daily_units"] = md.groupby("m")["units"].mean().reindex(range(panel.n_machines)).to_numpy()
+    machines_out["n_days"] = md.groupby("m").size().reindex(range(panel.n_machines)).fillna(0).astype(int).to_numpy()
     site_pref = (
-        can.pi.rename_axis("site_type")
-        .reset_index()
-        .melt(id_vars="site_type", var_name="category_l1", value_name="pi")
+        can.pi.rename_axis("site_type").reset_index().melt(id_vars="site_type", var_name="category_l1", value_name="pi")
     )
     l1_of = prod.drop_duplicates("category_l2").set_index("category_l2")["category_l1"]
     subcat = pd.DataFrame(

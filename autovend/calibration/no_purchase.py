@@ -49,9 +49,7 @@ def _profile(
 ) -> tuple[float, np.ndarray, np.ndarray]:
     u = np.exp(log_u)
     f = W / (u * R + W)
-    c = np.bincount(m, weights=D, minlength=n_m) / np.maximum(
-        np.bincount(m, weights=f, minlength=n_m), 1e-300
-    )
+    c = np.bincount(m, weights=D, minlength=n_m) / np.maximum(np.bincount(m, weights=f, minlength=n_m), 1e-300)
     mu = c[m] * f
     pos = D > 0
     ll = float(np.sum(D[pos] * np.log(mu[pos])) - np.sum(mu))

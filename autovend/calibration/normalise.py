@@ -44,9 +44,7 @@ class Factors:
         return pd.DataFrame(b, index=self.kappa.index, columns=p.index)
 
 
-def canonical(
-    f: Factors, reference_products: pd.Index | None = None, weights: pd.Series | None = None
-) -> Factors:
+def canonical(f: Factors, reference_products: pd.Index | None = None, weights: pd.Series | None = None) -> Factors:
     """Rescale the factors to the canonical form of the module docstring; b is unchanged.
 
     `weights` (by sku_id) turns omega's mean over the reference products into a weighted mean, e.g.
@@ -65,11 +63,7 @@ def canonical(
             c = float(omega.reindex(members).mean())
         else:
             w = weights.reindex(members).fillna(0.0).to_numpy(dtype=float)
-            c = (
-                float(np.sum(omega.reindex(members).to_numpy() * w) / np.sum(w))
-                if np.sum(w) > 0
-                else float("nan")
-            )
+            c = float(np.sum(omega.reindex(members).to_numpy() * w) / np.sum(w)) if np.sum(w) > 0 else float("nan")
         if c > 0 and np.isfinite(c):
             omega.loc[pd.Index(idx)] /= c
             gamma.loc[g2] *= c

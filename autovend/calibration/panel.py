@@ -88,9 +88,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         if inventory is not None:
             inventory = inventory[inventory["ts"] < cut]
     if orders.empty:
-        raise InsufficientDataError(
-            "the daily panel needs completed order lines; the source (window) has none"
-        )
+        raise InsufficientDataError("the daily panel needs completed order lines; the source (window) has none")
     products_all = source.products
     units_all = int(orders["qty"].sum())
     kept_subs = config.keep_subcategories
@@ -101,13 +99,9 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         if unknown:
             notes.append(f"kept subcategories not in the source: {unknown}")
         kept_mask = products_all["category_l2"].isin(kept_subs).to_numpy()
-    products = products_all.loc[kept_mask, ["sku_id", "category_l1", "category_l2", "ref_price"]].reset_index(
-        drop=True
-    )
+    products = products_all.loc[kept_mask, ["sku_id", "category_l1", "category_l2", "ref_price"]].reset_index(drop=True)
     if products.empty:
-        raise InsufficientDataError(
-            "no product of the source is in the kept subcategories; check `keep_subcategories`"
-        )
+        raise InsufficientDataError("no product of the source is in the kept subcategories; check `keep_subcategories`")
     k_of = pd.Series(np.arange(len(products)), index=products["sku_id"])
     orders = orders[orders["sku_id"].isin(k_of.index)]
     units_kept = int(orders["qty"].sum())
@@ -137,11 +131,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         notes.append("no weather.csv: weather is neutral on every day")
 
     machines = source.machines[["machine_id", "site_type"]].copy()
-    cap = (
-        source.machines["capacity"]
-        if "capacity" in source.machines
-        else pd.Series(np.nan, index=machines.index)
-    )
+    cap = source.machines["capacity"] if "capacity" in source.machines else pd.Series(np.nan, index=machines.index)
     machines["capacity"] = cap.astype(float).to_numpy()
     inv_ids = set() if inventory is None else set(inventory["machine_id"].unique())
     machines["has_inventory"] = machines["machine_id"].isin(inv_ids)
@@ -165,9 +155,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
             k=k_of.reindex(inventory.loc[inventory["sku_id"].isin(k_of.index), "sku_id"]).to_numpy(),
         )
         # visits of machines whose every counted product is out of scope still count as visits
-        visits_all = inventory.assign(m=m_of.reindex(inventory["machine_id"]).to_numpy())[
-            ["m", "ts"]
-        ].drop_duplicates()
+        visits_all = inventory.assign(m=m_of.reindex(inventory["machine_id"]).to_numpy())[["m", "ts"]].drop_duplicates()
     parts = []
     rule_parts = []
     for m in range(len(machines)):

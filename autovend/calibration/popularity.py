@@ -57,10 +57,7 @@ def _lognormal_terms(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tup
     z = mu + tau * GRID  # log omega
     lam = np.exp(z)[None, :] * e[:, None]
     logp = (
-        y[:, None] * np.log(np.maximum(lam, 1e-300))
-        - lam
-        - special.gammaln(y + 1)[:, None]
-        - 0.5 * GRID[None, :] ** 2
+        y[:, None] * np.log(np.maximum(lam, 1e-300)) - lam - special.gammaln(y + 1)[:, None] - 0.5 * GRID[None, :] ** 2
     )
     mx = logp.max(axis=1, keepdims=True)
     w = np.exp(logp - mx)

@@ -46,9 +46,7 @@ def shrinkage_figure(pop: pd.DataFrame, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 5))
     d = pop[pop["exposure"] > 0]
     raw = np.maximum(d["omega_raw"], 1e-4)
-    sc = ax.scatter(
-        raw, d["omega"], c=np.log10(d["machine_days"].clip(lower=1)), s=8, cmap="viridis", alpha=0.7
-    )
+    sc = ax.scatter(raw, d["omega"], c=np.log10(d["machine_days"].clip(lower=1)), s=8, cmap="viridis", alpha=0.7)
     lo, hi = 1e-4, max(raw.max(), d["omega"].max()) * 1.5
     ax.plot([lo, hi], [lo, hi], color="grey", lw=1, ls="--")
     ax.set(

@@ -11,7 +11,8 @@ it (`r_median`) but estimate r pooled over machines, 1/r = sum_m sum_d [...] / s
 per-machine variance estimates of a lognormal shock are right-skewed, so their median sits below
 the mean and the median r is biased upward (by about 13% on the synthetic truth even with the true
 demand and the true mu); the pooled ratio is not. Poisson noise
-is independent across days, so lag-one cross-products of the residuals carry no Poisson part:
+is independent across days, so lag-one cross-products of the residuals carry no Poisson part
+(imputed days carry only the share beta of their shock, see the code, and are weighted accordingly):
     sum (D_t - mu_t)(D_{t+1} - mu_{t+1}) / sum mu_t mu_{t+1} = Cov(xi_t, xi_{t+1}) = exp(sigma**2 c) - 1
 with c the lag-one correlation of the latent normal u. This removes the attenuation that Poisson noise
 puts on the autocorrelation of counts; c is then mapped to rho through the MA(5) of §3.3.
@@ -42,9 +43,7 @@ class ShockFit:
     naive_rho: float  # lag-one autocorrelation of the residual ratios D/mu (attenuated; for comparison)
 
 
-def weekday_adjust(
-    D: np.ndarray, mu: np.ndarray, machine: np.ndarray, weekday: np.ndarray
-) -> tuple[np.ndarray, int]:
+def weekday_adjust(D: np.ndarray, mu: np.ndarray, machine: np.ndarray, weekday: np.ndarray) -> tuple[np.ndarray, int]:
     """mu rescaled so each machine x weekday has sum(mu) = sum(D); returns (mu', parameters per machine)."""
     key = machine.astype(np.int64) * 7 + weekday
     sd = pd.Series(D).groupby(key).transform("sum").to_numpy()
@@ -96,8 +95,13 @@ def fit_shocks(
     sigma2 = float(np.log1p(1.0 / r)) if np.isfinite(r) else 0.0
     # lag-one cross-products on consecutive days of the same machine
     nxt = (machine[1:] == machine[:-1]) & (day[1:] == day[:-1] + 1)
+    # imputed demand carries only part of a heavily censored day's shock: the share of the day's demand
+    # variance it keeps, beta = 1 - Var(D | data) / Var(D), scales its covariance with the next day
+    cond_var = np.maximum(mu_adj - pv, 0.0)
+    total_var = mu_adj + mu_adj**2 / r if np.isfinite(r) else mu_adj
+    beta = np.clip(1.0 - cond_var / np.where(total_var > 0, total_var, 1.0), 0.05, 1.0)
     cross = resid[:-1][nxt] * resid[1:][nxt]
-    norm = mu_adj[:-1][nxt] * mu_adj[1:][nxt]
+    norm = (beta * mu_adj)[:-1][nxt] * (beta * mu_adj)[1:][nxt]
     cov = float(cross.sum() / norm.sum()) if norm.sum() > 0 else 0.0
     c = float(np.log1p(cov) / sigma2) if sigma2 > 0 and cov > -1 else 0.0
     c = float(np.clip(c, 0.0, latent_lag1_corr(0.99)))

@@ -30,9 +30,7 @@ def _adapt() -> None:
 
 @adapt_app.command("nj-vending")
 def nj_vending(
-    csv_path: Annotated[
-        Path, typer.Argument(help="vending_machine_sales.csv (full-year 2022 NJ export); only read.")
-    ],
+    csv_path: Annotated[Path, typer.Argument(help="vending_machine_sales.csv (full-year 2022 NJ export); only read.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (must be empty or new).")],
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output folder.")] = False,
 ) -> None:
@@ -101,9 +99,7 @@ def print_report(result: AdaptResult, console: Console) -> None:
         console.print(f"[yellow]unmapped Category[/] {raw or '(blank)'!s}: {n:,} rows")
     if result.unknown_category_products:
         names = "; ".join(result.unknown_category_products)
-        console.print(
-            f"[yellow]{len(result.unknown_category_products)} products with category unknown:[/] {names}"
-        )
+        console.print(f"[yellow]{len(result.unknown_category_products)} products with category unknown:[/] {names}")
     for name, values in result.category_conflicts.items():
         detail = ", ".join(f"{v} {n}" for v, n in values.items())
         console.print(f"[yellow]product with several categories[/] {name}: {detail} (most frequent kept)")

@@ -11,13 +11,9 @@ from autovend.cli.app import app
 
 @app.command()
 def check(
-    source_dir: Path = typer.Argument(
-        ..., help="Source folder: source.yaml, machines, products, orders, ..."
-    ),
+    source_dir: Path = typer.Argument(..., help="Source folder: source.yaml, machines, products, orders, ..."),
     max_errors: int = typer.Option(50, "--max-errors", min=1, help="Show at most this many error groups."),
-    json_out: Path | None = typer.Option(
-        None, "--json", help="On success, also write the summary as JSON here."
-    ),
+    json_out: Path | None = typer.Option(None, "--json", help="On success, also write the summary as JSON here."),
 ) -> None:
     """Check a source folder against the raw-records contract; exit 1 and list the errors if it breaks it."""
     from rich.console import Console

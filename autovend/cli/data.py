@@ -15,9 +15,7 @@ SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitt
 @app.command()
 def synth(
     out: Path = typer.Option(Path("data/raw/synthetic-cn"), "-o", "--out", help="Source folder to write."),
-    truth: Path = typer.Option(
-        Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."
-    ),
+    truth: Path = typer.Option(Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
 ) -> None:
@@ -38,9 +36,7 @@ def synth(
 
 @app.command("calibrate")
 def calibrate_cmd(
-    source_dir: Path = typer.Argument(
-        ..., help="Source folder (checked first; refused if it breaks the contract)."
-    ),
+    source_dir: Path = typer.Argument(..., help="Source folder (checked first; refused if it breaks the contract)."),
     out: Path = typer.Option(..., "-o", "--out", help="Output folder: calibration.json and Parquet tables."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
@@ -80,12 +76,45 @@ def calibrate_cmd(
     console.print(f"wrote {out}" + (f" and {report}" if report else ""))
 
 
+@app.command("validate")
+def validate_cmd(
+    source_dir: Path = typer.Argument(..., help="Source folder, or with --figures-only a validation folder."),
+    out: Path | None = typer.Option(None, "-o", "--out", help="Report folder: metrics.json, plots/, figures."),
+    params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
+    settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
+    calibration_out: Path | None = typer.Option(None, "--calibration-out", help="Keep the training calibration."),
+    figures_only: bool = typer.Option(False, "--figures-only", help="Redraw a report's figures from its plot data."),
+) -> None:
+    """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
+    from rich.console import Console
+
+    console = Console()
+    if figures_only:
+        from autovend.validation.figures import draw_all
+
+        names = draw_all(source_dir)
+        console.print(f"redrew {', '.join(names)} in {source_dir} from its plot data")
+        return
+    if out is None:
+        raise typer.BadParameter("give the report folder with -o/--out")
+    from autovend.pipeline.validate import run
+
+    with console.status(f"validating {source_dir}..."):
+        res, seconds = run(source_dir, out, params, settings, calibration_out)
+    m = res.metrics
+    console.print(
+        f"volume error {m['volume_error']:+.2%}; WAPE {m['wape']:.3f} (persistence {m['wape_persistence']:.3f}, "
+        f"naive {m['wape_naive']:.3f}); TVD {m['tvd']:.3f} (naive {m['tvd_naive']:.3f}, uniform popularity "
+        f"{m['ablation_uniform_popularity']['tvd']:.3f}); Spearman {m['spearman_median']:.3f}; "
+        f"{m['n_machines']} machines, {seconds:.1f} s"
+    )
+    console.print(f"wrote {out}")
+
+
 @app.command()
 def summary(
     calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
-    validation: Path = typer.Option(
-        Path("reports/synthetic-cn/validation"), help="Validation report folder."
-    ),
+    validation: Path = typer.Option(Path("reports/synthetic-cn/validation"), help="Validation report folder."),
     world: Path = typer.Option(Path("worlds/cn20"), help="World bundle folder."),
 ) -> None:
     """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle."""

@@ -26,9 +26,7 @@ def export_world_cmd(
         "--settings",
         help="Benchmark settings YAML (sections `demand`, `economics`); defaults when omitted.",
     ),
-    force: bool = typer.Option(
-        False, "--force", help="Replace a non-empty output folder that is not a bundle."
-    ),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
 ) -> None:
     """Freeze a calibration into a world bundle: network, catalog, demand, weather, calendar, manifest."""
     from rich.console import Console
@@ -70,9 +68,7 @@ def info(world_dir: Path = typer.Argument(..., help="A world bundle folder, e.g.
     s = summarize(world, read_manifest(world_dir))
     console = Console(highlight=False)
     b, h = s["bundle"], s["horizon"]
-    console.print(
-        f"[bold]{b['name']}[/]: verified ({len(read_manifest(world_dir)['files'])} files + manifest)"
-    )
+    console.print(f"[bold]{b['name']}[/]: verified ({len(read_manifest(world_dir)['files'])} files + manifest)")
     head = Table(show_header=False)
     head.add_column("item", style="bold")
     head.add_column("value")

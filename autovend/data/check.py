@@ -116,8 +116,7 @@ class SourceSummary:
         by_site = ", ".join(f"{k} {v}" for k, v in self.machines_by_site_type.items())
         n_products = sum(n for n, _ in self.products_by_category.values())
         by_cat = ", ".join(
-            f"{k} {n} in {l2} subcategor{'y' if l2 == 1 else 'ies'}"
-            for k, (n, l2) in self.products_by_category.items()
+            f"{k} {n} in {l2} subcategor{'y' if l2 == 1 else 'ies'}" for k, (n, l2) in self.products_by_category.items()
         )
         lines = self.order_lines
         n_lines = sum(lines.values())
@@ -139,9 +138,7 @@ class SourceSummary:
             ("products", f"{n_products:,} ({by_cat})"),
             (
                 "order lines",
-                f"{n_lines:,} ("
-                + ", ".join(f"{status} {lines.get(status, 0):,}" for status in STATUSES)
-                + ")",
+                f"{n_lines:,} (" + ", ".join(f"{status} {lines.get(status, 0):,}" for status in STATUSES) + ")",
             ),
             ("units sold", f"{self.units_sold:,} (completed lines)"),
             ("date range", dates),
@@ -229,9 +226,7 @@ def _from_mask(
 
 
 def _from_issue(file: str, column: str, issue: ColumnIssue, raw: pd.Series) -> Violation:
-    return _from_mask(
-        file, column, issue.mask, raw, issue.problem, issue.fix, show_values=issue.problem != "is blank"
-    )
+    return _from_mask(file, column, issue.mask, raw, issue.problem, issue.fix, show_values=issue.problem != "is blank")
 
 
 def _missing_column(file: str, name: str, found: list[str]) -> Violation:
@@ -256,24 +251,18 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
     if len(files) > 1:
         names = " and ".join(f.name for f in files)
         return None, [
-            Violation(
-                files[0].name, f"both {names} exist", f"keep one of {names} and remove or rename the other"
-            )
+            Violation(files[0].name, f"both {names} exist", f"keep one of {names} and remove or rename the other")
         ]
     if not files:
         if not spec.required:
             return None, []
         names = " or ".join(spec.file_names)
-        return None, [
-            Violation(spec.file_names[0], "file not found", f"add {names}: the contract requires it")
-        ]
+        return None, [Violation(spec.file_names[0], "file not found", f"add {names}: the contract requires it")]
     path = files[0]
     try:
         raw = read_table_file(path)
     except SourceError as exc:
-        return None, [
-            Violation(path.name, str(exc), "export the table again as a UTF-8 CSV with a header row")
-        ]
+        return None, [Violation(path.name, str(exc), "export the table again as a UTF-8 CSV with a header row")]
     violations: list[Violation] = []
     if spec.required and raw.empty:
         violations.append(Violation(path.name, "has no rows", f"{spec.stem} must hold at least one row"))
@@ -291,9 +280,7 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
         typed[col.name] = coerced.values
         has_time = has_time or coerced.has_time
         violations += [_from_issue(path.name, col.name, issue, raw[col.name]) for issue in coerced.issues]
-    table = _Table(
-        spec, path.name, raw, pd.DataFrame(typed, index=raw.index), _count_duplicates(raw), has_time
-    )
+    table = _Table(spec, path.name, raw, pd.DataFrame(typed, index=raw.index), _count_duplicates(raw), has_time)
     return table, violations
 
 

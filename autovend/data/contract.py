@@ -61,9 +61,7 @@ META_FIXES: dict[str, str] = {
 class SourceMeta(BaseModel):
     """The contents of a source's `source.yaml`; unknown keys are ignored."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="ignore", str_strip_whitespace=True, coerce_numbers_to_str=True
-    )
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True, coerce_numbers_to_str=True)
 
     name: str = Field(pattern=r"^[a-z0-9-]+$")
     currency: str = Field(pattern=r"^[A-Z]{3}$")
@@ -85,9 +83,7 @@ class SourceMeta(BaseModel):
     @classmethod
     def _country_not_bool(cls, value: object) -> object:
         if isinstance(value, bool):
-            raise ValueError(
-                "YAML read this value as a boolean (NO, YES, ON, OFF...); put the code in quotes"
-            )
+            raise ValueError("YAML read this value as a boolean (NO, YES, ON, OFF...); put the code in quotes")
         return value
 
     @field_validator("country")
@@ -273,11 +269,7 @@ _LOCATION = re.compile(r"^([^/]+)/(.+)$")
 
 def _bound_text(column: ColumnSpec) -> str:
     sign = ">" if column.strict else "≥"
-    bound = (
-        int(column.minimum)
-        if column.minimum is not None and float(column.minimum).is_integer()
-        else column.minimum
-    )
+    bound = int(column.minimum) if column.minimum is not None and float(column.minimum).is_integer() else column.minimum
     return f"{sign} {bound}"
 
 
@@ -307,9 +299,7 @@ def rule_schema(table: TableSpec, keys: dict[str, Collection[str]] | None = None
             bound = _bound_text(col)
             make = pa.Check.gt if col.strict else pa.Check.ge
             checks.append(
-                make(
-                    col.minimum, name=f"{col.name}:bound", error=f"must be {bound}", description=col.rule_fix
-                )
+                make(col.minimum, name=f"{col.name}:bound", error=f"must be {bound}", description=col.rule_fix)
             )
         if col.choices:
             allowed = ", ".join(col.choices)

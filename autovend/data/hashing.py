@@ -12,9 +12,7 @@ _CHUNK = 1 << 20
 
 def contract_files(folder: Path) -> list[Path]:
     """The contract files present in `folder` (source.yaml and the table files), sorted by name."""
-    return sorted(
-        (folder / name for name in CONTRACT_FILES if (folder / name).is_file()), key=lambda p: p.name
-    )
+    return sorted((folder / name for name in CONTRACT_FILES if (folder / name).is_file()), key=lambda p: p.name)
 
 
 def source_hash(path: str | Path) -> str:

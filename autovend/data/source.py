@@ -123,9 +123,7 @@ def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, s
     """Parse source.yaml: (meta or None, problems as (key or None, what is wrong, what to fix))."""
     path = folder / META_FILE
     if not path.is_file():
-        return None, [
-            (None, "file not found", f"add {META_FILE} with name, currency, timezone, country, description")
-        ]
+        return None, [(None, "file not found", f"add {META_FILE} with name, currency, timezone, country, description")]
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -134,9 +132,7 @@ def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, s
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return None, [
-            (None, f"YAML syntax error{where}: {problem}", "fix the YAML syntax (key: value, one per line)")
-        ]
+        return None, [(None, f"YAML syntax error{where}: {problem}", "fix the YAML syntax (key: value, one per line)")]
     if not isinstance(data, dict):
         return None, [(None, "is not a mapping of keys to values", "write one `key: value` per line")]
     try:
@@ -149,9 +145,7 @@ def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, s
                 problems.append((key, "missing key", f"add `{key}:` ({META_FIXES.get(key or '', '')})"))
             else:
                 message = err["msg"].removeprefix("Value error, ")
-                problems.append(
-                    (key, f"bad value {err.get('input')!r}: {message}", META_FIXES.get(key or "", ""))
-                )
+                problems.append((key, f"bad value {err.get('input')!r}: {message}", META_FIXES.get(key or "", "")))
         return None, problems
 
 
@@ -167,11 +161,7 @@ def _text(series: pd.Series, strip: bool) -> tuple[pd.Series, np.ndarray]:
 
 def _blank_issue(column: ColumnSpec, blank: np.ndarray) -> list[ColumnIssue]:
     if column.required and blank.any():
-        return [
-            ColumnIssue(
-                blank, "is blank", f"fill in {column.name}: the contract requires a value on every row"
-            )
-        ]
+        return [ColumnIssue(blank, "is blank", f"fill in {column.name}: the contract requires a value on every row")]
     return []
 
 
@@ -210,9 +200,7 @@ def _coerce_number(column: ColumnSpec, series: pd.Series) -> Coerced:
     issues = _blank_issue(column, blank)
     if bad.any():
         if integer:
-            issues.append(
-                ColumnIssue(bad, "is not a whole number", "write the number with digits only, e.g. 3")
-            )
+            issues.append(ColumnIssue(bad, "is not a whole number", "write the number with digits only, e.g. 3"))
         else:
             issues.append(
                 ColumnIssue(
@@ -253,9 +241,7 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
         issues.append(ColumnIssue(is_datetime, "is a date-time where a date is expected", f"write {example}"))
         is_datetime = np.zeros_like(is_datetime)
     elif n_date and n_datetime:
-        minority, label = (
-            (is_date, "a date without time") if n_date <= n_datetime else (is_datetime, "a date-time")
-        )
+        minority, label = (is_date, "a date without time") if n_date <= n_datetime else (is_datetime, "a date-time")
         others = "date-times" if minority is is_date else "dates without time"
         issues.append(
             ColumnIssue(
@@ -273,9 +259,7 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     if is_date.any():
         values[is_date] = pd.to_datetime(text[is_date], format="%Y-%m-%d", errors="coerce").astype(_TIME_UNIT)
     if is_datetime.any():
-        parsed = pd.to_datetime(
-            text[is_datetime].str.replace("T", " ", n=1), format="ISO8601", errors="coerce"
-        )
+        parsed = pd.to_datetime(text[is_datetime].str.replace("T", " ", n=1), format="ISO8601", errors="coerce")
         values[is_datetime] = parsed.astype(_TIME_UNIT)
     unreal = (is_date | is_datetime) & values.isna().to_numpy()
     if unreal.any():
@@ -292,17 +276,13 @@ def _coerce_typed_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     if isinstance(series.dtype, pd.DatetimeTZDtype):
         bad = ~blank
         issues.append(
-            ColumnIssue(
-                bad, "carries a time zone", "store local time of source.yaml's timezone without a time zone"
-            )
+            ColumnIssue(bad, "carries a time zone", "store local time of source.yaml's timezone without a time zone")
         )
         return Coerced(pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT), tuple(issues))
     values = series.astype(_TIME_UNIT)
     off_midnight = (values != values.dt.normalize()).to_numpy() & ~blank
     if column.kind is Kind.DATE and off_midnight.any():
-        issues.append(
-            ColumnIssue(off_midnight, "is a date-time where a date is expected", "store the date only")
-        )
+        issues.append(ColumnIssue(off_midnight, "is a date-time where a date is expected", "store the date only"))
         values = values.where(~off_midnight)
     return Coerced(values, tuple(issues), has_time=bool(off_midnight.any()) and column.kind is not Kind.DATE)
 

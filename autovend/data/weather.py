@@ -44,9 +44,7 @@ def _seasonal(values: tuple[float, ...], dates: pd.DatetimeIndex) -> np.ndarray:
     return np.interp(doy, xs, ys)
 
 
-def daily_weather(
-    start: dt.date, end: dt.date, seed: int, normals: ClimateNormals = SHANGHAI
-) -> pd.DataFrame:
+def daily_weather(start: dt.date, end: dt.date, seed: int, normals: ClimateNormals = SHANGHAI) -> pd.DataFrame:
     """A daily series (date, t_max_c, precip_mm) for [start, end] drawn from `normals` under `seed`.
 
     t_max = seasonal normal + AR(1) anomaly; wet days follow a two-state Markov chain whose
@@ -73,15 +71,11 @@ def daily_weather(
     wet[0] = u[0] < p_wet[0]
     for i in range(1, n):
         wet[i] = u[i] < (p_ww[i] if wet[i - 1] else p_wd[i])
-    mean_amount = (
-        np.asarray(normals.precip_mm, dtype=float)[month] / np.asarray(normals.wet_days, dtype=float)[month]
-    )
+    mean_amount = np.asarray(normals.precip_mm, dtype=float)[month] / np.asarray(normals.wet_days, dtype=float)[month]
     shape = 0.8
     amounts = 1.0 + rng.gamma(shape, np.maximum(mean_amount - 1.0, 0.1) / shape, size=n)
     precip = np.where(wet, amounts, 0.0)
-    return pd.DataFrame(
-        {"date": dates, "t_max_c": np.round(t_norm + anom, 1), "precip_mm": np.round(precip, 1)}
-    )
+    return pd.DataFrame({"date": dates, "t_max_c": np.round(t_norm + anom, 1), "precip_mm": np.round(precip, 1)})
 
 
 def forecast_weather(actual: pd.DataFrame, seed: int, horizon: int = 7) -> pd.DataFrame:

@@ -44,9 +44,7 @@ def environment_multiplier(
         slopes = np.array([temp.slope_per_c.get(c, 0.0) for c in cats], dtype=float)
         cat_mult = np.exp(slopes * gap)
     if day_type == "holiday":
-        cat_mult = cat_mult * np.array(
-            [settings.calendar.holiday_category.get(c, 1.0) for c in cats], dtype=float
-        )
+        cat_mult = cat_mult * np.array([settings.calendar.holiday_category.get(c, 1.0) for c in cats], dtype=float)
     level = "dry" if precip_mm is None else rain_level(precip_mm, settings)
     site_mult = np.array(
         [

@@ -70,9 +70,7 @@ def product_rates(w: npt.ArrayLike, U: npt.ArrayLike, xi: npt.ArrayLike = 1.0) -
     w = np.asarray(w, dtype=float)
     W = w.sum(axis=-1)
     U = np.asarray(U, dtype=float)
-    scale = np.asarray(xi, dtype=float) * np.divide(
-        U, U + W, out=np.zeros(np.broadcast(U, W).shape), where=(U + W) > 0
-    )
+    scale = np.asarray(xi, dtype=float) * np.divide(U, U + W, out=np.zeros(np.broadcast(U, W).shape), where=(U + W) > 0)
     return w * scale[..., None]
 
 

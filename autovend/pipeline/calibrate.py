@@ -12,8 +12,13 @@ from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
 
 
-def run(source_dir: Path, out_dir: Path, params: Path | None, settings: Path | None,
-        report_dir: Path | None = None) -> tuple[CalibrationResult, float]:
+def run(
+    source_dir: Path,
+    out_dir: Path,
+    params: Path | None,
+    settings: Path | None,
+    report_dir: Path | None = None,
+) -> tuple[CalibrationResult, float]:
     """Load and check the source (refused if it breaks the contract), calibrate, write."""
     t0 = time.perf_counter()
     source = load_source(source_dir)

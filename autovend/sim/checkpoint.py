@@ -37,9 +37,7 @@ def world_fingerprint(world: World) -> str:
     h.update(world.demand.model_dump_json().encode("utf-8"))
     h.update(world.economics.model_dump_json().encode("utf-8"))
     h.update(
-        repr(
-            (world.shock_sigma, world.shock_rho, world.start_date.isoformat(), world.timezone, world.country)
-        ).encode()
+        repr((world.shock_sigma, world.shock_rho, world.start_date.isoformat(), world.timezone, world.country)).encode()
     )
     return h.hexdigest()
 

@@ -71,9 +71,7 @@ def environment_for_day(
     spread to machines and products (E depends on a machine only through its site type and on a
     product only through its category_l1).
     """
-    table = environment_multiplier(
-        inputs.environment, inputs.sites, inputs.categories, t_max_c, precip_mm, day_type
-    )
+    table = environment_multiplier(inputs.environment, inputs.sites, inputs.categories, t_max_c, precip_mm, day_type)
     return table[inputs.site_index][:, inputs.category_index]
 
 

@@ -60,9 +60,7 @@ class HiddenLog:
     def append_row(self, table: str, row: tuple[Any, ...]) -> None:
         """Add one row (values in the table's column order); cheap for tables written item by item."""
         if len(row) != len(HIDDEN_COLUMNS[table]):
-            raise ValueError(
-                f"hidden table {table} takes {len(HIDDEN_COLUMNS[table])} values, got {len(row)}"
-            )
+            raise ValueError(f"hidden table {table} takes {len(HIDDEN_COLUMNS[table])} values, got {len(row)}")
         self._rows[table].append(row)
         self._cache.pop(table, None)
 
@@ -71,9 +69,7 @@ class HiddenLog:
         rows = self._rows[table]
         if rows:
             cols = HIDDEN_COLUMNS[table]
-            self._chunks[table].append(
-                {c: np.asarray(v) for c, v in zip(cols, zip(*rows, strict=True), strict=True)}
-            )
+            self._chunks[table].append({c: np.asarray(v) for c, v in zip(cols, zip(*rows, strict=True), strict=True)})
             self._rows[table] = []
 
     def frame(self, table: str) -> pd.DataFrame:

@@ -23,9 +23,7 @@ class ItemError(Exception):
 def as_mapping(item: Any) -> Mapping[str, Any]:
     """The item itself if it is a mapping, else ItemError(invalid_item)."""
     if not isinstance(item, Mapping):
-        raise ItemError(
-            "invalid_item", f"each item must be an object with named fields, got {type(item).__name__}"
-        )
+        raise ItemError("invalid_item", f"each item must be an object with named fields, got {type(item).__name__}")
     return item
 
 
@@ -54,9 +52,7 @@ def parse_qty(item: Mapping[str, Any], what: str = "qty") -> int:
     if qty <= 0:
         raise ItemError("invalid_qty", f"qty must be a positive integer, got {int(qty)}")
     if qty > MAX_ITEM_QTY:
-        raise ItemError(
-            "qty_too_large", f"qty {int(qty)} exceeds the per-item limit of {MAX_ITEM_QTY}; split it"
-        )
+        raise ItemError("qty_too_large", f"qty {int(qty)} exceeds the per-item limit of {MAX_ITEM_QTY}; split it")
     return int(qty)
 
 

@@ -87,9 +87,7 @@ _I, _R, _T = "INTEGER", "REAL", "TEXT"
 INSERT_BLOCK = 64  # rows per multi-row INSERT statement
 
 RECORD_TABLES: tuple[Table, ...] = (
-    Table(
-        "devices", (("device_id", f"{_T} PRIMARY KEY"), ("location", _T), ("site_type", _T), ("capacity", _I))
-    ),
+    Table("devices", (("device_id", f"{_T} PRIMARY KEY"), ("location", _T), ("site_type", _T), ("capacity", _I))),
     Table(
         "catalog",
         (

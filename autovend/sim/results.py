@@ -266,12 +266,7 @@ class DayReport:
     @property
     def net_fen(self) -> int:
         """Change of net assets over the day: gross profit - operating costs - write-offs."""
-        return (
-            self.gross_profit_fen
-            - self.operating_costs_fen
-            - self.expiry_writeoff_fen
-            - self.discard_writeoff_fen
-        )
+        return self.gross_profit_fen - self.operating_costs_fen - self.expiry_writeoff_fen - self.discard_writeoff_fen
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, money in CNY (machines as a list of row dicts)."""

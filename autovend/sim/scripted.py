@@ -22,10 +22,7 @@ from autovend.sim.simulator import Simulator
 def rotating_assortment(sim: Simulator, n_skus: int, step: int) -> dict[str, list[str]]:
     """Machine i carries catalog products i*step .. i*step + n_skus - 1 (wrapping around)."""
     K = sim.n_products
-    return {
-        d: [sim.sku_ids[(i * step + j) % K] for j in range(min(n_skus, K))]
-        for i, d in enumerate(sim.device_ids)
-    }
+    return {d: [sim.sku_ids[(i * step + j) % K] for j in range(min(n_skus, K))] for i, d in enumerate(sim.device_ids)}
 
 
 @dataclass(frozen=True)
@@ -125,9 +122,7 @@ class KeepStocked:
         carried = target.sum(axis=0) > 0
         ks = np.flatnonzero(carried & (position < self.reorder_fraction * level))
         if len(ks):
-            sim.place_order(
-                [{"sku_id": sim.sku_ids[k], "qty": int(level[k] - position[k])} for k in ks.tolist()]
-            )
+            sim.place_order([{"sku_id": sim.sku_ids[k], "qty": int(level[k] - position[k])} for k in ks.tolist()])
 
     def _recent_rate(self, sim: Simulator) -> np.ndarray:
         """Units sold a day per product over the last `window_days` settled days (network total)."""

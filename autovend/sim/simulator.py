@@ -169,12 +169,8 @@ class Simulator:
         self._sku_arr = np.array(self.sku_ids, dtype=object)
         self.capacity: IntArray = world.machines["capacity"].to_numpy().astype(np.int64)
         self._capacity = [int(c) for c in self.capacity]
-        self.ref_fen: IntArray = np.array(
-            [to_fen(float(x)) for x in world.catalog["ref_price"]], dtype=np.int64
-        )
-        self.cost_fen: IntArray = np.array(
-            [to_fen(float(x)) for x in world.catalog["unit_cost"]], dtype=np.int64
-        )
+        self.ref_fen: IntArray = np.array([to_fen(float(x)) for x in world.catalog["ref_price"]], dtype=np.int64)
+        self.cost_fen: IntArray = np.array([to_fen(float(x)) for x in world.catalog["unit_cost"]], dtype=np.int64)
         self._cost = [int(c) for c in self.cost_fen]
         self.shelf_life: IntArray = world.catalog["shelf_life_days"].to_numpy().astype(np.int64)
         bands = [band_fen(int(r), eco.price_band) for r in self.ref_fen]
@@ -283,9 +279,7 @@ class Simulator:
             s.transit_q[o.k] -= o.qty
             arrivals.append(Arrival(oid, self.sku_ids[o.k], o.qty, expiry))
         if arrivals:
-            self.records.insert(
-                "arrivals", ((d, a.order_id, a.sku_id, a.qty, a.expiry_day) for a in arrivals)
-            )
+            self.records.insert("arrivals", ((d, a.order_id, a.sku_id, a.qty, a.expiry_day) for a in arrivals))
             self.records.executemany(
                 "UPDATE orders SET arrived_day = ? WHERE order_id = ?", ((d, a.order_id) for a in arrivals)
             )
@@ -300,9 +294,7 @@ class Simulator:
         rent = wh_units * self.rent_fen_per_unit
         self._charge("warehouse_rent", rent, "")
         self._charge("daily_fee", self.daily_fee_fen, "")
-        delayed = tuple(
-            sorted(oid for ids in s.pending.values() for oid in ids if s.orders[oid].delayed_on(d))
-        )
+        delayed = tuple(sorted(oid for ids in s.pending.values() for oid in ids if s.orders[oid].delayed_on(d)))
         s.day_start = DayStart(
             info=self.day_info(d),
             arrivals=tuple(arrivals),
@@ -324,9 +316,7 @@ class Simulator:
 
     def _check_open(self) -> None:
         if self._s.done:
-            raise EpisodeOver(
-                f"the episode ended after day {self.horizon_days}; start a new run with reset(seed=...)"
-            )
+            raise EpisodeOver(f"the episode ended after day {self.horizon_days}; start a new run with reset(seed=...)")
 
     # ------------------------------------------------------------------ remote actions
 
@@ -487,8 +477,7 @@ class Simulator:
         if qty > have:
             raise ItemError(
                 "insufficient_stock",
-                f"the warehouse holds {have} units of {self.sku_ids[k]}; "
-                f"order more or restock at most {have}",
+                f"the warehouse holds {have} units of {self.sku_ids[k]}; order more or restock at most {have}",
             )
         on_shelf = int(s.shelf_n[m])
         cap = self._capacity[m]
@@ -526,8 +515,7 @@ class Simulator:
         if qty > have:
             raise ItemError(
                 "insufficient_shelf_stock",
-                f"{self.device_ids[m]} holds {have} units of {self.sku_ids[k]}; "
-                f"reduce at most {have} (or delist it)",
+                f"{self.device_ids[m]} holds {have} units of {self.sku_ids[k]}; reduce at most {have} (or delist it)",
             )
         return self._unshelve(m, k, qty, "reduce")
 
@@ -579,23 +567,15 @@ class Simulator:
         s = self._s
         s.touched[m] = s.touched.get(m, 0) + 1
         s.last_visit[m] = s.day
-        self.records.insert_row(
-            "shelf_events", (s.day, self.device_ids[m], self.sku_ids[k], kind, qty, expired)
-        )
+        self.records.insert_row("shelf_events", (s.day, self.device_ids[m], self.sku_ids[k], kind, qty, expired))
 
     def _not_workday(self) -> ItemError:
         """The rejection of every physical item on a day off."""
         info = self.day_info(self._s.day)
         why = f"a {info.day_type}" + (f" ({info.holiday_name})" if info.holiday_name else "")
         nxt = self._days.next_workday(self._s.day)
-        when = (
-            f"the next working day is day {nxt} ({self.world.date_of(nxt)})"
-            if nxt
-            else "no working day follows"
-        )
-        return ItemError(
-            "not_workday", f"day {self._s.day} ({info.date}) is {why}, staff make no site visits; {when}"
-        )
+        when = f"the next working day is day {nxt} ({self.world.date_of(nxt)})" if nxt else "no working day follows"
+        return ItemError("not_workday", f"day {self._s.day} ({info.date}) is {why}, staff make no site visits; {when}")
 
     # ------------------------------------------------------------------ item plumbing
 
@@ -823,9 +803,7 @@ class Simulator:
                 strict=True,
             ),
         )
-        self.records.insert(
-            "visits", ((d, self.device_ids[m], n_ops) for m, n_ops in sorted(s.touched.items()))
-        )
+        self.records.insert("visits", ((d, self.device_ids[m], n_ops) for m, n_ops in sorted(s.touched.items())))
         costs = report.costs_fen
         self.records.insert("daily_costs", ((d, date_s, kind, from_fen(costs[kind])) for kind in COST_KINDS))
         bal = report.balance
@@ -876,9 +854,7 @@ class Simulator:
         )
         M = self.n_machines
         days = np.full(M, d, dtype=np.int64)
-        self.hidden.append(
-            "shocks", {"day": days, "device_id": self._device_arr, "xi": s.xi[:, d - 1].copy()}
-        )
+        self.hidden.append("shocks", {"day": days, "device_id": self._device_arr, "xi": s.xi[:, d - 1].copy()})
         mt = report.machine_table
         self.hidden.append(
             "machine_days",
@@ -1118,9 +1094,7 @@ class Simulator:
             if only is None or m == only
             for e, q in b
         ]
-        return pd.DataFrame(
-            rows, columns=["device_id", "sku_id", "qty", "arrival_day", "expiry_day", "expired"]
-        )
+        return pd.DataFrame(rows, columns=["device_id", "sku_id", "qty", "arrival_day", "expiry_day", "expired"])
 
     def batch_arrays(self) -> dict[str, IntArray]:
         """Shelf and warehouse batches as flat arrays (no DataFrame; for fast read-only views).
@@ -1194,9 +1168,7 @@ class Simulator:
         """
         pf = self._s.price_fen
         ms = np.arange(self.n_machines) if device_id is None else np.array([self._device_index[device_id]])
-        mm, kk = (
-            np.nonzero(pf[ms] != self.ref_fen) if changed_only else np.indices((len(ms), self.n_products))
-        )
+        mm, kk = np.nonzero(pf[ms] != self.ref_fen) if changed_only else np.indices((len(ms), self.n_products))
         mm, kk = ms[mm.ravel()], kk.ravel()
         return pd.DataFrame(
             {
@@ -1299,9 +1271,7 @@ class _DayTable:
         self._workday = np.zeros(n + 1, dtype=bool)
         self._day_type = [""] * (n + 1)
         self._holiday = [""] * (n + 1)
-        for day, w, t, h in zip(
-            cal_days, cal["is_workday"], cal["day_type"], cal["holiday_name"], strict=True
-        ):
+        for day, w, t, h in zip(cal_days, cal["is_workday"], cal["day_type"], cal["holiday_name"], strict=True):
             if day >= 1:
                 self._workday[day] = bool(w)
                 self._day_type[day] = str(t)
@@ -1400,7 +1370,5 @@ def _check_world(world: World) -> None:
         problems.append(f"the calendar lacks {len(missing_cal)} horizon days (first {min(missing_cal)})")
     if problems:
         raise BundleError(
-            f"world {world.name!r} cannot be simulated: "
-            + "; ".join(problems)
-            + ". Re-export or rebuild the world."
+            f"world {world.name!r} cannot be simulated: " + "; ".join(problems) + ". Re-export or rebuild the world."
         )

@@ -178,9 +178,7 @@ def _read_typed(folder: Path, spec: TableSpec) -> pd.DataFrame:
         if col.name not in raw.columns:
             if col.required:
                 raise SourceError(f"{files[0]} lacks column {col.name}; run `autovend check {folder}`")
-            typed[col.name] = pd.Series(
-                np.nan if col.kind in (Kind.INTEGER, Kind.DECIMAL) else pd.NA, index=raw.index
-            )
+            typed[col.name] = pd.Series(np.nan if col.kind in (Kind.INTEGER, Kind.DECIMAL) else pd.NA, index=raw.index)
             continue
         coerced = coerce_column(col, raw[col.name])
         if coerced.issues:
@@ -199,9 +197,7 @@ def read_source_tables(source_dir: str | Path) -> SourceTables:
     """The machines and products tables of a source folder, and its content hash (nothing is written)."""
     folder = Path(source_dir)
     if not folder.is_dir():
-        raise SourceError(
-            f"source folder {folder} does not exist; pass the folder the calibration was made from"
-        )
+        raise SourceError(f"source folder {folder} does not exist; pass the folder the calibration was made from")
     return SourceTables(
         machines=_read_typed(folder, MACHINES),
         products=_read_typed(folder, PRODUCTS),
@@ -331,9 +327,7 @@ def _json_bytes(obj: Any) -> bytes:
 
 def _parquet_bytes(frame: pd.DataFrame) -> bytes:
     """Parquet without pandas metadata (so bytes do not depend on the index or pandas version)."""
-    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(
-        None
-    )
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(None)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue().to_pybytes()
@@ -382,9 +376,7 @@ def world_files(world: World, provenance: dict[str, Any]) -> dict[str, bytes]:
 def world_hash(manifest: dict[str, Any]) -> str:
     """SHA-256 of the manifest's canonical JSON without its `world_hash` key."""
     body = {k: v for k, v in manifest.items() if k != "world_hash"}
-    return _sha256(
-        json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    )
+    return _sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def make_manifest(
@@ -445,8 +437,7 @@ def readme_text(world: World, provenance: dict[str, Any], files: dict[str, bytes
         "",
         "## Origin",
         "",
-        f"- source: `{provenance.get('source_name', '')}`, "
-        f"content hash `{provenance.get('source_hash', '')}`",
+        f"- source: `{provenance.get('source_name', '')}`, content hash `{provenance.get('source_hash', '')}`",
         f"- calibration.json hash `{provenance.get('calibration_hash', '')}`",
         f"- made by autovend {__version__}, bundle schema {SCHEMA_VERSION}; export seed {params.get('seed')}",
         "",
@@ -526,8 +517,7 @@ def _check_output(out_dir: Path, force: bool) -> None:
         raise OutputExistsError(f"{out_dir} exists and is not a folder; choose another output path")
     if any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
         raise OutputExistsError(
-            f"{out_dir} is not empty and is not a world bundle; choose another folder, "
-            "or pass --force to replace it"
+            f"{out_dir} is not empty and is not a world bundle; choose another folder, or pass --force to replace it"
         )
 
 
@@ -554,8 +544,7 @@ def export_world(
         calibration = CalibrationResult.read(cal_dir)
     except (OSError, ValueError) as exc:
         raise ExportError(
-            f"cannot read the calibration in {cal_dir} ({exc}); "
-            f"run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
+            f"cannot read the calibration in {cal_dir} ({exc}); run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
         ) from exc
     source = read_source_tables(source_dir)
     params = load_export_params(params_path)
@@ -604,9 +593,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     """The parsed manifest of the bundle at `path`, structure checked (not the files)."""
     folder = Path(path)
     if not folder.is_dir():
-        raise BundleError(
-            f"no world bundle at {folder} (not a folder); export one with `autovend export-world`"
-        )
+        raise BundleError(f"no world bundle at {folder} (not a folder); export one with `autovend export-world`")
     file = folder / MANIFEST
     if not file.is_file():
         raise BundleError(
@@ -631,9 +618,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         )
     missing = [k for k in _MANIFEST_KEYS if k not in manifest]
     if missing or not isinstance(manifest.get("files"), dict):
-        raise BundleError(
-            f"{file} lacks {missing or ['files']}; re-export the bundle with `autovend export-world`"
-        )
+        raise BundleError(f"{file} lacks {missing or ['files']}; re-export the bundle with `autovend export-world`")
     return manifest
 
 
@@ -655,8 +640,7 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
     extra = sorted(present - set(listed))
     if extra:
         raise BundleError(
-            f"{folder} holds files its manifest does not list: {', '.join(extra)}; remove them or re-export "
-            "the bundle"
+            f"{folder} holds files its manifest does not list: {', '.join(extra)}; remove them or re-export the bundle"
         )
     for name in sorted(listed):
         file = folder / name
@@ -686,9 +670,7 @@ def _read_parquet(folder: Path, name: str, columns: list[str]) -> pd.DataFrame:
     return frame
 
 
-def _attraction_matrix(
-    long: pd.DataFrame, machines: pd.DataFrame, catalog: pd.DataFrame, where: Path
-) -> np.ndarray:
+def _attraction_matrix(long: pd.DataFrame, machines: pd.DataFrame, catalog: pd.DataFrame, where: Path) -> np.ndarray:
     M, K = len(machines), len(catalog)
     ok = (
         len(long) == M * K
@@ -696,9 +678,7 @@ def _attraction_matrix(
             long["device_id"].astype(str).to_numpy(),
             np.repeat(machines["device_id"].astype(str).to_numpy(), K),
         )
-        and np.array_equal(
-            long["sku_id"].astype(str).to_numpy(), np.tile(catalog["sku_id"].astype(str).to_numpy(), M)
-        )
+        and np.array_equal(long["sku_id"].astype(str).to_numpy(), np.tile(catalog["sku_id"].astype(str).to_numpy(), M))
     )
     if not ok:
         raise BundleError(
@@ -720,9 +700,7 @@ def load_world(path: str | Path) -> World:
         timezone, country = str(settings["timezone"]), str(settings["country"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
-    machines = _read_parquet(
-        folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"]
-    )
+    machines = _read_parquet(folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"])
     catalog = _read_parquet(folder, "catalog.parquet", CATALOG_EXPORT_COLUMNS[:7])
     long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"])
     b = _attraction_matrix(long, machines, catalog, folder / "base_attraction.parquet")
@@ -798,9 +776,7 @@ def summarize(world: World, manifest: dict[str, Any]) -> dict[str, Any]:
             "products": world.n_products,
             "subcategories": int(c["category_l2"].nunique()),
             "by_category": {str(k): int(v) for k, v in c["category_l1"].value_counts().sort_index().items()},
-            "shelf_lives": {
-                int(k): int(v) for k, v in c["shelf_life_days"].value_counts().sort_index().items()
-            },
+            "shelf_lives": {int(k): int(v) for k, v in c["shelf_life_days"].value_counts().sort_index().items()},
             "margin_by_category": {
                 str(k): (float(v.min()), float(v.max()))
                 for k, v in (1.0 - c["unit_cost"] / c["ref_price"]).groupby(c["category_l1"], sort=True)

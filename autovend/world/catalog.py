@@ -79,9 +79,7 @@ def unit_costs(
     draws = rng.random(len(ref))
     with np.errstate(invalid="ignore", divide="ignore"):
         margin = 1.0 - cost / ref
-    keep = (
-        np.isfinite(cost) & (cost > 0) & (margin >= lo - MARGIN_TOLERANCE) & (margin <= hi + MARGIN_TOLERANCE)
-    )
+    keep = np.isfinite(cost) & (cost > 0) & (margin >= lo - MARGIN_TOLERANCE) & (margin <= hi + MARGIN_TOLERANCE)
     ref_fen = np.round(ref * 100.0)
     drawn = np.round(ref_fen * (1.0 - (lo + draws * (hi - lo))))
     lo_fen = np.array([math.ceil(x - 1e-6) for x in ref_fen * (1.0 - hi)])
@@ -157,9 +155,7 @@ def build_catalog(
         )
     rows = src.loc[ids.to_numpy()]
     names = rows["name"].astype("str")
-    names = names.where(
-        names.notna() & (names.str.strip() != ""), pd.Series(ids.to_numpy(), index=rows.index)
-    )
+    names = names.where(names.notna() & (names.str.strip() != ""), pd.Series(ids.to_numpy(), index=rows.index))
     lo, hi = margin_bands(kept["category_l1"], margins, other_margin)
     cost, from_source = unit_costs(
         rows["ref_price"].to_numpy(dtype=float),

@@ -39,9 +39,7 @@ class Economics(BaseModel):
     price_band: tuple[float, float] = (0.5, 2.0)  # x reference price
     lead_time_nominal_days: int = 3
     # actual lead time (days after placement) -> probability; documented, seeded per order
-    lead_time_pmf: dict[int, float] = Field(
-        default_factory=lambda: {2: 0.15, 3: 0.60, 4: 0.15, 5: 0.07, 6: 0.03}
-    )
+    lead_time_pmf: dict[int, float] = Field(default_factory=lambda: {2: 0.15, 3: 0.60, 4: 0.15, 5: 0.07, 6: 0.03})
     memory_limit_chars: int = 6_000
     default_supplier: str = "default"
 

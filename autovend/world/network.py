@@ -92,9 +92,7 @@ def _pools(candidates: pd.DataFrame, site: str, min_days: int) -> _Pools:
     kappa, R, U = (c[col].to_numpy(dtype=float) for col in ("kappa", "R", "U"))
     ok = np.isfinite(kappa) & (kappa > 0) & np.isfinite(R) & (R > 0) & np.isfinite(U) & (U > 0)
     usable = c[ok].sort_values("machine_id", kind="stable")
-    good = (usable["kappa_source"].astype(str) == STRUCTURAL) & (
-        usable["n_days"].to_numpy(dtype=float) >= min_days
-    )
+    good = (usable["kappa_source"].astype(str) == STRUCTURAL) & (usable["n_days"].to_numpy(dtype=float) >= min_days)
     return _Pools(preferred=usable[good.to_numpy()], usable=usable)
 
 

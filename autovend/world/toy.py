@@ -104,11 +104,7 @@ def toy_attraction(
     popularity = rng.lognormal(0.0, 1.0, size=K)
     drinks = (catalog["category_l1"] == "drinks").to_numpy()
     pref = rng.uniform(0.7, 1.4, size=(M, 2))
-    b = (
-        popularity[None, :]
-        * np.where(drinks[None, :], pref[:, :1], pref[:, 1:])
-        * rng.lognormal(0, 0.3, (M, K))
-    )
+    b = popularity[None, :] * np.where(drinks[None, :], pref[:, :1], pref[:, 1:]) * rng.lognormal(0, 0.3, (M, K))
     u = X_RATIO * E_ELASTICITY / (1.0 - E_ELASTICITY)
     target = rng.uniform(25.0, 60.0, size=M)  # units a day of the reference shelf
     _, R0 = reference_shelf(b, TOY_CAPACITY, phi)
@@ -137,9 +133,7 @@ def toy_world(n_machines: int = 3, n_products: int = 12, seed: int = 0, **overri
     catalog = toy_catalog(n_products, rng)
     b, U = toy_attraction(machines, catalog, demand.phi, rng)
     machines["U"] = U
-    weather = daily_weather(
-        start, start + dt.timedelta(days=horizon - 1 + 7), seed
-    )  # a week past the last day
+    weather = daily_weather(start, start + dt.timedelta(days=horizon - 1 + 7), seed)  # a week past the last day
     fields: dict[str, Any] = {
         "name": f"toy-{n_machines}x{n_products}-s{seed}",
         "machines": machines,

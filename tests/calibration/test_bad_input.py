@@ -56,9 +56,7 @@ def test_one_machine_cannot_identify_u(tmp_path):
 
 def test_shocks_need_four_weeks(tmp_path):
     src = load_source(_source(tmp_path, 20, {"worksite/canteen": 2, "office/office_building": 1}, 3, 700))
-    with pytest.raises(
-        InsufficientDataError, match=r"shock parameters r and rho need a machine with at least 28"
-    ):
+    with pytest.raises(InsufficientDataError, match=r"shock parameters r and rho need a machine with at least 28"):
         calibrate(src, CalibrationConfig(min_machine_days_u=10))
 
 

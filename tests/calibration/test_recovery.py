@@ -96,9 +96,7 @@ def test_site_preference_and_subcategories_recovered(compared):
 def realised_shock(truth) -> pd.Series:
     """Each machine's demand-weighted mean shock over its days: what its observed mean carries."""
     d = truth["daily"]
-    return d.groupby("machine_id").apply(
-        lambda g: g["expected_kept"].sum() / (g["expected_kept"] / g["xi"]).sum()
-    )
+    return d.groupby("machine_id").apply(lambda g: g["expected_kept"].sum() / (g["expected_kept"] / g["xi"]).sum())
 
 
 def test_machine_scales_recovered(synthetic_calibration, compared, truth):
@@ -164,9 +162,7 @@ def test_r_from_sales_without_censoring_correction_fails(synthetic_calibration, 
     day = ((md["date"] - md["date"].min()).dt.days).to_numpy()
     scale = md["units"].sum() / md["expected"].sum()  # fit the sales level, ignore censoring
     mu = md["expected"].to_numpy() * scale
-    fit = fit_shocks(
-        md["units"].to_numpy(float), mu, mu, code, day, md["date"].dt.day_of_week.to_numpy(), min_days=28
-    )
+    fit = fit_shocks(md["units"].to_numpy(float), mu, mu, code, day, md["date"].dt.day_of_week.to_numpy(), min_days=28)
     assert abs(fit.r / truth["scalars"]["r"] - 1) > 0.20, fit.r
 
 

@@ -414,9 +414,7 @@ BROKEN = [
 
 
 @pytest.mark.parametrize(("mutate_tables", "mutate_folder", "expected", "n_errors"), BROKEN)
-def test_broken_source_is_refused_with_a_precise_line(
-    tmp_path, mutate_tables, mutate_folder, expected, n_errors
-):
+def test_broken_source_is_refused_with_a_precise_line(tmp_path, mutate_tables, mutate_folder, expected, n_errors):
     tables = source_tables()
     if mutate_tables is not None:
         mutate_tables(tables)

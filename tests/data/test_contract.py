@@ -119,9 +119,7 @@ def test_location_check_wants_own_site_type_as_prefix():
         {
             "machine_id": ["M1", "M2", "M3", "M4", "M5"],
             "site_type": ["worksite", "campus", "campus", "office", "office"],
-            "location": pd.Series(
-                ["worksite/canteen", None, "worksite/gym", "office", "office/"], dtype="str"
-            ),
+            "location": pd.Series(["worksite/canteen", None, "worksite/gym", "office", "office/"], dtype="str"),
             "capacity": [1.0, 2.0, 3.0, 4.0, 5.0],
         }
     )

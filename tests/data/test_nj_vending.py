@@ -175,9 +175,7 @@ def test_zero_price_only_product_is_dropped_not_priced_at_zero(tmp_path: Path) -
         ("Processed", "M1", "GuttenPlans", "Gum", "Food", "t3", "1/1/2022", "1", "1"),
     ]
     res = adapt_nj_vending(read_nj_vending_csv(_tiny_csv(tmp_path / "z.csv", rows)))
-    assert [(g.reason, g.lines) for g in res.dropped] == [
-        ("product never sold at a price > 0 (no ref_price)", (2,))
-    ]
+    assert [(g.reason, g.lines) for g in res.dropped] == [("product never sold at a price > 0 (no ref_price)", (2,))]
     assert res.products[["name", "ref_price"]].values.tolist() == [["Gum", "1.00"]]
     assert res.orders["unit_price"].tolist() == ["0.00", "1.00"]
 

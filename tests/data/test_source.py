@@ -81,9 +81,7 @@ def test_typed_parquet_numbers():
 
 
 def test_timestamps_datetimes_with_t_or_space_and_fractions():
-    out = coerce_column(
-        ORDERS.column("ts"), text("2025-03-04T12:31:05", "2025-03-04 08:00", "2025-03-04T23:59:59.5")
-    )
+    out = coerce_column(ORDERS.column("ts"), text("2025-03-04T12:31:05", "2025-03-04 08:00", "2025-03-04T23:59:59.5"))
     assert issues(out) == {}
     assert out.has_time
     assert out.values.dtype == "datetime64[ns]"
@@ -198,9 +196,7 @@ def test_load_source_types(tmp_path):
 def test_load_source_drops_extra_columns_and_fills_absent_optional_ones(tmp_path):
     tables = source_tables()
     tables["orders"] = tables["orders"].drop(columns=["status"]).assign(note="x")
-    source = load_source(
-        write_source(tmp_path / "src", tables={**tables, "inventory": None, "weather": None})
-    )
+    source = load_source(write_source(tmp_path / "src", tables={**tables, "inventory": None, "weather": None}))
     assert "note" not in source.orders.columns
     assert (source.orders["status"] == "completed").all()
     assert source.inventory is None and source.weather is None

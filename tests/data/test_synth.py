@@ -30,9 +30,7 @@ def test_headline_figures(synthetic_dirs, synthetic_source):
     assert abs(units / PAPER_UNITS - 1) <= 0.05, units
     kept = src.products.loc[src.products["category_l2"].isin(KEPT_SUBCATEGORIES), "sku_id"]
     assert len(kept) >= 1372
-    assert (
-        src.products.loc[src.products["category_l2"].isin(KEPT_SUBCATEGORIES), "category_l2"].nunique() == 18
-    )
+    assert src.products.loc[src.products["category_l2"].isin(KEPT_SUBCATEGORIES), "category_l2"].nunique() == 18
     share = completed.loc[completed["sku_id"].isin(kept), "qty"].sum() / units
     assert 0.85 <= share <= 0.93, share
     assert src.inventory["machine_id"].nunique() == 67
@@ -40,11 +38,7 @@ def test_headline_figures(synthetic_dirs, synthetic_source):
     statuses = src.orders["status"].value_counts()
     assert statuses["refunded"] > 0 and statuses["failed"] > 0
     assert (src.orders.groupby("order_id").size() > 1).mean() > 0.05  # multi-line orders
-    assert (
-        src.products["shelf_life_days"][src.products["category_l2"].isin(KEPT_SUBCATEGORIES)]
-        .isin([30, 90])
-        .all()
-    )
+    assert src.products["shelf_life_days"][src.products["category_l2"].isin(KEPT_SUBCATEGORIES)].isin([30, 90]).all()
     off_ref = completed.merge(src.products[["sku_id", "ref_price"]], on="sku_id")
     assert 0.02 < (off_ref["unit_price"] != off_ref["ref_price"]).mean() < 0.3  # some local prices
 

@@ -80,9 +80,7 @@ class SimulatorMachine(RuleBasedStateMachine):
             self.place_order([{"sku_id": k, "qty": 40} for k in SKUS])
             while self.sim.in_transit_units().sum() or not self.sim.is_workday:
                 self._end_day()
-            self._physical(
-                "restock", [{"device_id": d, "sku_id": k, "qty": 4} for d in DEVICES for k in SKUS]
-            )
+            self._physical("restock", [{"device_id": d, "sku_id": k, "qty": 4} for d in DEVICES for k in SKUS])
             assert self.sim.visits_today() == dict.fromkeys(DEVICES, len(SKUS))
 
     @precondition(lambda self: not self.sim.done)
@@ -128,9 +126,7 @@ class SimulatorMachine(RuleBasedStateMachine):
         sim = self.sim
         cash = sim.cash_fen
         res = sim.place_order(batch)
-        spent = sum(
-            a.detail["qty"] * int(sim.cost_fen[sim.sku_index(a.detail["sku_id"])]) for a in res.accepted
-        )
+        spent = sum(a.detail["qty"] * int(sim.cost_fen[sim.sku_index(a.detail["sku_id"])]) for a in res.accepted)
         assert sim.cash_fen == cash - spent
         self.purchase_fen += spent
 

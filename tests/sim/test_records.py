@@ -43,9 +43,7 @@ def test_hidden_log_keeps_write_order_and_pickles():
     log = HiddenLog()
     log.append_row("lead_times", (1, 1, 3, 4))
     log.append_row("lead_times", (2, 1, 2, 3))
-    log.append(
-        "lead_times", {"order_id": [3, 4], "placed_day": [2, 2], "lead_days": [6, 3], "arrival_day": [8, 5]}
-    )
+    log.append("lead_times", {"order_id": [3, 4], "placed_day": [2, 2], "lead_days": [6, 3], "arrival_day": [8, 5]})
     log.append_row("lead_times", (5, 3, 4, 7))
     df = log.frame("lead_times")
     assert df["order_id"].tolist() == [1, 2, 3, 4, 5] and df["lead_days"].tolist() == [3, 2, 6, 3, 4]

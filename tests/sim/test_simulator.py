@@ -69,9 +69,7 @@ def test_world_without_weather_is_refused(world):
 def test_order_debits_cash_at_placement_and_lands_after_its_lead_time(world):
     sim = Simulator(world, seed=11)
     cash = sim.cash_fen
-    res = sim.place_order(
-        [{"sku_id": "SKU0003", "qty": 40}, {"sku_id": "SKU0004", "qty": 7, "supplier_id": "default"}]
-    )
+    res = sim.place_order([{"sku_id": "SKU0003", "qty": 40}, {"sku_id": "SKU0004", "qty": 7, "supplier_id": "default"}])
     assert res.all_accepted and [a.detail["order_id"] for a in res.accepted] == [1, 2]
     assert sim.cash_fen == cash - 40 * cost_fen(sim, "SKU0003") - 7 * cost_fen(sim, "SKU0004")
     assert res.accepted[0].detail["eta_day"] == 4 and res.accepted[0].detail["eta_date"] == "2025-01-04"
@@ -130,20 +128,14 @@ def test_cash_may_go_negative_and_nothing_stops(world):
         pytest.param("place_order", {"sku_id": "SKU0001", "qty": "3"}, "invalid_qty", id="str-qty"),
         pytest.param("place_order", {"sku_id": "SKU0001"}, "invalid_qty", id="no-qty"),
         pytest.param("place_order", {"sku_id": "SKU0001", "qty": 10**9}, "qty_too_large", id="huge-qty"),
-        pytest.param(
-            "place_order", {"sku_id": "SKU0001", "qty": 1, "supplier_id": "acme"}, "unknown_supplier"
-        ),
+        pytest.param("place_order", {"sku_id": "SKU0001", "qty": 1, "supplier_id": "acme"}, "unknown_supplier"),
         pytest.param("place_order", "SKU0001", "invalid_item", id="not-a-dict"),
         pytest.param("place_order", None, "invalid_item", id="none"),
         pytest.param("adjust_price", {"device_id": "X", "sku_id": "SKU0001", "price": 3}, "unknown_device"),
         pytest.param("adjust_price", {"device_id": D0, "sku_id": "SKU0001", "price": "3"}, "invalid_price"),
-        pytest.param(
-            "adjust_price", {"device_id": D0, "sku_id": "SKU0001", "price": float("nan")}, "invalid_price"
-        ),
+        pytest.param("adjust_price", {"device_id": D0, "sku_id": "SKU0001", "price": float("nan")}, "invalid_price"),
         pytest.param("adjust_price", {"device_id": D0, "sku_id": "SKU0001"}, "invalid_price", id="no-price"),
-        pytest.param(
-            "adjust_price", {"device_id": D0, "sku_id": "SKU0001", "price": 1e6}, "price_out_of_band"
-        ),
+        pytest.param("adjust_price", {"device_id": D0, "sku_id": "SKU0001", "price": 1e6}, "price_out_of_band"),
         pytest.param("discard", {"sku_id": "SKU0001", "qty": 1}, "insufficient_stock", id="discard-empty"),
         pytest.param("discard", {"sku_id": "SKU0001", "qty": -1}, "invalid_qty", id="discard-negative"),
     ],
@@ -493,9 +485,7 @@ def test_schema_doc_documents_every_table_and_column(world):
     from autovend.sim.records import RECORD_TABLES
 
     for table in RECORD_TABLES:
-        line = next(
-            ln for ln in SCHEMA_DOC.replace("\n  ", " ").splitlines() if ln.startswith(f"- {table.name}(")
-        )
+        line = next(ln for ln in SCHEMA_DOC.replace("\n  ", " ").splitlines() if ln.startswith(f"- {table.name}("))
         assert all(c in line for c in table.column_names), table.name
     for name, cols in HIDDEN_COLUMNS.items():
         line = next(ln for ln in SCHEMA_DOC.replace("\n  ", " ").splitlines() if ln.startswith(f"- {name}("))

@@ -293,9 +293,7 @@ def edit_params(path: Path) -> None:
 @pytest.mark.parametrize(
     ("file", "damage", "message"),
     [
-        pytest.param(
-            "base_attraction.parquet", flip_byte, r"base_attraction.parquet was changed", id="flipped-byte"
-        ),
+        pytest.param("base_attraction.parquet", flip_byte, r"base_attraction.parquet was changed", id="flipped-byte"),
         pytest.param(
             "README.md",
             lambda p: p.write_text(p.read_text() + "\nnote\n"),
@@ -307,9 +305,7 @@ def edit_params(path: Path) -> None:
         pytest.param(MANIFEST, bump_schema, r"schema 2, newer .* upgrade AutoVend", id="newer-schema"),
         pytest.param(MANIFEST, lambda p: p.write_text("{not json"), r"not readable JSON", id="bad-json"),
         pytest.param(MANIFEST, edit_params, r"world_hash does not match", id="edited-manifest"),
-        pytest.param(
-            "extra.csv", lambda p: p.write_text("x\n"), r"does not list: extra.csv", id="extra-file"
-        ),
+        pytest.param("extra.csv", lambda p: p.write_text("x\n"), r"does not list: extra.csv", id="extra-file"),
     ],
 )
 def test_a_damaged_bundle_is_refused_with_a_clear_message(bundle_copy, file, damage, message):
@@ -383,9 +379,7 @@ def test_summary_of_a_bundle(small):
         "country": "CN",
         "calendar_end": "2026-09-08",
     }
-    assert {k: len(v) for k, v in s["sources_by_site"].items()} == dict(
-        zip(SITES, (6, 2, 4, 6, 2), strict=True)
-    )
+    assert {k: len(v) for k, v in s["sources_by_site"].items()} == dict(zip(SITES, (6, 2, 4, 6, 2), strict=True))
     assert s["catalog"]["by_category"] == {"drinks": 4, "snacks": 4}
     assert s["holidays"][0] == ("2025-01-01", "元旦", False)
     assert ("2025-01-26", "makeup workday", True) in s["holidays"]

@@ -130,9 +130,7 @@ def test_custom_margin_bands():
 
 def test_tiny_prices_never_cost_nothing():
     rng = np.random.default_rng(0)
-    cost, kept_ = unit_costs(
-        np.array([0.01, 0.05, 0.07]), np.full(3, np.nan), np.full(3, 0.3), np.full(3, 0.4), rng
-    )
+    cost, kept_ = unit_costs(np.array([0.01, 0.05, 0.07]), np.full(3, np.nan), np.full(3, 0.3), np.full(3, 0.4), rng)
     assert not kept_.any()
     assert (cost >= 0.01).all()
     assert cost[1] == 0.03  # 0.05 x (1 - [0.3, 0.4]) = [0.03, 0.035]: the one fen amount in the band

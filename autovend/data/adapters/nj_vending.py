@@ -284,9 +284,9 @@ def adapt_nj_vending(df_raw: pd.DataFrame) -> AdaptResult:
             f"the NJ vending CSV lacks the columns {missing_cols}; found {list(df_raw.columns)}. "
             "Use the full-year 2022 'Vending Machine Sales' export (see docs/real-data.md)."
         )
-    raw = pd.DataFrame(
-        {c: df_raw[c].astype("string").fillna("").str.strip() for c in RAW_COLUMNS}
-    ).reset_index(drop=True)
+    raw = pd.DataFrame({c: df_raw[c].astype("string").fillna("").str.strip() for c in RAW_COLUMNS}).reset_index(
+        drop=True
+    )
     n = len(raw)
     line = np.arange(n, dtype=np.int64) + 2
 
@@ -399,9 +399,7 @@ def _machines(
     name = _modal(kept, "Device ID", "Machine")
     site_type = _lookup(location, LOCATION_SITE_TYPES).fillna("unknown")
     detail = location.map(slugify)
-    label = pd.Series(
-        np.where(detail != "", site_type + "/" + detail, ""), index=location.index, dtype=object
-    )
+    label = pd.Series(np.where(detail != "", site_type + "/" + detail, ""), index=location.index, dtype=object)
     machines = pd.DataFrame(
         {
             "machine_id": location.index.astype(str),

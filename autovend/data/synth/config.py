@@ -89,6 +89,8 @@ class OperatorSettings(BaseModel):
     refunded_share: float = 0.012  # extra refunded lines (dispensing failures), per completed line
     failed_share: float = 0.008  # extra failed-payment lines, per completed line
     zero_count_share: float = 0.5  # removed SKUs written as a 0 count (else absent from the count)
+    lapse_per_month: float = 0.3  # spells without visits (staff shortage, site access) per machine-month
+    lapse_days: tuple[int, int] = (5, 16)  # length range of a spell, days
 
 
 class SynthConfig(BaseModel):

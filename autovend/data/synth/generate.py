@@ -64,7 +64,10 @@ def _run_scaled(
     calendar: pd.DataFrame,
     weather: pd.DataFrame,
 ) -> tuple[Truth, np.ndarray, OperatorRun]:
-    """Run the operator twice: a pass that scales kappa and the compartment to the target, then the final."""
+    """Run the operator three times: two passes rescale kappa and the compartment, then the final run.
+
+    The operator reacts to demand (par levels follow observed sales), so one rescale is not enough.
+    """
     n_days = len(calendar)
     kept_target = _kept_target(config, machines, n_days)
     x, u = config.truth.x, config.truth.u
@@ -74,7 +77,7 @@ def _run_scaled(
     oos_level = np.where(has_c, kept_target * share / ((1 - share) * max(has_c.mean(), 1e-9)), 0.0)
     run = None
     truth = truth0
-    for final in (False, True):
+    for final in (False, False, True):
         truth = with_kappa(truth0, kappa)
         inp = OperatorInputs(
             config, settings, catalog, machines, truth.b, truth.U, oos_level, kept_target, calendar, weather
@@ -122,9 +125,7 @@ def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> S
         ),
         "licence": "CC0-1.0 (generated data)",
     }
-    truth_json, truth_tables = _truth_outputs(
-        config, settings, catalog, machines, truth, oos_level, run, dates
-    )
+    truth_json, truth_tables = _truth_outputs(config, settings, catalog, machines, truth, oos_level, run, dates)
     return SyntheticSource(
         source_yaml=source_yaml,
         machines=contract_machines,
@@ -165,9 +166,7 @@ def _truth_outputs(
         mean_daily_units_kept=("sales_kept", "mean"),
         mean_daily_units_oos=("sales_oos", "mean"),
     )
-    machines_t = machines[
-        ["machine_id", "site_type", "location", "has_inventory", "has_compartment", "level"]
-    ].copy()
+    machines_t = machines[["machine_id", "site_type", "location", "has_inventory", "has_compartment", "level"]].copy()
     machines_t["kappa"] = truth.kappa
     machines_t["R"] = R
     machines_t["U"] = truth.U
@@ -180,9 +179,7 @@ def _truth_outputs(
         .reset_index()
         .melt(id_vars="site_type", var_name="category_l1", value_name="pi")
     )
-    sub_t = (
-        catalog.loc[catalog["kept"], ["category_l2", "category_l1"]].drop_duplicates().reset_index(drop=True)
-    )
+    sub_t = catalog.loc[catalog["kept"], ["category_l2", "category_l1"]].drop_duplicates().reset_index(drop=True)
     sub_t["gamma"] = truth.gamma.reindex(sub_t["category_l2"]).to_numpy()
     daily_t = pd.DataFrame(
         {
@@ -251,9 +248,7 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
         src.inventory.to_csv(tmp / "inventory.csv", index=False, lineterminator="\n")
         src.weather.to_csv(tmp / "weather.csv", index=False, lineterminator="\n")
     with atomic_dir(truth_dir) as tmp:
-        (tmp / "truth.json").write_text(
-            json.dumps(src.truth_json, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        (tmp / "truth.json").write_text(json.dumps(src.truth_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         for name, table in src.truth_tables.items():
             table.to_parquet(tmp / f"{name}.parquet", index=False)
         (tmp / "README.md").write_text(

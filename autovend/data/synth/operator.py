@@ -1,5 +1,9 @@
 """Day-by-day run of the synthetic operator: assortments, visits, restocking, prices and demand.
 
+The operator restocks on working days every few days, reviews assortments about monthly (dropping its
+weakest sellers for new picks), prices most products at reference, and now and then goes through a
+spell without visits (staff shortage, site access) during which shelves run down.
+
 The drink/snack shelf sells through the shared demand kernel (eq. 2-3) with the truth parameters.
 Out-of-scope products (fresh food, ice cream, daily goods) sit in a separate compartment of some
 machines: they do not enter the drink/snack choice set or its capacity, and sell by independent
@@ -76,19 +80,25 @@ class _Machines:
         )
         level_rank = inp.machines["level"].rank(pct=True).to_numpy()
         self.n_assort = np.round(
-            cfg.assortment_min
-            + (cfg.assortment_max - cfg.assortment_min) * (0.6 * level_rank + 0.4 * rng.random(M))
+            cfg.assortment_min + (cfg.assortment_max - cfg.assortment_min) * (0.6 * level_rank + 0.4 * rng.random(M))
         ).astype(int)
         self.fill_target = rng.uniform(cfg.fill_target_min, cfg.fill_target_max, M)
         # working days between routine visits: high sellers are visited more often
         days_of_stock = self.fill_target * self.cap / np.maximum(inp.kept_target, 0.5)
-        self.interval = np.clip(
-            np.floor(0.45 * days_of_stock * 5 / 7), cfg.visit_interval_min, cfg.visit_interval_max
-        )
+        self.interval = np.clip(np.floor(0.45 * days_of_stock * 5 / 7), cfg.visit_interval_min, cfg.visit_interval_max)
         self.interval = self.interval.astype(int)
         self.deviating = rng.random(M) < cfg.price_deviation_machine_share
         self.next_review = (cfg.rotation_days * rng.uniform(0.5, 1.5, M)).astype(int)
         self.workdays_since = np.zeros(M, dtype=int)
+        # lapses: spells without visits, when shelves run down (real records have them)
+        n_days = len(inp.calendar)
+        self.lapsed = np.zeros((M, n_days), dtype=bool)
+        n_lapses = rng.poisson(cfg.lapse_per_month * n_days / 30.4, M)
+        for m in range(M):
+            for _ in range(int(n_lapses[m])):
+                start = int(rng.integers(1, n_days))
+                length = int(rng.integers(cfg.lapse_days[0], cfg.lapse_days[1] + 1))
+                self.lapsed[m, start : start + length] = True
         self.sold_window = np.zeros((M, K), dtype=float)  # units since the last review
         self.days_window = np.zeros((M, K), dtype=float)  # days on shelf since the last review
 
@@ -98,9 +108,7 @@ class _Machines:
         cfg = self.inp.config.operator
         n = min(n, len(candidates))
         n_explore = int(round(cfg.explore_share * n))
-        explore = (
-            self.rng.choice(candidates, size=n_explore, replace=False) if n_explore else np.array([], int)
-        )
+        explore = self.rng.choice(candidates, size=n_explore, replace=False) if n_explore else np.array([], int)
         rest = np.setdiff1d(candidates, explore)
         top = rest[np.argsort(-self.belief[m, rest], kind="stable")[: n - n_explore]]
         return np.concatenate([explore, top]).astype(int)
@@ -211,7 +219,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
         if d > 0 and workday[d]:
             st.workdays_since += 1
             fill = st.q[:, kept_idx].sum(axis=1) / st.cap
-            due = (st.workdays_since >= st.interval) | (fill < cfg.operator.low_fill_trigger)
+            due = ((st.workdays_since >= st.interval) | (fill < cfg.operator.low_fill_trigger)) & ~st.lapsed[:, d]
             for m in np.flatnonzero(due):
                 removed = np.array([], dtype=int)
                 if d >= st.next_review[m]:

@@ -74,13 +74,9 @@ def order_lines(
     site = machines["site_type"].to_numpy()
     t_txn = _seconds_of_day(rng, site[m[starts]])
     secs = t_txn[txn]
-    lines = pd.DataFrame(
-        {"m": m, "day": day, "k": k, "qty": qty, "unit_price": price, "txn": txn, "secs": secs}
-    )
+    lines = pd.DataFrame({"m": m, "day": day, "k": k, "qty": qty, "unit_price": price, "txn": txn, "secs": secs})
     # a product bought twice in one transaction is one line with the summed quantity
-    lines = lines.groupby(["txn", "m", "day", "k", "unit_price", "secs"], as_index=False, sort=False)[
-        "qty"
-    ].sum()
+    lines = lines.groupby(["txn", "m", "day", "k", "unit_price", "secs"], as_index=False, sort=False)["qty"].sum()
     lines["status"] = "completed"
     # refunded and failed lines: separate attempts, no stock taken
     extras = []

@@ -39,9 +39,7 @@ class Truth:
         return self.u * self.R
 
 
-def build_truth(
-    config: SynthConfig, settings: DemandSettings, catalog: pd.DataFrame, machines: pd.DataFrame
-) -> Truth:
+def build_truth(config: SynthConfig, settings: DemandSettings, catalog: pd.DataFrame, machines: pd.DataFrame) -> Truth:
     """Factors of eq. (4) in canonical form (see autovend.calibration.normalise), kappa = 1 for now."""
     kept = catalog["kept"].to_numpy()
     cats = sorted(catalog.loc[kept, "category_l1"].unique())

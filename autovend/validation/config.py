@@ -1,0 +1,39 @@
+"""Parameters of the validation stage (DVC params `validate`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from autovend.errors import ConfigError
+
+
+class ValidationConfig(BaseModel):
+    """Held-out validation settings (paper §3.3: eight-week window, 100 seeds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    test_weeks: int = Field(8, ge=1)  # the last weeks of the records are the test window
+    seeds: int = Field(100, ge=1)  # replay draws
+    seed: int = 0  # base seed of the replay streams
+    persistence_weeks: int = Field(4, ge=1)  # the persistence reference's look-back
+    other_share: float = Field(0.005, ge=0)  # subcategories below this realised share pool into Other (figure only)
+    min_machine_days: int = Field(28, ge=1)  # a machine needs this many training days to be evaluated
+    limits: str = ""  # what limits this source's numbers, written into validation.md
+
+
+def load_validation_config(path: str | Path | None, section: str = "validate") -> ValidationConfig:
+    """Read a section of a params YAML file; defaults when `path` is None."""
+    if path is None:
+        return ValidationConfig()
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
+    try:
+        return ValidationConfig.model_validate(raw.get(section, {}) or {})
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: invalid `{section}` params:\n{exc}") from exc

@@ -1,0 +1,47 @@
+"""Validation metrics (§3.3): volume error, machine-week WAPE, subcategory TVD, within-machine Spearman."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+
+def wape(actual: np.ndarray, predicted: np.ndarray) -> float:
+    """Weighted absolute percentage error: sum |v - v_hat| / sum v (eq. 5)."""
+    actual = np.asarray(actual, dtype=float)
+    denom = actual.sum()
+    return float(np.abs(actual - np.asarray(predicted, dtype=float)).sum() / denom) if denom > 0 else float("nan")
+
+
+def tvd(p: np.ndarray, q: np.ndarray) -> float:
+    """Total variation distance between two distributions given as non-negative weights."""
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    if p.sum() <= 0 or q.sum() <= 0:
+        return float("nan")
+    return float(0.5 * np.abs(p / p.sum() - q / q.sum()).sum())
+
+
+def volume_error(actual_total: float, predicted_total: float) -> float:
+    """Relative error of total volume: (predicted - actual) / actual."""
+    return float((predicted_total - actual_total) / actual_total) if actual_total > 0 else float("nan")
+
+
+def median_within_spearman(
+    group: np.ndarray, actual: np.ndarray, predicted: np.ndarray, min_items: int = 5
+) -> tuple[float, np.ndarray]:
+    """Median over groups (machines) of the Spearman correlation of items (products) within each group.
+
+    Groups with fewer than `min_items` items, or with constant actual or predicted values, are skipped.
+    Returns (median, the per-group correlations).
+    """
+    order = np.argsort(group, kind="stable")
+    g, a, p = group[order], actual[order], predicted[order]
+    bounds = np.flatnonzero(np.diff(g)) + 1
+    rhos = []
+    for idx_a, idx_p in zip(np.split(a, bounds), np.split(p, bounds), strict=True):
+        if len(idx_a) < min_items or np.ptp(idx_a) == 0 or np.ptp(idx_p) == 0:
+            continue
+        rhos.append(stats.spearmanr(idx_a, idx_p)[0])
+    rhos_arr = np.asarray(rhos, dtype=float)
+    return (float(np.median(rhos_arr)) if len(rhos_arr) else float("nan")), rhos_arr

@@ -1,0 +1,246 @@
+"""Held-out validation (§3.3): re-estimate on the records before the test window, replay its shelves, score.
+
+Split: the last `test_weeks` weeks of the records are the test window; every data-derived parameter is
+re-estimated by `autovend.calibration.calibrate` on the records before it (`until` = the window's first
+day). Evaluable machines: those with known shelves in the window (inventory records) and at least
+`min_machine_days` training days; for a source without inventory records, every machine with training
+days, on its sales-rule shelves.
+
+References, on the same machine-weeks: persistence (each machine's mean weekly sales over the
+`persistence_weeks` weeks before the window) and naive (each machine's mean daily sales over its whole
+training period, spread uniformly over the products on its shelf each day: it gives machine-week and
+subcategory predictions). Ablations: without the shock (xi = 1), and with uniform product popularity
+(omega equal within the catalog; each machine-day's expected total kept, so only the product split
+changes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from autovend import __version__
+from autovend.calibration.calibrate import CalibrationResult, calibrate
+from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.panel import Panel, build_panel
+from autovend.demand.settings import DemandSettings
+from autovend.errors import InsufficientDataError
+from autovend.validation.config import ValidationConfig
+from autovend.validation.metrics import median_within_spearman, tvd, volume_error, wape
+from autovend.validation.replay import ReplayResult, WindowShelves, expected_rates, replay, window_shelves
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """Metrics (metrics.json), plot data (CSV tables) and the training calibration."""
+
+    metrics: dict[str, Any]
+    weekly: pd.DataFrame
+    subcategory: pd.DataFrame
+    ablation: pd.DataFrame
+    calibration: CalibrationResult
+    notes: list[str] = field(default_factory=list)
+
+
+def _scores(shelves: WindowShelves, rep: ReplayResult, g2: np.ndarray, n_g2: int, n_weeks: int) -> dict[str, Any]:
+    """Point scores of the seed-mean prediction and the spread of the per-seed scores."""
+    machines = shelves.machines
+    m_pos = pd.Series(np.arange(len(machines)), index=machines).reindex(shelves.m).to_numpy()
+    mw_idx = m_pos * n_weeks + shelves.d // 7
+    real_mw = np.bincount(mw_idx, weights=shelves.sales, minlength=len(machines) * n_weeks)
+    sim_mw = rep.machine_week.reshape(rep.machine_week.shape[0], -1)
+    real_g2 = np.bincount(g2[shelves.k], weights=shelves.sales, minlength=n_g2)
+    real_pairs = np.bincount(rep.pairs, weights=shelves.sales, minlength=rep.product_machine.shape[1])
+    pair_machine = np.zeros(rep.product_machine.shape[1], dtype=np.int64)
+    pair_machine[rep.pairs] = shelves.m
+    spear, _ = median_within_spearman(pair_machine, real_pairs, rep.product_machine.mean(axis=0))
+    per_seed = {
+        "volume_error": [volume_error(shelves.sales.sum(), s.sum()) for s in sim_mw],
+        "wape": [wape(real_mw, s) for s in sim_mw],
+        "tvd": [tvd(real_g2, s) for s in rep.subcategory],
+        "spearman_median": [median_within_spearman(pair_machine, real_pairs, s)[0] for s in rep.product_machine],
+    }
+    out: dict[str, Any] = {
+        "volume_error": volume_error(shelves.sales.sum(), sim_mw.mean(axis=0).sum()),
+        "wape": wape(real_mw, sim_mw.mean(axis=0)),
+        "tvd": tvd(real_g2, rep.subcategory.mean(axis=0)),
+        "spearman_median": spear,
+    }
+    for key, vals in per_seed.items():
+        arr = np.asarray(vals, dtype=float)
+        out[f"{key}_seed_mean"] = float(np.nanmean(arr))
+        out[f"{key}_seed_sd"] = float(np.nanstd(arr))
+        out[f"{key}_seed_p05"] = float(np.nanpercentile(arr, 5))
+        out[f"{key}_seed_p95"] = float(np.nanpercentile(arr, 95))
+    return out
+
+
+def _evaluable(panel: Panel, train_days: int, config: ValidationConfig) -> tuple[np.ndarray, bool]:
+    md = panel.machine_days
+    train_n = md[md["d"] < train_days].groupby("m").size()
+    enough = train_n.index[train_n >= config.min_machine_days].to_numpy()
+    has_inv = panel.machines["has_inventory"].to_numpy()
+    if has_inv.any():
+        known_test = md[(md["d"] >= train_days) & md["known"]]["m"].unique()
+        return np.intersect1d(enough, known_test), True
+    test = md[md["d"] >= train_days]["m"].unique()
+    return np.intersect1d(enough, test), False
+
+
+def validate(
+    source,
+    cal_config: CalibrationConfig | None = None,
+    config: ValidationConfig | None = None,
+    settings: DemandSettings | None = None,
+) -> ValidationResult:
+    """Run the held-out validation of a checked source (module docstring)."""
+    cal_config = cal_config or CalibrationConfig()
+    config = config or ValidationConfig()
+    settings = settings or DemandSettings()
+    notes: list[str] = []
+    full = build_panel(source, cal_config.model_copy(update={"until": None}))
+    n_test = 7 * config.test_weeks
+    if full.n_days < n_test + 28:
+        raise InsufficientDataError(
+            f"validation needs at least {n_test + 28} days of records ({config.test_weeks} test weeks plus 4 "
+            f"training weeks); the source spans {full.n_days}"
+        )
+    train_days = full.n_days - n_test
+    test_start: dt.date = full.days["date"].iat[train_days].date()
+    cal = calibrate(source, cal_config.model_copy(update={"until": test_start}), settings)
+    machines, known = _evaluable(full, train_days, config)
+    if len(machines) == 0:
+        raise InsufficientDataError("validation needs machines with records in both the training and the test window")
+    if not known:
+        notes.append("no inventory records: test-window shelves come from the sales rule (quantities unknown)")
+
+    # parameters of the training calibration, in the full panel's order
+    cm = cal.machines.set_index("machine_id")
+    ids = full.machines["machine_id"].to_numpy()
+    skus = full.products["sku_id"].to_numpy()
+    b = cal.base_attraction(list(cm.index)).reindex(index=ids, columns=skus).fillna(0.0).to_numpy()
+    U = cm["U"].reindex(ids).fillna(0.0).to_numpy()
+    capacity = full.machines["capacity"].to_numpy(dtype=float)
+    sigma, rho = float(cal.scalars["sigma"]), float(cal.scalars["rho"])
+    shelves = window_shelves(full, settings, train_days, machines, float(cal.scalars["typical_fill"]))
+    rates = expected_rates(shelves, b, U, settings, capacity)
+    g2_names = sorted(full.products["category_l2"].unique())
+    g2 = pd.Series(np.arange(len(g2_names)), index=g2_names).reindex(full.products["category_l2"]).to_numpy()
+    n_weeks = int(np.ceil(shelves.n_days / 7))
+    common = {"seeds": config.seeds, "seed": config.seed, "g2": g2, "n_g2": len(g2_names)}
+    full_rep = replay(shelves, rates, sigma, rho, **common)
+    scores = _scores(shelves, full_rep, g2, len(g2_names), n_weeks)
+
+    # ablations
+    no_shock = _scores(shelves, replay(shelves, rates, sigma, rho, shock=False, **common), g2, len(g2_names), n_weeks)
+    pop = cal.popularity.set_index("sku_id")
+    uniform_b = b / np.where(pop["omega"].reindex(skus).to_numpy() > 0, pop["omega"].reindex(skus).to_numpy(), 1.0)
+    rates_uni = expected_rates(shelves, uniform_b, U, settings, capacity)
+    key = shelves.m.astype(np.int64) * (shelves.n_days + 1) + shelves.d
+    tot = pd.Series(rates).groupby(key).transform("sum").to_numpy()
+    tot_uni = pd.Series(rates_uni).groupby(key).transform("sum").to_numpy()
+    rates_uni = rates_uni * np.where(tot_uni > 0, tot / np.where(tot_uni > 0, tot_uni, 1.0), 0.0)
+    uniform = _scores(shelves, replay(shelves, rates_uni, sigma, rho, **common), g2, len(g2_names), n_weeks)
+
+    # references on the same machine-weeks
+    md = full.machine_days
+    m_pos = pd.Series(np.arange(len(machines)), index=machines)
+    mw_idx = m_pos.reindex(shelves.m).to_numpy() * n_weeks + shelves.d // 7
+    real_mw = np.bincount(mw_idx, weights=shelves.sales, minlength=len(machines) * n_weeks).reshape(
+        len(machines), n_weeks
+    )
+    days_in_week = np.array([min(7, shelves.n_days - 7 * w) for w in range(n_weeks)], dtype=float)
+    look = md[(md["d"] >= train_days - 7 * config.persistence_weeks) & (md["d"] < train_days)]
+    persist_daily = look.groupby("m")["units"].sum().reindex(machines).fillna(0.0).to_numpy() / (
+        7 * config.persistence_weeks
+    )
+    train_md = md[md["d"] < train_days]
+    naive_daily = train_md.groupby("m")["units"].mean().reindex(machines).fillna(0.0).to_numpy()
+    persistence_mw = persist_daily[:, None] * days_in_week[None, :]
+    naive_mw = naive_daily[:, None] * days_in_week[None, :]
+    n_on_shelf = pd.Series(1.0, index=key).groupby(key).transform("sum").to_numpy()
+    naive_cell = naive_daily[m_pos.reindex(shelves.m).to_numpy()] / n_on_shelf
+    real_g2 = np.bincount(g2[shelves.k], weights=shelves.sales, minlength=len(g2_names))
+    naive_g2 = np.bincount(g2[shelves.k], weights=naive_cell, minlength=len(g2_names))
+
+    metrics: dict[str, Any] = {
+        **scores,
+        "wape_persistence": wape(real_mw.ravel(), persistence_mw.ravel()),
+        "wape_naive": wape(real_mw.ravel(), naive_mw.ravel()),
+        "tvd_naive": tvd(real_g2, naive_g2),
+        "ablation_no_shock": {
+            k: no_shock[k] for k in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
+        },
+        "ablation_uniform_popularity": {
+            k: uniform[k] for k in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
+        },
+        "n_machines": int(len(machines)),
+        "n_machine_weeks": int(real_mw.size),
+        "shelves_known": bool(known),
+        "test_start": str(test_start),
+        "test_end": str(full.days["date"].iat[-1].date()),
+        "test_weeks": config.test_weeks,
+        "seeds": config.seeds,
+        "units_realised": float(shelves.sales.sum()),
+        "units_simulated": float(full_rep.mean_sales.sum()),
+        "replay_seconds": float(full_rep.seconds),
+        "train": {k: cal.scalars[k] for k in ("u", "x", "e", "r", "rho", "sigma", "u_source")},
+        "source_hash": full.source_hash,
+        "code_version": __version__,
+    }
+    weeks = np.tile(np.arange(n_weeks), len(machines))
+    sim = full_rep.machine_week
+    weekly = pd.DataFrame(
+        {
+            "machine_id": np.repeat(ids[machines], n_weeks),
+            "week": weeks + 1,
+            "realised": real_mw.ravel(),
+            "simulated": sim.mean(axis=0).ravel(),
+            "simulated_p05": np.percentile(sim, 5, axis=0).ravel(),
+            "simulated_p95": np.percentile(sim, 95, axis=0).ravel(),
+            "persistence": persistence_mw.ravel(),
+            "naive": naive_mw.ravel(),
+        }
+    )
+    sim_g2 = full_rep.subcategory / full_rep.subcategory.sum(axis=1, keepdims=True)
+    subcategory = pd.DataFrame(
+        {
+            "category_l2": g2_names,
+            "realised_share": real_g2 / real_g2.sum(),
+            "simulated_share": sim_g2.mean(axis=0),
+            "simulated_share_sd": sim_g2.std(axis=0),
+            "naive_share": naive_g2 / naive_g2.sum(),
+        }
+    )
+    rows = [("model", scores), ("no shock", no_shock), ("uniform popularity", uniform)]
+    ablation = pd.DataFrame(
+        [{"variant": n, **{k: s[k] for k in ("volume_error", "wape", "tvd", "spearman_median")}} for n, s in rows]
+        + [
+            {
+                "variant": "persistence reference",
+                "volume_error": np.nan,
+                "wape": metrics["wape_persistence"],
+                "tvd": np.nan,
+                "spearman_median": np.nan,
+            },
+            {
+                "variant": "naive reference",
+                "volume_error": np.nan,
+                "wape": metrics["wape_naive"],
+                "tvd": metrics["tvd_naive"],
+                "spearman_median": np.nan,
+            },
+        ]
+    )
+    return ValidationResult(
+        metrics=metrics,
+        weekly=weekly,
+        subcategory=subcategory,
+        ablation=ablation,
+        calibration=cal,
+        notes=notes,
+    )
