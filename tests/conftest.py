@@ -48,3 +48,19 @@ def synthetic_calibration(synthetic_source):
     from autovend.demand.settings import load_demand_settings
 
     return calibrate(synthetic_source, load_calibration_config(PARAMS), load_demand_settings(SETTINGS))
+
+
+@pytest.fixture(scope="session")
+def synthetic_validation(synthetic_source):
+    """The held-out validation of the full synthetic source with the default pipeline's params."""
+    from autovend.calibration.config import load_calibration_config
+    from autovend.demand.settings import load_demand_settings
+    from autovend.validation.config import load_validation_config
+    from autovend.validation.validate import validate
+
+    return validate(
+        synthetic_source,
+        load_calibration_config(PARAMS),
+        load_validation_config(PARAMS),
+        load_demand_settings(SETTINGS),
+    )
