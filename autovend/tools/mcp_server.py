@@ -1,0 +1,189 @@
+"""The MCP server: the 18 tools of one `ToolSession` served with the official `mcp` SDK (low-level server).
+
+    app = build_server("worlds/cn20", seed=1, trajectory_path="runs/s1.jsonl")
+    anyio.run(app.run_stdio)              # or app.run_http(port=8765)  (127.0.0.1 only)
+
+The low-level server serves the registry's hand-written JSON schemas as they are and returns
+`CallToolResult(is_error=True)` with the session's message for every refused call (malformed
+arguments, unknown tool or id, refused SQL, after the episode), so the agent reads why and can
+correct itself; a failing tool never stops the server. A server process hosts one episode: every
+client connection, over stdio or HTTP, acts on the same run. The system prompt is the server's
+`instructions` and, with today's daily prompt, is also offered as the prompts `system` and `daily`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from autovend import __version__
+from autovend.errors import BundleError
+from autovend.tools.session import ToolResult, ToolSession
+from autovend.world.model import World
+
+SERVER_NAME = "autovend"
+HTTP_HOST = "127.0.0.1"  # the HTTP transport never listens beyond the loopback interface
+HTTP_PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class ExtraTool:
+    """A tool served beside the 18 (e.g. a trivial `ping` for latency benchmarks); not for agents."""
+
+    name: str
+    description: str
+    handler: Callable[[dict[str, Any]], dict[str, Any]]
+    input_schema: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
+    )
+
+
+def load_world(path: str | Path) -> World:
+    """Load a frozen world bundle with `autovend.world.bundle.load_world`."""
+    path = Path(path)
+    if not path.exists():
+        raise BundleError(f"world bundle {path} does not exist; pass the folder of an exported world")
+    try:
+        from autovend.world.bundle import load_world as load_bundle
+    except ImportError as exc:
+        raise BundleError(
+            f"cannot load world bundle {path}: the bundle loader (autovend.world.bundle) is not available "
+            f"in this installation ({exc}); serve a toy world with --toy instead"
+        ) from exc
+    world = load_bundle(path)
+    if not isinstance(world, World):
+        raise BundleError(f"{path} did not load as a World; re-export the bundle")
+    return world
+
+
+def _is_read_only(name: str) -> bool:
+    return name.startswith("get_") or name in ("query_sql", "read_memory")
+
+
+def _tool_list(session: ToolSession, extra: Sequence[ExtraTool]) -> list[types.Tool]:
+    tools = [
+        types.Tool(
+            name=t["name"],
+            description=t["description"],
+            input_schema=t["input_schema"],
+            annotations=types.ToolAnnotations(
+                read_only_hint=_is_read_only(t["name"]),
+                destructive_hint=t["name"] in ("discard",),
+                idempotent_hint=_is_read_only(t["name"]),
+                open_world_hint=False,
+            ),
+            _meta={"autovend/kind": t["kind"]},
+        )
+        for t in session.tools()
+    ]
+    tools += [types.Tool(name=x.name, description=x.description, input_schema=x.input_schema) for x in extra]
+    return tools
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    """A session result as an MCP result: the JSON content, or the error message with `is_error`."""
+    if result.ok:
+        return types.CallToolResult(content=[types.TextContent(text=result.to_json())])
+    return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
+
+
+@dataclass(eq=False)
+class MCPApp:
+    """An MCP server bound to one episode: `server` (the SDK's low-level `Server`) and its `session`."""
+
+    server: Server[Any]
+    session: ToolSession
+
+    async def run_stdio(self) -> None:
+        """Serve on stdin/stdout until the client closes the connection."""
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+
+    def http_app(self) -> Any:
+        """The Starlette app of the streamable-HTTP transport (path /mcp, loopback host checks on)."""
+        return self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
+
+    def run_http(self, port: int, log_level: str = "warning") -> None:
+        """Serve streamable HTTP on http://127.0.0.1:{port}/mcp until interrupted (blocking)."""
+        import uvicorn
+
+        uvicorn.run(self.http_app(), host=HTTP_HOST, port=port, log_level=log_level)
+
+    def close(self) -> None:
+        """Close the session (trajectory file, SQL copy)."""
+        self.session.close()
+
+
+def build_server(
+    world_or_path: World | str | Path,
+    seed: int = 0,
+    trajectory_path: str | Path | None = None,
+    *,
+    notebook: str = "",
+    sql_time_limit_s: float | None = None,
+    extra_tools: Sequence[ExtraTool] = (),
+) -> MCPApp:
+    """An MCP server for one episode on a world (a `World`, or the path of a world bundle) with `seed`."""
+    world = world_or_path if isinstance(world_or_path, World) else load_world(world_or_path)
+    kwargs: dict[str, Any] = {} if sql_time_limit_s is None else {"sql_time_limit_s": sql_time_limit_s}
+    session = ToolSession(world, seed=seed, trajectory_path=trajectory_path, notebook=notebook, **kwargs)
+    tools = _tool_list(session, extra_tools)
+    extras = {x.name: x for x in extra_tools}
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        extra = extras.get(params.name)
+        if extra is not None:
+            content = extra.handler(dict(params.arguments or {}))
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps(content))])
+        return to_call_result(session.call(params.name, params.arguments))
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(name="system", description="The fixed system prompt of this run."),
+                types.Prompt(name="daily", description="Today's prompt: date line, observation, reminder."),
+            ]
+        )
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name == "system":
+            text, what = session.system_prompt(), "The fixed system prompt of this run."
+        elif params.name == "daily":
+            text, what = session.daily_prompt(), f"The prompt of day {session.day}."
+        else:
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; the prompts are: system, daily")
+        return types.GetPromptResult(
+            description=what,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+        )
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=__version__,
+        title="AutoVend",
+        description=f"AutoVend episode on world {world.name!r}, seed {seed}",
+        instructions=session.system_prompt(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
+    )
+    return MCPApp(server=server, session=session)
