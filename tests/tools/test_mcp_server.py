@@ -1,0 +1,70 @@
+"""build_server in process (the SDK's in-memory client): bad input never stops the server; worlds from paths."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from autovend.errors import BundleError
+from autovend.tools.mcp_server import HTTP_HOST, ExtraTool, build_server, load_world
+
+HOSTILE_ARGS = [
+    ("place_order", {"items": [{"sku_id": "SKU0001", "qty": 1e308}]}),
+    ("place_order", {"items": [[1, 2, 3]]}),
+    ("adjust_price", {"items": [{"device_id": "CN_WORKSITE_01", "sku_id": "SKU0001", "price": None}]}),
+    ("get_catalog", {"query": {"$ne": 1}}),
+    ("get_catalog", {"price_min": -1}),
+    ("query_sql", {"sql": "SELECT * FROM orders WHERE 1 = (SELECT 1 FROM"}),
+    ("write_memory", {"text": "é" * 6001}),
+    ("get_sku_across_devices", {"sku_id": None}),
+    ("end_day", {"force": True}),
+    ("read_memory", {"x": 1}),
+    ("nonexistent", None),
+]
+
+
+def test_bad_input_returns_error_results_and_the_server_lives(world, tmp_path):
+    app = build_server(world, seed=1, trajectory_path=tmp_path / "t.jsonl")
+
+    async def run():
+        async with Client(app.server) as c:
+            results = [await c.call_tool(name, args) for name, args in HOSTILE_ARGS]
+            after = await c.call_tool("get_weather", {})
+            return results, after
+
+    results, after = anyio.run(run)
+    for (name, _), res in zip(HOSTILE_ARGS, results, strict=True):
+        assert res.is_error, name
+        text = res.content[0].text
+        assert text and "Error executing tool" not in text
+        assert name in text or "there is no tool" in text
+    assert not after.is_error and json.loads(after.content[0].text)["day"] == 1
+    assert app.session.day == 1 and app.session.sim.cash == 40_000 - 12
+    app.close()
+
+
+def test_extra_tools_are_served_beside_the_18(world):
+    app = build_server(world, seed=1, extra_tools=[ExtraTool("ping", "Return {} at once.", lambda _: {})])
+
+    async def run():
+        async with Client(app.server) as c:
+            tools = await c.list_tools()
+            return [t.name for t in tools.tools], await c.call_tool("ping", {})
+
+    names, ping = anyio.run(run)
+    assert len(names) == 19 and names[-1] == "ping"
+    assert json.loads(ping.content[0].text) == {}
+    assert app.session.counters["seq"] == 0  # not logged as an agent call
+    app.close()
+
+
+def test_worlds_from_paths(tmp_path):
+    with pytest.raises(BundleError, match="does not exist"):
+        build_server(tmp_path / "nowhere", seed=1)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BundleError):
+        load_world(tmp_path / "empty")
+    assert HTTP_HOST == "127.0.0.1"

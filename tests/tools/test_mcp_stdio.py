@@ -1,0 +1,210 @@
+"""The MCP server driven by the SDK's real client over stdio (`python -m autovend.cli serve --toy ...`).
+
+One server process plays a short episode (order, wait for the delivery, restock on a workday,
+price, end days to the last one); the same calls are replayed in process on a `ToolSession` of
+the same world and seed, and every MCP result must equal the in-process one (the simulator is
+deterministic), which ties each result to the simulator's state.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from autovend.tools.session import ToolSession
+from autovend.tools.trajectory import read_trajectory
+from autovend.world.model import Economics
+from autovend.world.toy import toy_world
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED, DAYS = 1, 12
+D0, D1 = "CN_WORKSITE_01", "CN_CAMPUS_01"
+
+
+def _world():
+    return toy_world(3, 12, seed=0, economics=Economics(horizon_days=DAYS))
+
+
+async def _play(trajectory: Path) -> dict[str, Any]:
+    """The whole stdio session; returns what the tests check."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "autovend.cli",
+            "serve",
+            "--toy",
+            "3x12",
+            "--days",
+            str(DAYS),
+            "--seed",
+            str(SEED),
+            "--trajectory",
+            str(trajectory),
+        ],
+        cwd=str(ROOT),
+    )
+    out: dict[str, Any] = {"calls": []}
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        init = await s.initialize()
+        out["instructions"] = init.instructions
+        out["server"] = init.server_info.name if init.server_info else None
+        out["tools"] = (await s.list_tools()).tools
+        out["prompts"] = [p.name for p in (await s.list_prompts()).prompts]
+        out["daily_1"] = (await s.get_prompt("daily")).messages[0].content.text
+
+        async def call(name: str, args: Any) -> Any:
+            res = await s.call_tool(name, args)
+            text = res.content[0].text
+            out["calls"].append((name, args, res.is_error, text))
+            return None if res.is_error else json.loads(text)
+
+        await call("place_order", {"items": [{"sku_id": "SKU0001", "qty": 40}, {"sku_id": "SKU0002", "qty": 30}]})
+        await call("place_order", {"items": [{"sku_id": "SKU0001", "qty": 0}]})  # malformed
+        await call("place_order", {"items": "SKU0001"})  # malformed
+        await call("restock", {"items": [{"device_id": D0, "sku_id": "SKU0001", "qty": 5}]})  # holiday, empty
+        await call("sell_everything", {})  # no such tool
+        await call("get_device_detail", {"device_id": D0, "window_days": 14})  # bad window
+        while True:  # wait for both deliveries and a workday
+            wh = await call("get_warehouse", {})
+            units = {r[0]: r[2] for r in wh["rows"]}
+            day = await call("get_calendar", {"days_ahead": 1})
+            if units.get("SKU0001") == 40 and units.get("SKU0002") == 30 and day["today"]["is_workday"]:
+                break
+            await call("end_day", {})
+        out["restock_day"] = wh["day"]
+        await call(
+            "restock",
+            {
+                "items": [
+                    {"device_id": D0, "sku_id": "SKU0001", "qty": 20},
+                    {"device_id": D0, "sku_id": "SKU0002", "qty": 15},
+                    {"device_id": D1, "sku_id": "SKU0001", "qty": 15},
+                    {"device_id": D1, "sku_id": "SKU0009", "qty": 1},  # not in the warehouse
+                ]
+            },
+        )
+        await call("adjust_price", {"items": [{"device_id": D0, "sku_id": "SKU0001", "price": 3.5}]})
+        await call("write_memory", {"text": "stocked two machines"})
+        for _ in range(3):
+            await call("end_day", {})
+        await call("get_device_detail", {"device_id": D0, "window_days": 3})
+        await call("get_sku_across_devices", {"sku_id": "SKU0001", "window_days": 7})
+        await call("get_sales_history", {"window_days": 7})
+        await call("query_sql", {"sql": "SELECT device_id, SUM(units) FROM daily_sales GROUP BY device_id"})
+        await call("query_sql", {"sql": "DELETE FROM daily_sales"})  # refused
+        await call("read_memory", {})
+        while True:
+            end = await call("end_day", {})
+            if end["done"]:
+                break
+        await call("get_weather", {})  # after the episode
+        out["daily_end"] = (await s.get_prompt("daily")).messages[0].content.text
+    return out
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> dict[str, Any]:
+    trajectory = tmp_path_factory.mktemp("mcp") / "trajectory.jsonl"
+    out = anyio.run(_play, trajectory)
+    out["trajectory"] = trajectory
+    # the same calls in process
+    local = ToolSession(_world(), seed=SEED)
+    out["local"] = local
+    out["local_results"] = [local.call(name, args) for name, args, _, _ in out["calls"]]
+    return out
+
+
+def test_lists_the_18_tools_with_their_schemas(played):
+    local = {t["name"]: t for t in played["local"].tools()}
+    tools = played["tools"]
+    assert [t.name for t in tools] == list(local)
+    assert len(tools) == 18
+    for t in tools:
+        assert t.input_schema == local[t.name]["input_schema"]
+        assert t.description == local[t.name]["description"]
+        assert t.meta == {"autovend/kind": local[t.name]["kind"]}
+    assert next(t for t in tools if t.name == "query_sql").annotations.read_only_hint is True
+    assert next(t for t in tools if t.name == "restock").annotations.read_only_hint is False
+
+
+def test_prompts_and_instructions(played):
+    assert played["server"] == "autovend"
+    assert played["instructions"] == played["local"].system_prompt()
+    assert played["prompts"] == ["system", "daily"]
+    assert played["daily_1"].splitlines()[0] == f"Day 1 of {DAYS} — Wednesday, 2025-01-01."
+    assert "The episode is over" in played["daily_end"]
+
+
+def test_every_result_equals_the_in_process_replay(played):
+    assert len(played["calls"]) == len(played["local_results"]) > 30
+    for (name, args, is_error, text), res in zip(played["calls"], played["local_results"], strict=True):
+        assert is_error == (not res.ok), (name, args, text)
+        if not res.ok:
+            assert text == res.error
+        elif name == "query_sql":  # elapsed_ms differs between runs
+            a, b = json.loads(text), dict(res.content)
+            a.pop("elapsed_ms"), b.pop("elapsed_ms")
+            assert a == b
+        else:
+            assert json.loads(text) == res.content, name
+
+
+def test_errors_reach_the_client_with_their_reason(played):
+    errors = {(n, json.dumps(a)): t for n, a, e, t in played["calls"] if e}
+    texts = list(errors.values())
+    assert any("items[0].qty must be at least 1, got 0" in t for t in texts)
+    assert any("items must be a list of objects" in t for t in texts)
+    assert any("there is no tool 'sell_everything'" in t for t in texts)
+    assert any("window_days must be one of 1, 3, 7 or 30, got 14" in t for t in texts)
+    assert any("query_sql only runs a read-only SELECT" in t for t in texts)
+    assert texts[-1].startswith("The episode is over")  # get_weather after the last day
+    assert not any("Error executing tool" in t for t in texts)
+
+
+def test_the_episode_matches_the_simulator(played):
+    calls = {name: [] for name, *_ in played["calls"]}
+    for name, _, is_error, text in played["calls"]:
+        calls[name].append(None if is_error else json.loads(text))
+    holiday = calls["restock"][0]
+    assert holiday["rejected"][0]["code"] == "not_workday"
+    restock = calls["restock"][1]
+    assert restock["day"] == played["restock_day"] and played["restock_day"] in (6, 7)  # Monday or Tuesday
+    assert (restock["n_accepted"], restock["rejected"][0]["code"]) == (3, "insufficient_stock")
+    assert restock["visits_today"] == [D0, D1]
+    settled = [c["settled"] for c in calls["end_day"]]
+    assert [s["day"] for s in settled] == list(range(1, DAYS + 1))
+    assert sum(s["labor"] for s in settled) == 70.0  # two machines, one visit each
+    assert all(s["daily_fee"] == 12.0 for s in settled)
+    sim = played["local"].sim
+    assert sim.done and settled[-1]["net_assets"] == sim.net_assets
+    assert settled[-1]["cash"] == sim.cash
+    sold = sum(s["units_sold"] for s in settled)
+    assert sold == int(sim.unit_flows()["sold"].sum()) > 0
+    assert calls["end_day"][-1]["final"]["net_assets"] == sim.net_assets
+    detail = calls["get_device_detail"][1]
+    assert detail["products"]["rows"][0][:2] == ["SKU0001", sim.world.catalog.loc[0, "name"]]
+    assert detail["products"]["rows"][0][7] == 3.5  # the price set
+    assert calls["read_memory"][0]["text"] == "stocked two machines"
+    by_device = dict(calls["query_sql"][0]["rows"])
+    queried_on = played["restock_day"] + 3  # after three end_day calls
+    assert sum(by_device.values()) == sum(s["units_sold"] for s in settled if s["day"] < queried_on)
+    assert set(by_device) <= {D0, D1}
+
+
+def test_the_server_wrote_the_trajectory(played):
+    lines = read_trajectory(played["trajectory"])
+    assert lines[0]["kind"] == "start" and lines[0]["seed"] == SEED and lines[0]["horizon_days"] == DAYS
+    calls = lines[1:]
+    assert [(c["tool"], c["arguments"], not c["ok"]) for c in calls] == [(n, a, e) for n, a, e, _ in played["calls"]]
+    assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
+    ends = [c for c in calls if c["tool"] == "end_day"]
+    assert [c["day"] for c in ends] == list(range(1, DAYS + 1))

@@ -1,0 +1,166 @@
+"""query_sql: a read-only sandbox over the agent-visible records; a table of hostile SQL that must all fail safely."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from autovend.tools.session import ToolSession
+from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, first_word, schema_text
+
+from .conftest import ok, stock_warehouse
+
+READ_ONLY = "query_sql is read-only"
+ONLY_SELECT = "only runs a read-only SELECT"
+
+
+@pytest.fixture
+def sess(world, tmp_path) -> ToolSession:
+    s = ToolSession(world, seed=1)
+    stock_warehouse(s, {"SKU0001": 20})
+    ok(s, "restock", {"items": [{"device_id": "CN_WORKSITE_01", "sku_id": "SKU0001", "qty": 10}]})
+    ok(s, "end_day")
+    yield s
+    s.close()
+
+
+def _counts(s: ToolSession) -> dict[str, int]:
+    conn = s.sim.records.connection
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {n: conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0] for n in names}
+
+
+def hostile(tmp: str) -> list:
+    return [
+        pytest.param("INSERT INTO orders (order_id) VALUES (999)", ONLY_SELECT, id="insert"),
+        pytest.param("UPDATE daily_summary SET cash = 1e9", ONLY_SELECT, id="update"),
+        pytest.param("DELETE FROM daily_sales", ONLY_SELECT, id="delete"),
+        pytest.param("DROP TABLE catalog", ONLY_SELECT, id="drop"),
+        pytest.param("REPLACE INTO devices VALUES ('X', 'x', 'x', 1)", ONLY_SELECT, id="replace"),
+        pytest.param("CREATE TEMP TABLE t AS SELECT * FROM catalog", ONLY_SELECT, id="create-temp"),
+        pytest.param("CREATE TRIGGER t AFTER INSERT ON orders BEGIN SELECT 1; END", ONLY_SELECT, id="trigger"),
+        pytest.param(f"ATTACH DATABASE '{tmp}/evil.db' AS evil", ONLY_SELECT, id="attach"),
+        pytest.param(f"VACUUM INTO '{tmp}/copy.db'", ONLY_SELECT, id="vacuum-into"),
+        pytest.param("PRAGMA query_only = OFF", ONLY_SELECT, id="pragma-set"),
+        pytest.param("PRAGMA writable_schema = ON", ONLY_SELECT, id="pragma-schema"),
+        pytest.param("PRAGMA table_info(orders)", ONLY_SELECT, id="pragma-read"),
+        pytest.param("SELECT * FROM pragma_table_info('orders')", READ_ONLY, id="pragma-function"),
+        pytest.param("SELECT load_extension('/tmp/evil.so')", READ_ONLY, id="load-extension"),
+        pytest.param("SELECT readfile('/etc/passwd')", "no such function: readfile", id="readfile"),
+        pytest.param("BEGIN IMMEDIATE", ONLY_SELECT, id="begin"),
+        pytest.param("SAVEPOINT s1", ONLY_SELECT, id="savepoint"),
+        pytest.param("SELECT 1; DELETE FROM orders", "exactly one statement", id="two-statements"),
+        pytest.param("/* hi */ -- note\n DELETE FROM orders", ONLY_SELECT, id="comment-then-delete"),
+        pytest.param("WITH x AS (SELECT 1) DELETE FROM orders", READ_ONLY, id="with-delete"),
+        pytest.param("WITH x AS (SELECT 1) INSERT INTO orders (order_id) SELECT 5 FROM x", READ_ONLY, id="with-insert"),
+        pytest.param("EXPLAIN SELECT 1", ONLY_SELECT, id="explain"),
+        pytest.param("SELECT * FROM demand", "no such table: demand", id="hidden-table"),
+        pytest.param("SELECT * FROM lead_times", "no such table: lead_times", id="hidden-lead-times"),
+        pytest.param("SELECT zeroblob(2000000000)", "too big", id="huge-blob"),
+        pytest.param("SELECT hex(zeroblob(600000))", "too big", id="huge-string"),
+        pytest.param("SELECT * FROM", "SQLite error", id="syntax"),
+        pytest.param("", "got an empty statement", id="empty-after-strip"),
+        pytest.param("   ", "got an empty statement", id="blank"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def hostile_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("hostile")
+
+
+@pytest.mark.parametrize("sql,reason", hostile("HOSTILE_DIR"))
+def test_hostile_sql_is_refused_and_changes_nothing(sess, sql, reason, hostile_dir):
+    sql = sql.replace("HOSTILE_DIR", str(hostile_dir))
+    before = _counts(sess)
+    cash = sess.sim.cash
+    res = sess.call("query_sql", {"sql": sql})
+    if sql == "":
+        assert not res.ok and "sql must not be empty" in res.error
+    else:
+        assert not res.ok, res.content
+        assert reason in res.error, res.error
+    assert _counts(sess) == before
+    assert sess.sim.cash == cash
+    assert list(hostile_dir.iterdir()) == []
+    assert ok(sess, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"] == [[1]]  # still works
+
+
+def test_runaway_recursive_cte_is_stopped(world):
+    s = ToolSession(world, seed=1, sql_time_limit_s=0.2)
+    start = time.monotonic()
+    res = s.call(
+        "query_sql", {"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT MAX(x) FROM c"}
+    )
+    took = time.monotonic() - start
+    assert not res.ok and "stopped the query after 0.2 s (the time limit)" in res.error
+    assert 0.2 <= took < 1.5
+    assert ok(s, "query_sql", {"sql": "SELECT 41 + 1"})["rows"] == [[42]]  # the sandbox stays usable
+
+
+def test_default_limits_are_the_papers():
+    assert (TIME_LIMIT_S, MAX_ROWS) == (2.0, 500)
+
+
+def test_ten_thousand_rows_are_cut_to_500(sess):
+    out = ok(
+        sess,
+        "query_sql",
+        {"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 10000) SELECT x FROM c"},
+    )
+    assert (out["row_count"], out["truncated"], len(out["rows"])) == (500, True, 500)
+    assert out["rows"][0] == [1] and out["rows"][-1] == [500]
+    assert "only the first 500 rows" in out["note"]
+    small = ok(sess, "query_sql", {"sql": "SELECT sku_id FROM catalog"})
+    assert (small["row_count"], small["truncated"]) == (12, False)
+
+
+def test_useful_queries_work(sess):
+    out = ok(
+        sess,
+        "query_sql",
+        {
+            "sql": "SELECT c.category_l1, COUNT(*) AS n, ROUND(AVG(c.ref_price), 2) FROM catalog c "
+            "JOIN orders o ON o.sku_id = c.sku_id GROUP BY c.category_l1"
+        },
+    )
+    assert out["columns"] == ["category_l1", "n", "ROUND(AVG(c.ref_price), 2)"]
+    assert out["rows"] == [["drinks", 1, float(sess.world.catalog.loc[0, "ref_price"])]]
+    summary = ok(sess, "query_sql", {"sql": "SELECT day, cash, net_assets FROM daily_summary ORDER BY day"})
+    reports = sess.sim.reports
+    assert summary["rows"] == [[r.day, r.balance.cash, r.balance.net_assets] for r in reports]
+    odd = ok(sess, "query_sql", {"sql": "SELECT x'00ff', 1e999, -1e999, NULL, 'é'"})
+    assert odd["rows"] == [["x'00ff'", "inf", "-inf", None, "é"]]
+    master = ok(sess, "query_sql", {"sql": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"})
+    assert [r[0] for r in master["rows"]] == sorted(t.split("(")[0][2:] for t in schema_text().splitlines()[1:])
+
+
+def test_the_copy_follows_the_records(sess):
+    n = ok(sess, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"][0][0]
+    ok(sess, "place_order", {"items": [{"sku_id": "SKU0002", "qty": 3}]})
+    assert ok(sess, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"][0][0] == n + 1
+
+
+def test_the_sandbox_is_a_separate_database(sess):
+    box = SqlSandbox(sess.sim.records)
+    box.run("SELECT 1")
+    assert box._conn is not None and box._conn is not sess.sim.records.connection
+    box._conn.set_authorizer(None)  # even with every guard removed, the copy is not the simulator's store
+    box._conn.execute("PRAGMA query_only = OFF")
+    box._conn.execute("DELETE FROM orders")
+    assert sess.sim.records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1
+    box.close()
+
+
+@pytest.mark.parametrize(
+    "sql,word",
+    [
+        ("  select 1", "select"),
+        ("-- c\nWITH x AS (SELECT 1) SELECT * FROM x", "with"),
+        ("/*a*/VALUES (1)", "values"),
+        ("", ""),
+    ],
+)
+def test_first_word(sql, word):
+    assert first_word(sql) == word
