@@ -83,24 +83,27 @@ def demand_from_uniforms(uniforms: npt.ArrayLike, rates: npt.ArrayLike) -> IntAr
     """Poisson demand by inverse CDF of given uniforms (common random numbers for the simulator).
 
     A product's draw depends only on its own uniform and rate, so the same machine-day gives the same
-    demand for a product whatever else is on the shelf, if its rate is the same.
+    demand for a product whatever else is on the shelf, if its rate is the same. The result is the
+    exact quantile, the smallest n with P(N <= n) >= u: a Cornish-Fisher guess is corrected step by
+    step against the Poisson CDF until it is exact.
     """
     u = np.asarray(uniforms, dtype=float)
     lam = np.asarray(rates, dtype=float)
     out = np.zeros(np.broadcast(u, lam).shape, dtype=np.int64)
     pos = lam > 0
-    if np.any(pos):
-        u_b = np.broadcast_to(u, out.shape)[pos]
-        lam_b = np.broadcast_to(lam, out.shape)[pos]
-        # smallest n with P(N <= n) >= u; pdtrik gives the continuous inverse, then fix up by +-1
-        n = np.floor(special.pdtrik(u_b, lam_b))
-        n = np.where(np.isfinite(n), np.maximum(n, 0.0), 0.0)
-        for _ in range(3):
-            too_small = special.pdtr(n, lam_b) < u_b
-            n = np.where(too_small, n + 1, n)
-            too_big = (n > 0) & (special.pdtr(n - 1, lam_b) >= u_b)
-            n = np.where(too_big, n - 1, n)
-        out[pos] = n.astype(np.int64)
+    if not np.any(pos):
+        return out
+    u_b = np.broadcast_to(u, out.shape)[pos]
+    lam_b = np.broadcast_to(lam, out.shape)[pos]
+    z = special.ndtri(np.clip(u_b, 1e-300, 1.0 - 1e-16))
+    n = np.maximum(np.floor(lam_b + np.sqrt(lam_b) * z + (z * z - 1.0) / 6.0), 0.0)
+    for _ in range(200):
+        up = special.pdtr(n, lam_b) < u_b  # the quantile is above n
+        down = (n > 0) & (special.pdtr(n - 1, lam_b) >= u_b)  # ... or at most n - 1
+        if not (up.any() or down.any()):
+            break
+        n = n + up - down
+    out[pos] = n.astype(np.int64)
     return out
 
 

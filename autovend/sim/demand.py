@@ -113,13 +113,14 @@ def expected_demand(
     return product_rates(w, inputs.U[sel], xi)
 
 
-def demand_uniforms(seed: int, day: int, machines: npt.ArrayLike, n_products: int) -> FloatArray:
-    """Uniforms of the named streams ("demand", m, day), one row of K per machine m in `machines`."""
+def demand_uniforms(seed: int, day: int, machines: npt.ArrayLike, n_products: int, n_machines: int) -> FloatArray:
+    """Uniforms for the demand of day `day`: rows `machines` of the (n_machines, K) draw of stream ("demand", day).
+
+    The whole matrix is drawn every day, so machine m's uniforms on a day are fixed by the seed alone,
+    whatever the agent did at any machine (common random numbers across agents and actions).
+    """
     ms = np.asarray(machines, dtype=np.int64)
-    out = np.empty((len(ms), n_products))
-    for i, m in enumerate(ms):
-        out[i] = stream(seed, "demand", int(m), int(day)).random(n_products)
-    return out
+    return stream(seed, "demand", int(day)).random((n_machines, n_products))[ms]
 
 
 def realize_demand(rates: npt.ArrayLike, uniforms: npt.ArrayLike) -> IntArray:

@@ -10,6 +10,7 @@ earliest) leave first. Moving units never changes their expiry day.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -174,12 +175,25 @@ def lead_time_table(pmf: Mapping[int, float]) -> tuple[tuple[int, ...], tuple[fl
     return leads, tuple(float(c) for c in np.cumsum([pmf[x] for x in leads]))
 
 
+LEAD_BLOCK = 4096  # orders per block of lead-time uniforms
+
+
+@functools.lru_cache(maxsize=16)
+def _lead_block(seed: int, block: int) -> np.ndarray:
+    """Uniforms of orders block*LEAD_BLOCK+1 .. (block+1)*LEAD_BLOCK, from stream ("lead_time", block)."""
+    return stream(seed, "lead_time", block).random(LEAD_BLOCK)
+
+
 def lead_time(seed: int, order_id: int, leads: Sequence[int], cdf: Sequence[float]) -> int:
-    """Actual lead time (days) of order `order_id`, from one uniform u of the stream ("lead_time", order_id).
+    """Actual lead time (days) of order `order_id` (1, 2, ...), from its own uniform u.
+
+    The uniform of order i is entry (i-1) % 4096 of block (i-1) // 4096 of the named stream
+    ("lead_time", block): fixed by the seed and the order's number.
 
     `leads` ascending with cumulative probabilities `cdf` (see `lead_time_table`): the lead time is
     the first one with u < cdf[i] (the last one if rounding leaves cdf[-1] just below u).
     """
-    u = stream(seed, "lead_time", order_id).random()
+    block, offset = divmod(int(order_id) - 1, LEAD_BLOCK)
+    u = float(_lead_block(int(seed), block)[offset])
     i = bisect.bisect_right(cdf, u)
     return int(leads[min(i, len(leads) - 1)])

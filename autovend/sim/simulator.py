@@ -705,7 +705,7 @@ class Simulator:
         env = environment_for_day(self._demand, t_max, precip, day_type)[block]
         ratio = prices / self.ref_fen[cols]
         rates = expected_demand(self._demand, qb, ratio, env, s.xi[rows, d - 1], rows, cols)
-        uniforms = demand_uniforms(s.seed, d, rows, self.n_products)[:, cols]
+        uniforms = demand_uniforms(s.seed, d, rows, self.n_products, self.n_machines)[:, cols]
         demand = realize_demand(rates, uniforms)
         sales = np.minimum(demand, qb)
         exp_sold = np.zeros_like(sales)

@@ -97,7 +97,7 @@ def test_rates_and_draws_are_the_kernels_exactly(world10, prices):
     ks = [sim.sku_index(k) for k in rows.index]
     assert sorted(rows.index) == sorted(SHELF)
     np.testing.assert_allclose(rows["rate"].to_numpy(), expected[ks], rtol=1e-12)
-    uniforms = stream(seed, "demand", 0, DAY).random(world10.n_products)
+    uniforms = stream(seed, "demand", DAY).random((world10.n_machines, world10.n_products))[0]
     draws = demand_from_uniforms(uniforms[ks], expected[ks])
     assert rows["demand"].tolist() == draws.tolist()
     assert (rows["sales"] == np.minimum(rows["demand"], rows["shelf_units"])).all()

@@ -135,8 +135,9 @@ class SimulatorMachine(RuleBasedStateMachine):
     def adjust_price(self, batch: list) -> None:
         before = snapshot(self.sim)
         res = self.sim.adjust_price(batch)
-        for a in res.accepted:
-            assert self.sim.price(a.detail["device_id"], a.detail["sku_id"]) == a.detail["new_price"]
+        last = {(a.detail["device_id"], a.detail["sku_id"]): a.detail["new_price"] for a in res.accepted}
+        for (device, sku), price in last.items():  # a pair repeated in a batch ends at its last price
+            assert self.sim.price(device, sku) == price
         if res.n_accepted == 0:
             assert snapshot(self.sim) == before
 
