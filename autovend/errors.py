@@ -41,3 +41,7 @@ class OutputExistsError(AutoVendError):
 
 class CheckpointError(AutoVendError):
     """A simulator checkpoint is unreadable or of another world: load it with the world it was saved from."""
+
+
+class RunFolderError(AutoVendError):
+    """A run folder is missing files or cannot be read: point at a folder written by `autovend run`, or re-run it."""

@@ -1,0 +1,434 @@
+"""The run folder: writing a finished (or partial) episode to disk and loading it back as one `RunData`.
+
+A run folder holds (names in `RUN_FILES`):
+
+- `run.json`: what was run (world name, path and hash, agent and its config, seed, days settled,
+  horizon, code version, tool-call counters, token usage, API cost in USD, wall time); see `run_meta`.
+- `trajectory.jsonl`: the ToolSession's call log (`autovend.tools.trajectory`), when there is one.
+- `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
+- `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
+- `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
+- `world.pkl`: only for worlds built in memory (no bundle hash), so the run can be reloaded.
+- `metrics.json`, `report.md` and figures are written by `autovend.evaluation.report`.
+
+`save_run_data(session_or_sim, run_dir, meta=...)` writes the first five; `RunData.load(run_dir)` reads
+them back. `RunData.from_simulator` / `from_session` build the same object in memory (no files).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from autovend import __version__
+from autovend.errors import AutoVendError, RunFolderError
+from autovend.sim.hidden import HIDDEN_COLUMNS
+from autovend.sim.records import RECORD_TABLES
+from autovend.world.model import World
+
+if TYPE_CHECKING:
+    from autovend.sim import Simulator
+    from autovend.tools.session import ToolSession
+
+RUN_FORMAT = "autovend-run"
+RUN_VERSION = 1
+
+RUN_FILE = "run.json"
+TRAJECTORY_FILE = "trajectory.jsonl"
+RECORDS_FILE = "records.sqlite"
+HIDDEN_FILE = "hidden.sqlite"
+DAILY_FILE = "daily.csv"
+WORLD_PICKLE = "world.pkl"
+METRICS_FILE = "metrics.json"
+REPORT_FILE = "report.md"
+RUN_FILES = (RUN_FILE, TRAJECTORY_FILE, RECORDS_FILE, HIDDEN_FILE, DAILY_FILE, METRICS_FILE, REPORT_FILE)
+
+COST_COLUMNS = ("purchase", "warehouse_rent", "daily_fee", "visit", "expired_fine")
+DAILY_COLUMNS = [
+    "day",
+    "date",
+    "cash",
+    "net_assets",
+    "inventory_at_cost",
+    "revenue",
+    "cogs",
+    "gross_profit",
+    "units_sold",
+    *COST_COLUMNS,
+    "expiry_writeoff",
+    "discard_writeoff",
+    "net",
+    "visits",
+    "shelf_units",
+    "warehouse_units",
+    "in_transit_units",
+    "shelf_value",
+    "warehouse_value",
+    "in_transit_value",
+]
+
+# run.json keys a caller (the runner) may set; everything else is filled in from the simulator.
+CALLER_KEYS = ("agent", "agent_config", "world_path", "token_usage", "api_cost_usd", "wall_time_s")
+
+
+def daily_frame(summary: pd.DataFrame) -> pd.DataFrame:
+    """The daily ledger (`DAILY_COLUMNS`) from the records' daily_summary table, one row per settled day.
+
+    inventory_at_cost = shelf + warehouse + in-transit value (unexpired units at cost, at the close of
+    the day), so net_assets = cash + inventory_at_cost; visits = machines visited that day.
+    """
+    s = summary.sort_values("day").reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            "day": s["day"].astype("int64"),
+            "date": s["date"].astype(str),
+            "cash": s["cash"].astype(float),
+            "net_assets": s["net_assets"].astype(float),
+            "inventory_at_cost": (s["shelf_value"] + s["warehouse_value"] + s["in_transit_value"]).round(2),
+            "revenue": s["revenue"].astype(float),
+            "cogs": s["cogs"].astype(float),
+            "gross_profit": s["gross_profit"].astype(float),
+            "units_sold": s["units_sold"].astype("int64"),
+        }
+    )
+    for col in (*COST_COLUMNS, "expiry_writeoff", "discard_writeoff", "net"):
+        out[col] = s[col].astype(float)
+    out["visits"] = s["n_visits"].astype("int64")
+    for col in ("shelf_units", "warehouse_units", "in_transit_units"):
+        out[col] = s[col].astype("int64")
+    for col in ("shelf_value", "warehouse_value", "in_transit_value"):
+        out[col] = s[col].astype(float)
+    return out[DAILY_COLUMNS]
+
+
+def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Mapping[str, Any] | None = None) -> dict:
+    """The content of run.json: facts read from `sim`, the caller's `meta` on top, tool-call `counters`.
+
+    Caller keys (CALLER_KEYS): agent (name), agent_config (dict), world_path (the bundle folder it
+    was loaded from), token_usage (dict of token counts), api_cost_usd (float), wall_time_s (float);
+    other caller keys are kept as given. Keys read from the simulator cannot be overridden.
+    """
+    world = sim.world
+    reports = sim.reports
+    balance = sim.balance() if not reports else reports[-1].balance
+    out: dict[str, Any] = {
+        "agent": None,
+        "agent_config": {},
+        "world_path": None,
+        "token_usage": {},
+        "api_cost_usd": None,
+        "wall_time_s": None,
+    }
+    out.update(dict(meta or {}))
+    out.update(
+        {
+            "format": RUN_FORMAT,
+            "version": RUN_VERSION,
+            "world_name": world.name,
+            "world_hash": world.world_hash,
+            "seed": sim.seed,
+            "days": len(reports),
+            "horizon_days": sim.horizon_days,
+            "done": sim.done,
+            "start_cash": world.economics.start_cash,
+            "final_cash": balance.cash,
+            "final_net_assets": balance.net_assets,
+            "code_version": __version__,
+        }
+    )
+    if counters is not None:
+        out["tool_calls"] = dict(counters)
+    return out
+
+
+@contextlib.contextmanager
+def _atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of `path` that replaces it only if the block succeeds."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _write_sqlite(conn: sqlite3.Connection, path: Path) -> None:
+    """Copy a SQLite database (e.g. in memory) to a file, atomically."""
+    with _atomic_path(path) as tmp:
+        tmp.unlink()
+        dst = sqlite3.connect(tmp)
+        try:
+            conn.backup(dst)
+        finally:
+            dst.close()
+
+
+def save_run_data(
+    source: ToolSession | Simulator,
+    run_dir: str | Path,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write run.json, records.sqlite, hidden.sqlite, daily.csv (and the trajectory) of a run to `run_dir`.
+
+    `source` is a `ToolSession` (its simulator, call counters and trajectory file are used) or a bare
+    `Simulator`. A session's trajectory is copied into the folder unless it is already written there.
+    `meta` adds the caller's facts to run.json (see `run_meta`). Safe to call after every day: each
+    file is replaced atomically. Returns the run folder.
+    """
+    sim: Simulator = source.sim if hasattr(source, "sim") else source  # type: ignore[assignment]
+    counters = getattr(source, "counters", None)
+    out = Path(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    traj = getattr(source, "trajectory_path", None)
+    target = out / TRAJECTORY_FILE
+    if traj is not None and Path(traj).exists() and Path(traj).resolve() != target.resolve():
+        with _atomic_path(target) as tmp:
+            shutil.copyfile(traj, tmp)
+    with _atomic_path(out / RECORDS_FILE) as tmp:
+        tmp.write_bytes(sim.records.serialize())
+    hidden = sim.hidden.to_sqlite()
+    try:
+        _write_sqlite(hidden, out / HIDDEN_FILE)
+    finally:
+        hidden.close()
+    daily = daily_frame(sim.records.frame("daily_summary"))
+    with _atomic_path(out / DAILY_FILE) as tmp:
+        daily.to_csv(tmp, index=False)
+    if not sim.world.world_hash:
+        with _atomic_path(out / WORLD_PICKLE) as tmp, tmp.open("wb") as fh:
+            pickle.dump(sim.world, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    info = run_meta(sim, meta, counters)
+    with _atomic_path(out / RUN_FILE) as tmp:
+        tmp.write_text(json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    return out
+
+
+_TEXT_COLUMNS = frozenset({"date", "device_id", "sku_id", "location", "site_type", "name", "category_l1"})
+_TEXT_COLUMNS |= {"category_l2", "supplier_id", "kind"}
+_REAL_COLUMNS = frozenset({"price", "rate", "xi", "revenue", "gross_profit", "expected_units"})
+_RECORD_TYPES = {t.name: {c: typ.split()[0] for c, typ in t.columns} for t in RECORD_TABLES}
+
+
+def _typed(table: str, frame: pd.DataFrame, hidden: bool) -> pd.DataFrame:
+    """Give a table's columns their types whatever the source (an empty table comes back untyped).
+
+    TEXT -> str, REAL -> float64, INTEGER -> int64 (float64 when the column holds NULLs, e.g. an
+    order's arrived_day before arrival).
+    """
+    out = frame.copy()
+    for col in out.columns:
+        if hidden:
+            kind = "TEXT" if col in _TEXT_COLUMNS else "REAL" if col in _REAL_COLUMNS else "INTEGER"
+        else:
+            kind = _RECORD_TYPES[table].get(col, "TEXT")
+        if kind == "TEXT":
+            out[col] = out[col].astype(object)
+        elif kind == "REAL" or out[col].isna().any():
+            out[col] = pd.to_numeric(out[col]).astype("float64")
+        else:
+            out[col] = pd.to_numeric(out[col]).astype("int64")
+    return out
+
+
+def _read_tables(path: Path, names: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    """Every named table of a SQLite file, as DataFrames (read-only)."""
+    if not path.exists():
+        raise RunFolderError(f"{path} is missing; the run folder is incomplete (re-run, or save it with save_run_data)")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise RunFolderError(f"cannot open {path}: {exc}") from exc
+    try:
+        return {n: pd.read_sql_query(f"SELECT * FROM {n}", conn) for n in names}
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise RunFolderError(f"{path} is not a complete AutoVend database ({exc}); re-run to rewrite it") from exc
+    finally:
+        conn.close()
+
+
+def read_calls(path: str | Path) -> list[dict[str, Any]]:
+    """The call records of a trajectory file (lines with kind == "call"), in order; [] if absent."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    calls = []
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RunFolderError(f"{path}:{n} is not valid JSON ({exc}); the trajectory is damaged") from exc
+            if rec.get("kind") == "call":
+                calls.append(rec)
+    return calls
+
+
+def _load_world(run_dir: Path, meta: Mapping[str, Any], world: World | None) -> World:
+    """The run's world: given, else its bundle (world_path, hash checked), else the pickled in-memory world."""
+    want = str(meta.get("world_hash") or "")
+    if world is None:
+        path = meta.get("world_path")
+        candidates = [Path(path), run_dir / path] if path else []
+        found = next((p for p in candidates if (p / "manifest.json").exists()), None)
+        if found is not None:
+            from autovend.world.bundle import load_world
+
+            world = load_world(found)
+        elif (run_dir / WORLD_PICKLE).exists():
+            with (run_dir / WORLD_PICKLE).open("rb") as fh:
+                world = pickle.load(fh)
+        else:
+            raise RunFolderError(
+                f"cannot find the world of {run_dir}: world_path {path!r} holds no bundle and there is no "
+                f"{WORLD_PICKLE}; pass the world explicitly (RunData.load(run_dir, world=...))"
+            )
+    if want and world.world_hash and world.world_hash != want:
+        raise RunFolderError(
+            f"{run_dir} was run on world hash {want[:12]}…, but the world given has {world.world_hash[:12]}…; "
+            "load the run with the world it was made on"
+        )
+    return world
+
+
+@dataclass(eq=False)
+class RunData:
+    """Everything the evaluation reads about one run.
+
+    world: the world it ran on (its demand model is the hidden truth the metrics may use).
+    meta: run.json (see `run_meta`). records: the agent-visible tables by name (RECORD_TABLES).
+    hidden: the evaluation-only tables by name (demand, shocks, machine_days, lead_times).
+    calls: the trajectory's call records in order (empty when the run kept no trajectory).
+    run_dir: the folder it was loaded from (None when built in memory).
+    """
+
+    world: World
+    meta: dict[str, Any]
+    records: dict[str, pd.DataFrame]
+    hidden: dict[str, pd.DataFrame]
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    run_dir: Path | None = None
+
+    @classmethod
+    def load(cls, run_dir: str | Path, world: World | None = None) -> RunData:
+        """Read a run folder written by `save_run_data`; `world` skips locating and loading the bundle."""
+        run_dir = Path(run_dir)
+        run_file = run_dir / RUN_FILE
+        if not run_file.exists():
+            raise RunFolderError(f"{run_dir} has no {RUN_FILE}; it is not a run folder (see `autovend run`)")
+        try:
+            meta = json.loads(run_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RunFolderError(f"cannot read {run_file}: {exc}") from exc
+        if meta.get("format") != RUN_FORMAT:
+            raise RunFolderError(f"{run_file} is not an AutoVend run description (format {meta.get('format')!r})")
+        try:
+            world = _load_world(run_dir, meta, world)
+        except RunFolderError:
+            raise
+        except (AutoVendError, OSError, pickle.UnpicklingError) as exc:
+            raise RunFolderError(f"cannot load the world of {run_dir}: {exc}") from exc
+        records = _read_tables(run_dir / RECORDS_FILE, tuple(t.name for t in RECORD_TABLES))
+        hidden = _read_tables(run_dir / HIDDEN_FILE, tuple(HIDDEN_COLUMNS))
+        records = {n: _typed(n, f, hidden=False) for n, f in records.items()}
+        hidden = {n: _typed(n, f, hidden=True) for n, f in hidden.items()}
+        return cls(world, meta, records, hidden, read_calls(run_dir / TRAJECTORY_FILE), run_dir)
+
+    @classmethod
+    def from_tables(
+        cls,
+        world: World,
+        tables: Mapping[str, pd.DataFrame],
+        meta: Mapping[str, Any] | None = None,
+        calls: list[dict[str, Any]] | None = None,
+    ) -> RunData:
+        """A run from tables given by name (record and hidden tables; missing ones are empty), e.g. for tests."""
+        unknown = set(tables) - {t.name for t in RECORD_TABLES} - set(HIDDEN_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown tables {sorted(unknown)}")
+        records = {}
+        for t in RECORD_TABLES:
+            frame = tables.get(t.name, pd.DataFrame(columns=list(t.column_names)))
+            records[t.name] = _typed(t.name, frame[list(t.column_names)], hidden=False)
+        hidden = {}
+        for name, cols in HIDDEN_COLUMNS.items():
+            frame = tables.get(name, pd.DataFrame(columns=list(cols)))
+            hidden[name] = _typed(name, frame[list(cols)], hidden=True)
+        info = {"format": RUN_FORMAT, "version": RUN_VERSION, "world_name": world.name, **dict(meta or {})}
+        return cls(world, info, records, hidden, list(calls or []))
+
+    @classmethod
+    def from_simulator(
+        cls,
+        sim: Simulator,
+        meta: Mapping[str, Any] | None = None,
+        calls: list[dict[str, Any]] | None = None,
+        counters: Mapping[str, Any] | None = None,
+    ) -> RunData:
+        """The run so far of a simulator, in memory (`calls`: trajectory call records, if any)."""
+        records = {t.name: _typed(t.name, sim.records.frame(t.name), hidden=False) for t in RECORD_TABLES}
+        hidden = {t: _typed(t, sim.hidden.frame(t), hidden=True) for t in HIDDEN_COLUMNS}
+        return cls(sim.world, run_meta(sim, meta, counters), records, hidden, list(calls or []))
+
+    @classmethod
+    def from_session(cls, session: ToolSession, meta: Mapping[str, Any] | None = None) -> RunData:
+        """The run so far of a ToolSession, in memory (calls read from its trajectory file, if it has one)."""
+        path = session.trajectory_path
+        calls = read_calls(path) if path is not None else []
+        return cls.from_simulator(session.sim, meta, calls, session.counters)
+
+    # ------------------------------------------------------------------ convenience
+
+    @cached_property
+    def daily(self) -> pd.DataFrame:
+        """The daily ledger (`DAILY_COLUMNS`), one row per settled day."""
+        return daily_frame(self.records["daily_summary"])
+
+    @property
+    def days(self) -> int:
+        """Number of settled days."""
+        return len(self.records["daily_summary"])
+
+    @property
+    def agent(self) -> str:
+        """The agent's name ("unknown" when run.json does not say)."""
+        return str(self.meta.get("agent") or "unknown")
+
+    @property
+    def seed(self) -> int:
+        """The run's seed."""
+        return int(self.meta.get("seed", 0))
+
+    @property
+    def name(self) -> str:
+        """A label: the folder name, or agent-s<seed> for runs in memory."""
+        return self.run_dir.name if self.run_dir is not None else f"{self.agent}-s{self.seed}"
+
+    @property
+    def start_cash(self) -> float:
+        """Cash at the start of the episode (CNY)."""
+        return float(self.world.economics.start_cash)
+
+    @property
+    def final_net_assets(self) -> float:
+        """Net assets at the close of the last settled day (the start cash if no day was settled)."""
+        d = self.daily
+        return float(d["net_assets"].iloc[-1]) if len(d) else self.start_cash
