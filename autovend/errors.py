@@ -45,3 +45,11 @@ class CheckpointError(AutoVendError):
 
 class RunFolderError(AutoVendError):
     """A run folder is missing files or cannot be read: point at a folder written by `autovend run`, or re-run it."""
+
+
+class LLMError(AutoVendError):
+    """The model endpoint failed or is misconfigured: check the URL, key and model name, then `--resume` the run."""
+
+
+class MCPBridgeError(AutoVendError):
+    """The MCP tool server is unreachable or serves another episode: check its command or URL, world and seed."""
