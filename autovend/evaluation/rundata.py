@@ -39,6 +39,8 @@ from autovend.sim.records import RECORD_TABLES
 from autovend.world.model import World
 
 if TYPE_CHECKING:
+    from autovend.evaluation.economics import ShelfEconomics
+    from autovend.evaluation.shelves import ShelfPanel
     from autovend.sim import Simulator
     from autovend.tools.session import ToolSession
 
@@ -247,20 +249,44 @@ def _typed(table: str, frame: pd.DataFrame, hidden: bool) -> pd.DataFrame:
     return out
 
 
-def _read_tables(path: Path, names: tuple[str, ...]) -> dict[str, pd.DataFrame]:
-    """Every named table of a SQLite file, as DataFrames (read-only)."""
-    if not path.exists():
-        raise RunFolderError(f"{path} is missing; the run folder is incomplete (re-run, or save it with save_run_data)")
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise RunFolderError(f"cannot open {path}: {exc}") from exc
-    try:
-        return {n: pd.read_sql_query(f"SELECT * FROM {n}", conn) for n in names}
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise RunFolderError(f"{path} is not a complete AutoVend database ({exc}); re-run to rewrite it") from exc
-    finally:
-        conn.close()
+class LazyTables(Mapping[str, pd.DataFrame]):
+    """The tables of a SQLite file by name, each read (and typed) on first access, then kept."""
+
+    def __init__(self, path: Path, names: tuple[str, ...], hidden: bool) -> None:
+        if not path.exists():
+            raise RunFolderError(
+                f"{path} is missing; the run folder is incomplete (re-run, or save it with save_run_data)"
+            )
+        self.path, self._names, self._hidden = path, names, hidden
+        self._cache: dict[str, pd.DataFrame] = {}
+        self._read(names[0])  # fail early on a damaged file
+
+    def _read(self, name: str) -> pd.DataFrame:
+        try:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise RunFolderError(f"cannot open {self.path}: {exc}") from exc
+        try:
+            frame = pd.read_sql_query(f"SELECT * FROM {name}", conn)
+        except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+            raise RunFolderError(
+                f"{self.path} is not a complete AutoVend database ({exc}); re-run to rewrite it"
+            ) from exc
+        finally:
+            conn.close()
+        self._cache[name] = _typed(name, frame, hidden=self._hidden)
+        return self._cache[name]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._names:
+            raise KeyError(name)
+        return self._cache[name] if name in self._cache else self._read(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def read_calls(path: str | Path) -> list[dict[str, Any]]:
@@ -316,14 +342,15 @@ class RunData:
     world: the world it ran on (its demand model is the hidden truth the metrics may use).
     meta: run.json (see `run_meta`). records: the agent-visible tables by name (RECORD_TABLES).
     hidden: the evaluation-only tables by name (demand, shocks, machine_days, lead_times).
+    Loaded runs read each table on first use (`LazyTables`).
     calls: the trajectory's call records in order (empty when the run kept no trajectory).
     run_dir: the folder it was loaded from (None when built in memory).
     """
 
     world: World
     meta: dict[str, Any]
-    records: dict[str, pd.DataFrame]
-    hidden: dict[str, pd.DataFrame]
+    records: Mapping[str, pd.DataFrame]
+    hidden: Mapping[str, pd.DataFrame]
     calls: list[dict[str, Any]] = field(default_factory=list)
     run_dir: Path | None = None
 
@@ -346,10 +373,8 @@ class RunData:
             raise
         except (AutoVendError, OSError, pickle.UnpicklingError) as exc:
             raise RunFolderError(f"cannot load the world of {run_dir}: {exc}") from exc
-        records = _read_tables(run_dir / RECORDS_FILE, tuple(t.name for t in RECORD_TABLES))
-        hidden = _read_tables(run_dir / HIDDEN_FILE, tuple(HIDDEN_COLUMNS))
-        records = {n: _typed(n, f, hidden=False) for n, f in records.items()}
-        hidden = {n: _typed(n, f, hidden=True) for n, f in hidden.items()}
+        records = LazyTables(run_dir / RECORDS_FILE, tuple(t.name for t in RECORD_TABLES), hidden=False)
+        hidden = LazyTables(run_dir / HIDDEN_FILE, tuple(HIDDEN_COLUMNS), hidden=True)
         return cls(world, meta, records, hidden, read_calls(run_dir / TRAJECTORY_FILE), run_dir)
 
     @classmethod
@@ -401,6 +426,20 @@ class RunData:
     def daily(self) -> pd.DataFrame:
         """The daily ledger (`DAILY_COLUMNS`), one row per settled day."""
         return daily_frame(self.records["daily_summary"])
+
+    @cached_property
+    def panel(self) -> ShelfPanel:
+        """The stocked shelf slots of every settled day, rebuilt from the records (`shelves.shelf_panel`)."""
+        from autovend.evaluation.shelves import shelf_panel
+
+        return shelf_panel(self.world, self.records, self.days)
+
+    @cached_property
+    def economics(self) -> ShelfEconomics:
+        """The world's demand model, ready to value shelves (`economics.ShelfEconomics`)."""
+        from autovend.evaluation.economics import ShelfEconomics
+
+        return ShelfEconomics.from_world(self.world)
 
     @property
     def days(self) -> int:
