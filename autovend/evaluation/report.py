@@ -1,0 +1,294 @@
+"""report.md and metrics.json of a run, and the comparison of several runs (table, summary, figures)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
+from autovend.evaluation.rundata import METRICS_FILE, REPORT_FILE, RunData
+from autovend.evaluation.settings import EvalSettings
+from autovend.io import atomic_write_text
+
+RUN_FIGURES = ("net_assets.png", "operations.png", "early_late.png")
+COMPARISON_FIGURES = ("net_assets.png", "profile.png", "early_late.png")
+
+# Headline metrics: key -> (label, unit, format, scale); scale turns the stored value into the shown one.
+HEADLINE: dict[str, tuple[str, str, str, float]] = {
+    "net_assets": ("Net assets", "thousand CNY", "{:.2f}", 1e-3),
+    "assortment": ("Assortment", "score", "{:.3f}", 1.0),
+    "waste_rate": ("Waste rate", "%", "{:.2f}", 100.0),
+    "pricing_regret": ("Pricing regret", "CNY / machine / day", "{:.2f}", 1.0),
+    "shelf_utilization": ("Shelf utilization", "%", "{:.2f}", 100.0),
+    "empty_share": ("Empty site-days", "%", "{:.2f}", 100.0),
+    "capital_efficiency": ("Capital efficiency", "GP / inventory per day", "{:.4f}", 1.0),
+    "tool_calls": ("Tool calls", "calls", "{:.0f}", 1.0),
+    "api_efficiency": ("API efficiency", "CNY / USD", "{:.1f}", 1.0),
+    "reassignment_gap": ("Reassignment gap", "%", "{:.2f}", 100.0),
+    "availability": ("Availability (days 16+)", "%", "{:.2f}", 100.0),
+    "cycle_return": ("Visit-cycle return", "CNY / machine / day", "{:.2f}", 1.0),
+    "asset_growth_early": ("Asset growth, early", "CNY / day", "{:.1f}", 1.0),
+    "asset_growth_late": ("Asset growth, late", "CNY / day", "{:.1f}", 1.0),
+}
+FAILURE_LABELS = {
+    "infeasible_retries": "Infeasible allocations retried",
+    "dead_stock_orders": "Orders into dead stock",
+    "fragmented_visits": "Fragmented visits",
+    "recurring_rejections": "Rejected batches recurring",
+}
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "–"
+    _, _, fmt, scale = HEADLINE[key]
+    return fmt.format(float(value) * scale)
+
+
+def load_metrics(run: RunData, settings: EvalSettings | None = None) -> dict[str, Any]:
+    """The run's metrics: its metrics.json when current (same version and settings), else computed afresh."""
+    settings = settings or EvalSettings()
+    if run.run_dir is not None and (run.run_dir / METRICS_FILE).exists():
+        try:
+            saved = json.loads((run.run_dir / METRICS_FILE).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            saved = {}
+        same = saved.get("details", {}).get("settings") == settings.model_dump(mode="json")
+        if saved.get("metrics_version") == METRICS_VERSION and same and saved.get("run", {}).get("days") == run.days:
+            return saved
+    return compute_metrics(run, settings)
+
+
+def run_report(run: RunData, metrics: dict[str, Any]) -> str:
+    """The markdown report of one run (figures referenced by their file names in the run folder)."""
+    meta = run.meta
+    det = metrics["details"]
+    lines = [
+        f"# Run {run.name}",
+        "",
+        f"- agent: **{run.agent}**, seed {run.seed}, config: `{json.dumps(meta.get('agent_config') or {})}`",
+        f"- world: {run.world.name} (hash {run.world.world_hash[:12] or 'in memory'}), "
+        f"days settled: {run.days} of {run.world.horizon_days}",
+        f"- code version: {meta.get('code_version', '?')}, wall time: {_seconds(meta.get('wall_time_s'))}",
+    ]
+    if meta.get("api_cost_usd") is not None:
+        lines.append(
+            f"- API cost: {float(meta['api_cost_usd']):.4f} USD, tokens: `{json.dumps(meta.get('token_usage'))}`"
+        )
+    lines += ["", "## Metrics", "", "| metric | value | unit |", "|---|---:|---|"]
+    for key, (label, unit, _, _) in HEADLINE.items():
+        lines.append(f"| {label} | {_fmt(key, metrics.get(key))} | {unit} |")
+    lines += [
+        "",
+        f"Start cash {run.start_cash:,.2f} CNY; net-asset growth {metrics['net_asset_growth']:,.2f} CNY. "
+        "Definitions: the docstrings of `autovend.evaluation.metrics`.",
+        "",
+        "![net assets](net_assets.png)",
+        "",
+        "![operations](operations.png)",
+        "",
+        "## Checkpoints (assortment and site coordination)",
+        "",
+        "| day | assortment score | machines | reassignment gap % | actual | best reassignment |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    coord = {c["day"]: c for c in det["site_coordination"]["checkpoints"]}
+    for c in det["assortment"]["checkpoints"]:
+        g = coord.get(c["day"], {})
+        gap = "–" if g.get("gap") is None else f"{100 * g['gap']:.2f}"
+        score = "–" if c["score"] is None else f"{c['score']:.3f}"
+        lines.append(f"| {c['day']} | {score} | {c['machines']} | {gap} | {g.get('actual')} | {g.get('best')} |")
+    p = det["pricing"]
+    lines += ["", "## Pricing", ""]
+    if p.get("regret") is None:
+        lines.append("No stocked machine-day was sampled.")
+    else:
+        lines.append(
+            f"On {p['machine_days']} sampled machine-days the expected gross profit at the agent's prices is "
+            f"{p['expected_gp_agent']:.2f} CNY, at the best common price level "
+            f"({p['mean_best_level']:.2f} x reference on average) {p['expected_gp_best_level']:.2f}, and at the "
+            f"searched prices {p['expected_gp_reference']:.2f} (regret {p['regret']:.2f} CNY per machine-day)."
+        )
+    e = det["physical_execution"]
+    lines += ["", "## Physical execution", ""]
+    lines.append(
+        f"Availability {_fmt('availability', e.get('availability'))} %; {e.get('cycles', 0)} complete visit cycles, "
+        f"mean length {_plain(e.get('mean_cycle_days'))} days, gross profit per cycle-day "
+        f"{_plain(e.get('cycle_gross_profit_per_day'))} CNY, return after the visit fee "
+        f"{_plain(e.get('cycle_return'))} CNY per machine per day."
+    )
+    fb = det["feedback"]
+    lines += ["", "## Early and late periods", "", "| period | asset growth | gross profit | costs | visits |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    for period in ("early", "late"):
+        row = fb.get(period)
+        if row:
+            lines.append(
+                f"| {period} | {row['asset_growth']:.2f} | {row['gross_profit']:.2f} | {row['costs']:.2f} | "
+                f"{row['visits']:.2f} |"
+            )
+        else:
+            lines.append(f"| {period} | – | – | – | – |")
+    lines += ["", "Per day, CNY (visits: machines per day).", "", "![early and late](early_late.png)", ""]
+    lines += ["## Failure modes", "", "| failure mode | count | examples |", "|---|---:|---|"]
+    for name, f in metrics["failures"].items():
+        ex = "; ".join(_example(x) for x in f["examples"]) or "–"
+        lines.append(f"| {FAILURE_LABELS.get(name, name)} | {f['count']} | {ex} |")
+    t = det["totals"]
+    lines += [
+        "",
+        "## Ledger totals",
+        "",
+        "| revenue | gross profit | units sold | purchases | rent | daily fee | visits | fines | expiry | discard |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {t['revenue']:,.2f} | {t['gross_profit']:,.2f} | {t['units_sold']:,.0f} | {t['purchase']:,.2f} | "
+        f"{t['warehouse_rent']:,.2f} | {t['daily_fee']:,.2f} | {t['visit']:,.2f} | {t['expired_fine']:,.2f} | "
+        f"{t['expiry_writeoff']:,.2f} | {t['discard_writeoff']:,.2f} |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _plain(x: Any) -> str:
+    return "–" if x is None else f"{float(x):.2f}"
+
+
+def _seconds(x: Any) -> str:
+    return "–" if x is None else f"{float(x):.1f} s"
+
+
+def _example(x: dict[str, Any]) -> str:
+    return "day " + str(x.get("day")) + ": " + ", ".join(f"{k}={v}" for k, v in x.items() if k != "day")
+
+
+def write_run_outputs(
+    run: RunData, out_dir: str | Path | None = None, settings: EvalSettings | None = None
+) -> dict[str, Any]:
+    """Compute the metrics and write metrics.json, report.md and the run's figures; return the metrics.
+
+    `out_dir` defaults to the run's folder.
+    """
+    from autovend.evaluation.figures import early_late_figure, net_assets_figure, operations_figure
+
+    target = Path(out_dir) if out_dir is not None else run.run_dir
+    if target is None:
+        raise ValueError("the run was built in memory: give out_dir")
+    target.mkdir(parents=True, exist_ok=True)
+    metrics = compute_metrics(run, settings)
+    net_assets_figure([run], target / "net_assets.png")
+    operations_figure(run, target / "operations.png")
+    early_late_figure([metrics], [run.agent], target / "early_late.png")
+    atomic_write_text(target / METRICS_FILE, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(target / REPORT_FILE, run_report(run, metrics))
+    return metrics
+
+
+COMPARE_COLUMNS = ["run", "agent", "seed", "days", *HEADLINE, *FAILURE_LABELS]
+
+
+def compare(
+    runs: Sequence[RunData],
+    settings: EvalSettings | None = None,
+    metrics: Sequence[dict[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """One row per run: name, agent, seed, days, the headline metrics (stored units) and failure counts.
+
+    `metrics` (one dict per run) skips loading or computing them.
+    """
+    if metrics is None:
+        metrics = [load_metrics(r, settings) for r in runs]
+    rows = []
+    for run, m in zip(runs, metrics, strict=True):
+        row: dict[str, Any] = {"run": run.name, "agent": run.agent, "seed": run.seed, "days": run.days}
+        row.update({k: m.get(k) for k in HEADLINE})
+        row.update({k: m.get("failure_counts", {}).get(k) for k in FAILURE_LABELS})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+
+
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Per agent: the number of runs and the mean of every metric.
+
+    Net assets also get their sample standard deviation (ddof 1; NaN for a single run) and CV.
+    """
+    metrics = [c for c in (*HEADLINE, *FAILURE_LABELS) if c in table]
+    num = table[["agent", *metrics]].copy()
+    for c in metrics:
+        num[c] = pd.to_numeric(num[c], errors="coerce")
+    g = num.groupby("agent", sort=False)
+    out = g[metrics].mean()
+    out.insert(0, "runs", g.size())
+    std = g["net_assets"].std(ddof=1)
+    out.insert(2, "net_assets_std", std)
+    out.insert(3, "net_assets_cv", std / out["net_assets"])
+    return out
+
+
+def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
+    """The comparison as markdown: per-agent summary (mean ± std) then one row per run."""
+    keys = [k for k in HEADLINE if k in summary]
+    lines = ["# Comparison of runs", "", "## By agent (mean over runs; net assets ± sample std, CV)", ""]
+    lines.append("| agent | runs | " + " | ".join(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})" for k in keys) + " |")
+    lines.append("|---|---:|" + "---:|" * len(keys))
+    for agent, row in summary.iterrows():
+        cells = []
+        for k in keys:
+            cell = _fmt(k, row[k])
+            if k == "net_assets" and np.isfinite(row["net_assets_std"]):
+                cell += f" ± {_fmt(k, row['net_assets_std'])} (CV {100 * row['net_assets_cv']:.1f}%)"
+            cells.append(cell)
+        lines.append(f"| {agent} | {int(row['runs'])} | " + " | ".join(cells) + " |")
+    lines += ["", "## Runs", ""]
+    lines.append("| run | agent | seed | days | " + " | ".join(HEADLINE[k][0] for k in keys) + " |")
+    lines.append("|---|---|---:|---:|" + "---:|" * len(keys))
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        lines.append(
+            f"| {d['run']} | {d['agent']} | {d['seed']} | {d['days']} | "
+            + " | ".join(_fmt(k, d[k]) for k in keys)
+            + " |"
+        )
+    fails = [k for k in FAILURE_LABELS if k in table]
+    lines += [
+        "",
+        "## Failure modes (counts per run)",
+        "",
+        "| run | " + " | ".join(FAILURE_LABELS[k] for k in fails) + " |",
+    ]
+    lines.append("|---|" + "---:|" * len(fails))
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        lines.append(f"| {d['run']} | " + " | ".join(str(d[k]) for k in fails) + " |")
+    lines += [
+        "",
+        "![net assets](net_assets.png)",
+        "",
+        "![profile](profile.png)",
+        "",
+        "![early and late](early_late.png)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(
+    runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write comparison.md, comparison.csv and the three figures to `out_dir`; return (table, summary)."""
+    from autovend.evaluation.figures import early_late_figure, net_assets_figure, profile_figure
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    metrics = [load_metrics(r, settings) for r in runs]
+    table = compare(runs, settings, metrics)
+    summary = summarize(table)
+    net_assets_figure(runs, out / "net_assets.png")
+    profile_figure(summary, out / "profile.png")
+    early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
+    table.to_csv(out / "comparison.csv", index=False)
+    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary))
+    return table, summary
