@@ -290,21 +290,28 @@ class LazyTables(Mapping[str, pd.DataFrame]):
 
 
 def read_calls(path: str | Path) -> list[dict[str, Any]]:
-    """The call records of a trajectory file (lines with kind == "call"), in order; [] if absent."""
+    """The call records of a trajectory file (lines with kind == "call"), in order; [] if absent.
+
+    A last line cut short (no newline, not valid JSON: a crash while writing) is left out; any
+    other invalid line is an error.
+    """
     path = Path(path)
     if not path.exists():
         return []
     calls = []
     with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunFolderError(f"{path}:{n} is not valid JSON ({exc}); the trajectory is damaged") from exc
-            if rec.get("kind") == "call":
-                calls.append(rec)
+        lines = fh.readlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if n == len(lines) and not line.endswith("\n"):
+                break  # a call cut short by a crash: the calls before it are complete
+            raise RunFolderError(f"{path}:{n} is not valid JSON ({exc}); the trajectory is damaged") from exc
+        if rec.get("kind") == "call":
+            calls.append(rec)
     return calls
 
 

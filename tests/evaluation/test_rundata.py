@@ -171,3 +171,17 @@ def test_daily_frame_orders_days():
     )
     out = daily_frame(summary)
     assert list(out["day"]) == [1, 2] and list(out["inventory_at_cost"]) == [2.0, 4.0]
+
+
+def test_a_trajectory_cut_by_a_crash_keeps_its_complete_calls(tmp_path):
+    from autovend.evaluation.rundata import read_calls
+
+    path = tmp_path / "t.jsonl"
+    head = '{"kind":"start","seed":1}\n'
+    call = '{"kind":"call","seq":1,"day":1,"tool":"end_day","ok":true,"result":{}}\n'
+    path.write_text(head + call + '{"kind":"call","seq":2,"da')
+    assert [c["seq"] for c in read_calls(path)] == [1]
+    path.write_text(head + "{oops\n" + call)
+    with pytest.raises(RunFolderError, match="t.jsonl:2 is not valid JSON"):
+        read_calls(path)
+    assert read_calls(tmp_path / "absent.jsonl") == []
