@@ -96,6 +96,7 @@ def profile_figure(summary: pd.DataFrame, path: str | Path) -> Path:
         ax.fill([*angles, angles[0]], [*vals, vals[0]], color=color, alpha=0.12)
     ax.set_xticks(angles)
     ax.set_xticklabels(axes, fontsize=9)
+    ax.tick_params(axis="x", pad=12)
     ax.set_ylim(0, 1.05)
     ax.set_yticks([0.25, 0.5, 0.75, 1.0])
     ax.set_yticklabels([])
