@@ -232,6 +232,7 @@ def _no_purchase(
             bounds=config.u_bounds,
             min_days=config.min_machine_days_u,
             min_machines=config.min_machines_u,
+            day=sh.md_d,
         )
     except InsufficientDataError as exc:
         if config.u_fallback is None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from autovend.errors import ConfigError
+from autovend.config import load_section
 
 
 class CalibrationConfig(BaseModel):
@@ -33,14 +32,4 @@ class CalibrationConfig(BaseModel):
 
 def load_calibration_config(path: str | Path | None, section: str = "calibrate") -> CalibrationConfig:
     """Read a section of a params YAML file; defaults when `path` is None."""
-    if path is None:
-        return CalibrationConfig()
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
-    try:
-        return CalibrationConfig.model_validate(raw.get(section, {}) or {})
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `{section}` params:\n{exc}") from exc
+    return load_section(CalibrationConfig, path, section)

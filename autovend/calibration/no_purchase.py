@@ -42,13 +42,24 @@ class NoPurchaseFit:
     n_machine_days: int
     loglik: float
     at_bound: bool
+    shock_control: float = 0.0  # lambda of the control function (0: none)
 
 
 def _profile(
-    log_u: float, D: np.ndarray, W: np.ndarray, R: np.ndarray, m: np.ndarray, n_m: int
+    log_u: float,
+    D: np.ndarray,
+    W: np.ndarray,
+    R: np.ndarray,
+    m: np.ndarray,
+    n_m: int,
+    control: np.ndarray | None = None,
+    lam: float = 0.0,
 ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Poisson log-likelihood with the c_m profiled out; f carries the control-function factor if given."""
     u = np.exp(log_u)
     f = W / (u * R + W)
+    if control is not None:
+        f = f * np.maximum(1.0 + lam * (control - 1.0), 0.05)
     c = np.bincount(m, weights=D, minlength=n_m) / np.maximum(np.bincount(m, weights=f, minlength=n_m), 1e-300)
     mu = c[m] * f
     pos = D > 0
@@ -66,8 +77,17 @@ def fit_no_purchase(
     bounds: tuple[float, float],
     min_days: int,
     min_machines: int,
+    day: np.ndarray | None = None,
 ) -> NoPurchaseFit:
-    """Fit u on machine-days (arrays aligned by machine-day; `R_hat_m` indexed by machine code)."""
+    """Fit u on machine-days (arrays aligned by machine-day; `R_hat_m` indexed by machine code).
+
+    With `day`, the persistent shock is controlled for: a day's shelf is low after days of high sales,
+    and the shock of those days carries over (rho > 0), so shelf attraction and today's shock are
+    negatively correlated and a plain fit understates u (by about 5% on the synthetic truth even with the
+    true demand). The control function multiplies the mean by 1 + lambda (r_{t-1} - 1), r_{t-1} being the
+    previous day's demand over its plain-fit mean (1 where there is no previous day), with lambda fitted
+    jointly with u. Its standard error treats lambda as known.
+    """
     counts = pd.Series(machine).value_counts()
     ok_m = counts.index[counts >= min_days].to_numpy()
     if len(ok_m) < min_machines:
@@ -84,11 +104,27 @@ def fit_no_purchase(
         lambda t: -_profile(t, D, W, R, m, n_m)[0], bounds=(lo, hi), method="bounded", options={"xatol": 1e-6}
     )
     log_u = float(res.x)
+    control, lam = None, 0.0
+    if day is not None:
+        _, c0, f0 = _profile(log_u, D, W, R, m, n_m)
+        ratio = D / np.maximum(c0[m] * f0, 1e-12)
+        d = day[sel]
+        prev = np.ones(len(D))
+        same = np.r_[False, (m[1:] == m[:-1]) & (d[1:] == d[:-1] + 1)]
+        prev[same] = ratio[:-1][same[1:]]
+        control = np.minimum(prev, 10.0)
+        joint = optimize.minimize(
+            lambda p: -_profile(p[0], D, W, R, m, n_m, control, p[1])[0],
+            x0=np.array([log_u, 0.1]),
+            method="Nelder-Mead",
+            options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 400},
+        )
+        log_u, lam = float(np.clip(joint.x[0], lo, hi)), float(joint.x[1])
     at_bound = bool(min(log_u - lo, hi - log_u) < 1e-3)
-    ll, c, f = _profile(log_u, D, W, R, m, n_m)
+    ll, c, f = _profile(log_u, D, W, R, m, n_m, control, lam)
     u = float(np.exp(log_u))
     mu = c[m] * f
-    g = u * R / (u * R + W)  # -d log f / d log u
+    g = u * R / (u * R + W)  # -d log f / d log u (the control factor does not depend on u)
     gbar = np.bincount(m, weights=mu * g, minlength=n_m) / np.bincount(m, weights=mu, minlength=n_m)
     s_eff = (D - mu) * (gbar[m] - g)
     info = float(np.sum(mu * (g - gbar[m]) ** 2))
@@ -110,6 +146,7 @@ def fit_no_purchase(
         n_machine_days=int(sel.sum()),
         loglik=ll,
         at_bound=at_bound,
+        shock_control=lam,
     )
 
 

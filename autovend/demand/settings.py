@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from autovend.errors import ConfigError
+from autovend.config import load_section
 
 SITE_TYPES: tuple[str, ...] = (
     "worksite",
@@ -139,14 +138,4 @@ class DemandSettings(_Frozen):
 
 def load_demand_settings(path: str | Path | None = None) -> DemandSettings:
     """Read the `demand` section of a params YAML file; defaults when `path` is None."""
-    if path is None:
-        return DemandSettings()
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read settings file {path}: {exc}") from exc
-    try:
-        return DemandSettings.model_validate(raw.get("demand", {}))
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `demand` settings:\n{exc}") from exc
+    return load_section(DemandSettings, path, "demand")

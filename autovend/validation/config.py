@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from autovend.errors import ConfigError
+from autovend.config import load_section
 
 
 class ValidationConfig(BaseModel):
@@ -26,14 +25,4 @@ class ValidationConfig(BaseModel):
 
 def load_validation_config(path: str | Path | None, section: str = "validate") -> ValidationConfig:
     """Read a section of a params YAML file; defaults when `path` is None."""
-    if path is None:
-        return ValidationConfig()
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
-    try:
-        return ValidationConfig.model_validate(raw.get(section, {}) or {})
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `{section}` params:\n{exc}") from exc
+    return load_section(ValidationConfig, path, section)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from autovend.errors import ConfigError
+from autovend.config import load_section
 
 # (site_type, sub-location) -> number of machines; the paper's Appendix A sub-locations, 99 machines.
 DEFAULT_LOCATIONS: dict[str, int] = {
@@ -127,14 +126,4 @@ class SynthConfig(BaseModel):
 
 def load_synth_config(path: str | Path | None) -> SynthConfig:
     """Read the `synthesize` section of a params YAML file; defaults when `path` is None."""
-    if path is None:
-        return SynthConfig()
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
-    try:
-        return SynthConfig.model_validate(raw.get("synthesize", {}))
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `synthesize` params:\n{exc}") from exc
+    return load_section(SynthConfig, path, "synthesize")
