@@ -1,0 +1,306 @@
+"""The chat client: one OpenAI-compatible Chat Completions request with tools, timeouts and retries.
+
+    client = ChatClient("gpt-4.1-mini", base_url=None, api_key=key, config=LLMConfig(), rng=rng)
+    reply = client.complete(messages, tools)        # -> Completion (assistant message, usage, attempts)
+
+The official `openai` client speaks to hosted APIs and to local servers (vLLM, Ollama) alike. Its
+own retries are switched off: this module retries 429s, 5xx answers, timeouts and connection
+errors with exponential backoff and jitter drawn from a seeded generator (so tests are
+deterministic; `sleep` is injectable), honours a server's Retry-After, and after `max_attempts`
+raises `LLMError` (the run stops after its last completed day and can be resumed). A request the
+model's context cannot hold raises `ContextOverflowError`, so the harness can evict and retry.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+import openai
+
+from autovend.agents.llm.config import LLMConfig
+from autovend.errors import LLMError
+
+_OVERFLOW_HINTS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "reduce the length",
+)
+
+
+class ContextOverflowError(LLMError):
+    """The server refused a request longer than the model's context: evict older turns or lower the budget."""
+
+
+@dataclass
+class Usage:
+    """Token counts of one or more requests (`requests` counts the answered ones).
+
+    input_tokens: prompt tokens as billed (cached ones included); cached_tokens: the part served
+    from the provider's prompt cache; output_tokens: completion tokens (reasoning included);
+    reasoning_tokens: the reasoning part of the output, when reported; unreported: answered
+    requests whose response carried no usage (their tokens are missing from the totals).
+    """
+
+    requests: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    unreported: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Add `other`'s counts to these."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def plus(self, other: Usage) -> Usage:
+        """A new `Usage`: these counts plus `other`'s."""
+        out = Usage(**asdict(self))
+        out.add(other)
+        return out
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON-ready counts."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Usage:
+        """Counts from `to_dict` (missing keys are 0)."""
+        d = d or {}
+        return cls(**{f.name: int(d.get(f.name, 0) or 0) for f in fields(cls)})
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if obj is None:
+            return None
+        obj = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+    return obj
+
+
+def parse_usage(raw: dict[str, Any] | None) -> Usage:
+    """One request's `Usage` from the response's `usage` object (OpenAI, DeepSeek, vLLM, Ollama names)."""
+    if not raw:
+        return Usage(requests=1, unreported=1)
+    prompt = int(raw.get("prompt_tokens") or raw.get("input_tokens") or 0)
+    output = int(raw.get("completion_tokens") or raw.get("output_tokens") or 0)
+    cached = (
+        _get(raw, "prompt_tokens_details", "cached_tokens")
+        or raw.get("prompt_cache_hit_tokens")  # DeepSeek
+        or _get(raw, "input_tokens_details", "cached_tokens")
+        or 0
+    )
+    reasoning = _get(raw, "completion_tokens_details", "reasoning_tokens") or 0
+    return Usage(
+        requests=1,
+        input_tokens=prompt,
+        cached_tokens=min(int(cached), prompt),
+        output_tokens=output,
+        reasoning_tokens=int(reasoning),
+    )
+
+
+@dataclass
+class Completion:
+    """One answered request: the assistant `message` (OpenAI message dict) and what it cost.
+
+    message: {"role": "assistant", "content": str | None, "tool_calls": [...]} with every tool
+    call as {"id", "type": "function", "function": {"name", "arguments" (text)}}; reasoning: the
+    server's separate reasoning text, if any (kept out of the conversation); usage: this request's
+    tokens; raw_usage: the server's usage object; attempts: tries it took; retries: one entry per
+    failed try (attempt, error, wait in seconds); latency_s: time of the successful try.
+    """
+
+    message: dict[str, Any]
+    finish_reason: str | None
+    usage: Usage
+    raw_usage: dict[str, Any] | None
+    reasoning: str | None = None
+    attempts: int = 1
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    latency_s: float = 0.0
+
+
+def _tool_call_dict(call: Any, fallback_id: str) -> dict[str, Any]:
+    fn = _get(call, "function")
+    args = _get(fn, "arguments")
+    if args is not None and not isinstance(args, str):  # some servers send an object instead of JSON text
+        args = json.dumps(args, ensure_ascii=False)
+    return {
+        "id": str(_get(call, "id") or fallback_id),
+        "type": "function",
+        "function": {"name": str(_get(fn, "name") or ""), "arguments": "" if args is None else args},
+    }
+
+
+def assistant_message(message: Any, id_prefix: str = "call") -> tuple[dict[str, Any], str | None]:
+    """The assistant message dict to keep in the conversation, and the reasoning text kept apart."""
+    calls = _get(message, "tool_calls") or []
+    out: dict[str, Any] = {"role": "assistant", "content": _get(message, "content")}
+    if calls:
+        out["tool_calls"] = [_tool_call_dict(c, f"{id_prefix}_{i}") for i, c in enumerate(calls)]
+    extra = getattr(message, "model_extra", None) or {}
+    reasoning = _get(message, "reasoning_content") or extra.get("reasoning_content") or extra.get("reasoning")
+    return out, reasoning if isinstance(reasoning, str) and reasoning else None
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _is_retryable(exc: Exception) -> bool:
+    if isinstance(exc, (openai.RateLimitError, openai.APIConnectionError, openai.APIResponseValidationError)):
+        return True  # APITimeoutError is an APIConnectionError
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in (408, 409)
+    return False
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {text[:300]}"
+
+
+class ChatClient:
+    """Chat Completions requests to one model (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str,
+        config: LLMConfig,
+        rng: np.random.Generator,
+        sleep: Callable[[float], None] = time.sleep,
+        seed: int | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.config = config
+        self.rng = rng
+        self.sleep = sleep
+        self.seed = seed
+        self.on_retry: Callable[[dict[str, Any]], None] | None = None  # told of each failed try before the wait
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, timeout=config.request_timeout_s, max_retries=0
+        )
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        c = self.config
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+            kwargs["tool_choice"] = "auto"
+            if c.parallel_tool_calls is not None:
+                kwargs["parallel_tool_calls"] = c.parallel_tool_calls
+        if c.temperature is not None:
+            kwargs["temperature"] = c.temperature
+        if c.max_completion_tokens is not None:
+            kwargs["max_completion_tokens"] = c.max_completion_tokens
+        if c.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = c.reasoning_effort
+        if c.send_seed and self.seed is not None:
+            kwargs["seed"] = self.seed
+        if c.extra_body:
+            kwargs["extra_body"] = dict(c.extra_body)
+        return kwargs
+
+    def backoff(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed try `attempt` (1-based): half the capped exponential step plus jitter."""
+        c = self.config
+        step = min(c.backoff_max_s, c.backoff_initial_s * 2.0 ** (attempt - 1))
+        wait = step / 2.0 + float(self.rng.uniform(0.0, step / 2.0))
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, c.backoff_max_s))
+        return wait
+
+    def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], id_prefix: str = "call"
+    ) -> Completion:
+        """Send the conversation and return the model's reply (retrying as the module docstring says)."""
+        kwargs = self._request(messages, tools)
+        retries: list[dict[str, Any]] = []
+        attempts = self.config.max_attempts
+        for attempt in range(1, attempts + 1):
+            start = time.perf_counter()
+            try:
+                response = self._client.chat.completions.create(**kwargs)
+                if not getattr(response, "choices", None):
+                    raise openai.APIResponseValidationError(
+                        response=None,  # type: ignore[arg-type]
+                        body=None,
+                        message="the server answered without any choice",
+                    )
+            except Exception as exc:
+                if isinstance(exc, openai.BadRequestError):
+                    text = str(exc).lower()
+                    if any(h in text for h in _OVERFLOW_HINTS):
+                        raise ContextOverflowError(
+                            f"{self.model}: the request does not fit the model's context ({_describe(exc)}); "
+                            "lower context_budget_tokens in the harness config"
+                        ) from exc
+                    raise LLMError(
+                        f"{self.model}: the server refused the request ({_describe(exc)}); check the model name "
+                        "and the request options (temperature, reasoning_effort, extra_body) for this server"
+                    ) from exc
+                if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+                    raise LLMError(
+                        f"{self.model}: the API key was refused ({_describe(exc)}); set the key in the variable "
+                        "named by --api-key-env"
+                    ) from exc
+                if isinstance(exc, openai.NotFoundError):
+                    raise LLMError(
+                        f"{self.model}: not found at {self.base_url or 'the default OpenAI URL'} ({_describe(exc)}); "
+                        "check --base-url (it usually ends in /v1) and the model name"
+                    ) from exc
+                if not _is_retryable(exc):
+                    raise LLMError(f"{self.model}: request failed ({_describe(exc)})") from exc
+                if attempt == attempts:
+                    raise LLMError(
+                        f"{self.model}: gave up after {attempts} attempts; last error {_describe(exc)}. The run "
+                        "keeps its last completed day: fix the cause and continue with --resume"
+                    ) from exc
+                wait = self.backoff(attempt, _retry_after(exc))
+                info = {"attempt": attempt, "error": _describe(exc), "wait_s": round(wait, 3)}
+                retries.append(info)
+                if self.on_retry is not None:
+                    self.on_retry(info)
+                self.sleep(wait)
+                continue
+            latency = time.perf_counter() - start
+            choice = response.choices[0]
+            message, reasoning = assistant_message(choice.message, id_prefix)
+            raw = response.usage.model_dump(exclude_none=True) if getattr(response, "usage", None) else None
+            if raw is not None and getattr(response.usage, "model_extra", None):
+                raw.update({k: v for k, v in response.usage.model_extra.items() if v is not None})
+            return Completion(
+                message=message,
+                finish_reason=getattr(choice, "finish_reason", None),
+                usage=parse_usage(raw),
+                raw_usage=raw,
+                reasoning=reasoning,
+                attempts=attempt,
+                retries=retries,
+                latency_s=latency,
+            )
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,277 @@
+"""The `--mcp` mode: the model's tool calls go to an `autovend serve` over MCP, mirrored in process.
+
+    bridge = MCPBridge(serve_command("worlds/cn20", seed=1))        # starts `autovend serve` on stdio
+    bridge = MCPBridge("http://127.0.0.1:8765/mcp")                  # or an `autovend serve --transport http`
+    backend = bridge.bind(session)    # session-like: call, tools, system_prompt, daily_prompt, day, done
+
+What the model reads comes from the MCP server: the tool listing, the server's instructions (the
+system prompt), the `daily` prompt and every tool result, as an MCP client such as the paper's
+harness would get them. Every call is also applied to the runner's in-process `ToolSession` of the
+same world and seed (the mirror), so checkpoints, `--resume`, the run folder and the metrics work as
+in process; the simulator is deterministic, so both sides must agree, and the bridge checks it
+(same system prompt and day when binding, same ok/error for every call, the same settlement at every
+`end_day`) and stops with `MCPBridgeError` if they part. On `--resume` a freshly started server is
+still on day 1: the bridge replays the state-changing calls of the run's trajectory (orders, prices,
+discards, restocks, reductions, delistings, notebook writes and end_day) to bring it to the
+checkpoint's day before the model continues.
+
+The MCP SDK is asynchronous; the bridge runs it on an event loop in a background thread (an
+`anyio` blocking portal) and offers plain blocking calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+import sys
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+from autovend.errors import MCPBridgeError
+from autovend.tools.registry import MUTATION_TOOLS
+from autovend.tools.session import ToolResult, ToolSession
+from autovend.tools.trajectory import read_trajectory
+
+STATE_CHANGING = frozenset({*MUTATION_TOOLS, "end_day", "write_memory"})
+KIND_META = "autovend/kind"
+
+
+def serve_command(world: str | Path, seed: int, python: str | None = None) -> str:
+    """The command that serves one episode of `world` with `seed` on stdio (for `MCPBridge`)."""
+    exe = python or sys.executable
+    return shlex.join([exe, "-m", "autovend.cli", "serve", "--world", str(world), "--seed", str(seed)])
+
+
+def _is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
+
+
+class MCPClient:
+    """A blocking MCP client session to one server (stdio command or streamable-HTTP URL)."""
+
+    def __init__(self, target: str, *, timeout_s: float = 120.0, cwd: str | Path | None = None) -> None:
+        import anyio.from_thread
+        from mcp.client import ClientSession
+
+        self.target = target
+        self._stack: list[AbstractContextManager[Any]] = []
+        try:
+            portal_cm = anyio.from_thread.start_blocking_portal()
+            self._portal = portal_cm.__enter__()
+            self._stack.append(portal_cm)
+            if _is_url(target):
+                from mcp.client.streamable_http import streamable_http_client
+
+                transport = streamable_http_client(target)
+            else:
+                from mcp.client.stdio import StdioServerParameters, stdio_client
+
+                argv = shlex.split(target)
+                if not argv:
+                    raise MCPBridgeError("the MCP server command is empty; give e.g. 'autovend serve --world W'")
+                params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=None if cwd is None else str(cwd))
+                transport = stdio_client(params)
+            transport_cm = self._portal.wrap_async_context_manager(transport)
+            read, write = transport_cm.__enter__()
+            self._stack.append(transport_cm)
+            session_cm = self._portal.wrap_async_context_manager(
+                ClientSession(read, write, read_timeout_seconds=timeout_s)
+            )
+            self._session = session_cm.__enter__()
+            self._stack.append(session_cm)
+            init = self._portal.call(self._session.initialize)
+        except MCPBridgeError:
+            self.close()
+            raise
+        except Exception as exc:
+            self.close()
+            raise MCPBridgeError(
+                f"cannot connect to the MCP server {target!r} ({type(exc).__name__}: {exc}); start it with "
+                "`autovend serve --world W --seed S [--transport http --port P]` and pass its command or URL"
+            ) from exc
+        self.instructions: str = init.instructions or ""
+
+    def list_tools(self) -> list[Any]:
+        """The server's tools (the SDK's `Tool` objects)."""
+        return list(self._portal.call(self._session.list_tools).tools)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Call a tool: (is_error, text of the first content item)."""
+        try:
+            res = self._portal.call(self._session.call_tool, name, arguments)
+        except Exception as exc:
+            raise MCPBridgeError(f"the MCP server failed on {name} ({type(exc).__name__}: {exc})") from exc
+        content = getattr(res, "content", None) or []
+        text = getattr(content[0], "text", "") if content else ""
+        return bool(getattr(res, "is_error", False)), text
+
+    def prompt(self, name: str) -> str:
+        """The text of the server's prompt `name` (system or daily)."""
+        res = self._portal.call(self._session.get_prompt, name)
+        return res.messages[0].content.text
+
+    def close(self) -> None:
+        """Close the session, the transport (stopping a stdio server) and the event-loop thread."""
+        while self._stack:
+            cm = self._stack.pop()
+            with contextlib.suppress(Exception):  # closing must not hide the error that led here
+                cm.__exit__(None, None, None)
+
+
+def _result(is_error: bool, text: str) -> ToolResult:
+    if is_error:
+        return ToolResult(False, {"error": text}, text, "")
+    try:
+        content = json.loads(text)
+    except json.JSONDecodeError:
+        content = {"text": text}
+    return ToolResult(True, content if isinstance(content, dict) else {"result": content}, None, text)
+
+
+def _day_of(prompt: str) -> int | None:
+    head = prompt.split("—", 1)[0].split()
+    if len(head) >= 2 and head[0] == "Day" and head[1].isdigit():
+        return int(head[1])
+    return None
+
+
+class MirroredSession:
+    """A session-like backend: the MCP server answers, the in-process session mirrors (see the module docstring)."""
+
+    def __init__(self, client: MCPClient, local: ToolSession) -> None:
+        self.client = client
+        self.local = local
+
+    @property
+    def day(self) -> int:
+        """The current day (the same on both sides)."""
+        return self.local.day
+
+    @property
+    def done(self) -> bool:
+        """True once the last day is settled."""
+        return self.local.done
+
+    @property
+    def trajectory_path(self) -> Path | None:
+        """The run's trajectory (the mirror's)."""
+        return self.local.trajectory_path
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The server's tool listing as {name, kind, description, input_schema}."""
+        return [
+            {
+                "name": t.name,
+                "kind": (t.meta or {}).get(KIND_META, ""),
+                "description": t.description or "",
+                "input_schema": t.input_schema,
+            }
+            for t in self.client.list_tools()
+        ]
+
+    def system_prompt(self) -> str:
+        """The server's instructions (its system prompt)."""
+        return self.client.instructions
+
+    def daily_prompt(self) -> str:
+        """The server's `daily` prompt."""
+        return self.client.prompt("daily")
+
+    def call(self, name: str, arguments: Any = None) -> ToolResult:
+        """Run a tool on the server and on the mirror; the server's result is returned."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):  # MCP carries only objects: the mirror gives the refusal
+            return self.local.call(name, arguments)
+        served = _result(*self.client.call_tool(name, arguments))
+        local = self.local.call(name, arguments)
+        if served.ok != local.ok:
+            raise MCPBridgeError(
+                f"the MCP server and the run disagree on {name} on day {self.local.day - (name == 'end_day')}: "
+                f"server {'ok' if served.ok else served.error!r}, run {'ok' if local.ok else local.error!r}; "
+                "serve the same world and seed as the run"
+            )
+        if name == "end_day" and served.ok and served.content.get("settled") != local.content.get("settled"):
+            raise MCPBridgeError(
+                f"the MCP server settled day {local.content.get('settled', {}).get('day')} differently from the "
+                "run (another world or seed?); serve the same world and seed as the run"
+            )
+        return served
+
+    def sync(self) -> int:
+        """Bring a fresh server to the mirror's day (replaying the trajectory); returns the calls replayed."""
+        local_day = self.local.day
+        served_day = _day_of(self.daily_prompt())
+        if served_day == local_day:
+            return 0
+        if served_day != 1 or local_day < 1:
+            raise MCPBridgeError(
+                f"the MCP server is on day {served_day} but the run is on day {local_day}; give the bridge a "
+                "fresh server (day 1) or one on the run's day"
+            )
+        path = self.local.trajectory_path
+        if path is None or not Path(path).exists():
+            raise MCPBridgeError(
+                f"the run is on day {local_day} and has no trajectory to replay into the MCP server; resume it "
+                "in process (without --mcp)"
+            )
+        n = 0
+        for rec in read_trajectory(path):
+            if rec.get("kind") != "call" or rec.get("tool") not in STATE_CHANGING:
+                continue
+            if not isinstance(rec.get("arguments"), dict):
+                continue
+            is_error, text = self.client.call_tool(rec["tool"], rec["arguments"])
+            n += 1
+            if is_error != (not rec.get("ok", True)):
+                raise MCPBridgeError(
+                    f"replaying the run into the MCP server failed at call {rec.get('seq')} ({rec['tool']} on day "
+                    f"{rec.get('day')}): {text[:200]}; serve the same world and seed as the run"
+                )
+        served_day = _day_of(self.daily_prompt())
+        if served_day != local_day:
+            raise MCPBridgeError(
+                f"after replaying {n} calls the MCP server is on day {served_day}, the run on day {local_day}"
+            )
+        return n
+
+
+class MCPBridge:
+    """Connects (once, lazily) to the MCP server `target` and binds it to the runner's session."""
+
+    def __init__(self, target: str, *, timeout_s: float = 120.0, cwd: str | Path | None = None) -> None:
+        self.target = target
+        self.timeout_s = timeout_s
+        self.cwd = cwd
+        self._client: MCPClient | None = None
+        self._bound: MirroredSession | None = None
+        self.replayed = 0
+
+    def bind(self, session: ToolSession | MirroredSession) -> MirroredSession:
+        """The backend for `session`: connect on first use, check the server against the session, sync it."""
+        if isinstance(session, MirroredSession):
+            return session
+        if self._bound is not None and self._bound.local is session:
+            return self._bound
+        if not isinstance(session, ToolSession):
+            raise MCPBridgeError(f"the MCP bridge mirrors a ToolSession, got {type(session).__name__}")
+        if self._client is None:
+            self._client = MCPClient(self.target, timeout_s=self.timeout_s, cwd=self.cwd)
+        bound = MirroredSession(self._client, session)
+        if bound.system_prompt() != session.system_prompt():
+            raise MCPBridgeError(
+                f"the MCP server {self.target!r} serves another world than the run (its system prompt differs); "
+                "serve the run's world bundle"
+            )
+        self.replayed += bound.sync()
+        self._bound = bound
+        return bound
+
+    def close(self) -> None:
+        """Disconnect (a stdio server stops)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self._bound = None
