@@ -9,6 +9,7 @@ actions come before its sales). Prices in force on day d are the last price chan
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -42,17 +43,21 @@ class ShelfPanel:
         """Days covered."""
         return self.units.shape[0] - 1
 
+    @cached_property
+    def _key(self) -> IntArray:
+        """day * (M + 1) + machine of every entry (sorted, since entries are sorted by day and machine)."""
+        return self.day * (self.units.shape[1] + 1) + self.machine
+
     def rows(self, day: int, machine: int) -> slice:
         """The slice of entries of one machine-day (entries are sorted by day, machine, product)."""
-        key = self.day * (self.units.shape[1] + 1) + self.machine
         target = int(day) * (self.units.shape[1] + 1) + int(machine)
-        lo, hi = np.searchsorted(key, [target, target + 1])
+        lo, hi = np.searchsorted(self._key, [target, target + 1])
         return slice(int(lo), int(hi))
 
     def padded(self, days: npt.ArrayLike, machines: npt.ArrayLike) -> tuple[IntArray, IntArray, FloatArray]:
         """Product, units and price of the given machine-days as (R, S) arrays padded with q = 0."""
         stride = self.units.shape[1] + 1
-        key = self.day * stride + self.machine
+        key = self._key
         target = np.asarray(days, dtype=np.int64) * stride + np.asarray(machines, dtype=np.int64)
         lo = np.searchsorted(key, target)
         n = np.searchsorted(key, target + 1) - lo
