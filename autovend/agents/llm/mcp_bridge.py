@@ -188,9 +188,11 @@ class MirroredSession:
         served = _result(*self.client.call_tool(name, arguments))
         local = self.local.call(name, arguments)
         if served.ok != local.ok:
+            day = self.local.day - (name == "end_day" and local.ok)
+            theirs = "ok" if served.ok else repr(served.error)
+            ours = "ok" if local.ok else repr(local.error)
             raise MCPBridgeError(
-                f"the MCP server and the run disagree on {name} on day {self.local.day - (name == 'end_day')}: "
-                f"server {'ok' if served.ok else served.error!r}, run {'ok' if local.ok else local.error!r}; "
+                f"the MCP server and the run disagree on {name} on day {day}: server {theirs}, run {ours}; "
                 "serve the same world and seed as the run"
             )
         if name == "end_day" and served.ok and served.content.get("settled") != local.content.get("settled"):
