@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from autovend.agents.llm import build_llm_agent
 from autovend.agents.llm.transcript import read_transcript
+from autovend.errors import ConfigError
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from tests.agents.llm.conftest import DAYS, SEED, make_agent, play
@@ -268,3 +270,38 @@ def test_compaction_keeps_the_conversation_within_the_budget(world, prices_file,
     assert after and all(server.answered[i]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 for i in after)
     assert agent.usage()["llm"]["counters"]["compactions"] == len(events)
     assert session.sim.net_assets == played["session"].sim.net_assets  # this script does not need old turns
+
+
+# --------------------------------------------------------------------------- servers that differ
+
+
+def test_a_context_overflow_forces_an_eviction_and_a_retry(world, prices_file, tmp_path, played):
+    overflow = Fault(400, message="This model's maximum context length is 8192 tokens, your request has 9000")
+    with FakeOpenAI(faults={9: overflow}) as server:  # day 5, turn 1
+        session, agent = play(world, lambda: make_agent(server.base_url, prices_file), tmp_path)
+    events = [r for r in read_transcript(tmp_path / "llm.jsonl") if r["kind"] == "compaction"]
+    assert len(events) == 1 and events[0]["emergency"] is True and events[0]["day"] == 5
+    assert events[0]["days_removed"] == [1, 4]  # everything but the newest group and today's prompt
+    assert len(server.requests[9]["messages"]) < len(server.requests[8]["messages"])  # the retry was shorter
+    assert agent.usage()["llm"]["counters"]["context_overflows"] == 1
+    assert session.sim.net_assets == played["session"].sim.net_assets
+
+
+def test_a_server_without_usage_is_estimated_from_characters(world, prices_file, tmp_path):
+    with FakeOpenAI(report_usage=False) as server:
+        session, agent = play(world, lambda: make_agent(server.base_url, prices_file, context_budget_tokens=7000,
+                                                        evict_tokens=1000), tmp_path)  # fmt: skip
+    usage = agent.usage()["token_usage"]
+    assert (usage["requests"], usage["unreported"], usage["input_tokens"]) == (19, 19, 0)
+    assert agent.conversation.tokens_per_char == 0.25  # never calibrated: 4 characters per token
+    assert any(r["kind"] == "compaction" for r in read_transcript(tmp_path / "llm.jsonl"))
+
+
+def test_load_state_refuses_another_model(played, prices_file):
+    state = played["agent"].state_dict()
+    make_agent("http://127.0.0.1:9/v1", prices_file).load_state(state)  # the same model loads
+    other = build_llm_agent("openai:other", base_url="http://127.0.0.1:9/v1", api_key_env="AUTOVEND_TEST_NO_KEY")
+    with pytest.raises(ConfigError, match="resume it with --agent openai:fake"):
+        other.load_state(state)
+    with pytest.raises(ConfigError, match="holds no LLM agent state"):
+        other.load_state({"format": "baseline"})
