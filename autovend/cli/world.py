@@ -62,7 +62,8 @@ def info(world_dir: Path = typer.Argument(..., help="A world bundle folder, e.g.
     from rich.console import Console
     from rich.table import Table
 
-    from autovend.world.bundle import load_world, read_manifest, summarize
+    from autovend.world.bundle import load_world, read_manifest
+    from autovend.world.describe import summarize
 
     world = load_world(world_dir)
     s = summarize(world, read_manifest(world_dir))

@@ -24,10 +24,10 @@ from autovend.world.bundle import (
     export_world,
     load_world,
     read_manifest,
-    summarize,
     verify_bundle,
     world_hash,
 )
+from autovend.world.describe import summarize
 from autovend.world.model import World
 from autovend.world.network import PAPER_DEVICES
 
