@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,32 @@ def parse_spec(spec: str) -> str:
             f"an LLM agent is given as openai:MODEL (e.g. openai:gpt-4.1-mini or openai:qwen2.5:7b), got {spec!r}"
         )
     return spec[len(SPEC_PREFIX) :].strip()
+
+
+@dataclass
+class _Day:
+    """What one day has used so far and how it ended."""
+
+    day: int
+    turns: int = 0
+    calls: int = 0
+    idle: int = 0
+    malformed: int = 0
+    ended: bool = False  # the model's end_day succeeded
+    reason: str = ""  # why the harness ends the day (empty while it does not)
+    usage: Usage = field(default_factory=Usage)
+
+    def summary(self) -> dict[str, Any]:
+        """The day's record: who ended it and why, turns, tool calls, usage."""
+        return {
+            "day": self.day,
+            "by": "agent" if self.ended else "harness",
+            "reason": self.reason or None,
+            "turns": self.turns,
+            "tool_calls": self.calls,
+            "malformed_tool_calls": self.malformed,
+            "usage": self.usage.to_dict(),
+        }
 
 
 class LLMAgent:
@@ -120,7 +147,6 @@ class LLMAgent:
     def act_day(self, session: ToolSession | ToolBackend) -> None:
         """Play the current day: the daily prompt, model turns with tool calls, until the day is ended."""
         backend = self._attach(session)
-        c = self.config
         day = backend.day
         self._day = day
         prompt = backend.daily_prompt()
@@ -128,113 +154,100 @@ class LLMAgent:
             prompt = self._pending_note + "\n\n" + prompt
             self._pending_note = None
         self._add({"role": "user", "content": prompt}, PROMPT)
-        turns = calls = idle = malformed = 0
-        day_usage = Usage()
-        ended = False
-        reason = ""
-        while not ended:
-            if turns >= c.max_turns_per_day:
-                reason = f"the cap of {c.max_turns_per_day} model turns per day was reached"
-                break
-            event = self._conv.compact(c.context_budget_tokens, c.evict_tokens, c.keep_last_groups, day)
-            if event is not None:
-                self._counters["compactions"] += 1
-                self._write("compaction", **_event_fields(event))
-            estimate = self._conv.estimate()
-            reply = self._complete(day, turns + 1)
-            turns += 1
-            self._counters["turns"] += 1
-            self._usage.add(reply.usage)
-            day_usage.add(reply.usage)
-            message = reply.message
-            tool_calls = message.get("tool_calls") or []
-            parsed = []
-            for tc in tool_calls:
-                name = tc["function"]["name"]
-                args, error = parse_arguments(name, tc["function"]["arguments"])
-                if error is not None:
-                    tc["function"]["arguments"] = sanitized_arguments(tc["function"]["arguments"])
-                parsed.append((tc, name, args, error))
-            sent = len(self._conv.messages)
-            self._conv.append(message, day, ASSISTANT)
-            self._conv.record_usage(reply.usage.input_tokens, reply.usage.output_tokens, sent)
-            self._write(
-                "response",
-                turn=turns,
-                message=message,
-                reasoning=reply.reasoning,
-                finish_reason=reply.finish_reason,
-                usage=reply.usage.to_dict(),
-                context_tokens=estimate,
-                attempts=reply.attempts,
-                latency_ms=round(reply.latency_s * 1000.0, 1),
-            )
-            if not tool_calls:
-                idle += 1
-                if idle > c.max_idle_turns:
-                    reason = f"{idle} replies in a row called no tool"
-                    break
-                self._counters["nudges"] += 1
-                self._add({"role": "user", "content": NUDGE_TEXT}, NUDGE)
-                continue
-            idle = 0
-            for tc, name, args, error in parsed:
-                if ended:
-                    text, ok = (
-                        error_text(
-                            f"{name}: not run, because end_day earlier in the same reply already closed day {day}"
-                        ),
-                        False,
-                    )
-                elif calls >= c.max_tool_calls_per_day:
-                    text, ok = (
-                        error_text(
-                            f"{name}: not run, because the cap of {c.max_tool_calls_per_day} tool calls per day "
-                            "is reached; the harness ends the day"
-                        ),
-                        False,
-                    )
-                elif error is not None:
-                    calls += 1
-                    malformed += 1
-                    self._counters["malformed_tool_calls"] += 1
-                    text, ok = error_text(error), False
-                else:
-                    calls += 1
-                    result = backend.call(name, args)
-                    ok = result.ok
-                    ended = name == "end_day" and result.ok
-                    text = result_text(name, result, c.max_tool_result_chars, next_report=not backend.done)
-                self._add({"role": "tool", "tool_call_id": tc["id"], "content": text}, TOOL, tool=name, ok=ok,
-                          malformed=error is not None)  # fmt: skip
-            if not ended and calls >= c.max_tool_calls_per_day:
-                reason = f"the cap of {c.max_tool_calls_per_day} tool calls per day was reached"
-                break
-        self._counters["tool_calls"] += calls
-        by = "agent" if ended else "harness"
-        settled = None
-        if not ended:
-            result = backend.call("end_day", {})
-            if not result.ok:
-                raise LLMError(f"the harness could not end day {day}: {result.error}")
-            settled = result.content.get("settled")
-            self._counters["days_closed_by_harness"] += 1
-            if not backend.done:
-                self._pending_note = (
-                    f"[Harness note] Day {day} was ended by the harness, not by you: {reason}. "
-                    f"Its settlement: {dumps(settled)}"
-                )
-        summary = {
-            "day": day,
-            "by": by,
-            "reason": reason or None,
-            "turns": turns,
-            "tool_calls": calls,
-            "malformed_tool_calls": malformed,
-            "usage": day_usage.to_dict(),
-        }
+        today = _Day(day)
+        while not today.ended and not today.reason:
+            self._turn(backend, today)
+        settled = None if today.ended else self._end_by_harness(backend, today)
+        self._counters["tool_calls"] += today.calls
+        summary = today.summary()
         self._days.append(summary)
         self._write("day_closed", **{k: v for k, v in summary.items() if k != "day"}, settled=settled)
+
+    def _turn(self, backend: ToolBackend, today: _Day) -> None:
+        """One model request and its tool calls; sets `today.ended` or `today.reason` when the day is over."""
+        c = self.config
+        if today.turns >= c.max_turns_per_day:
+            today.reason = f"the cap of {c.max_turns_per_day} model turns per day was reached"
+            return
+        event = self._conv.compact(c.context_budget_tokens, c.evict_tokens, c.keep_last_groups, today.day)
+        if event is not None:
+            self._counters["compactions"] += 1
+            self._write("compaction", **_event_fields(event))
+        estimate = self._conv.estimate()
+        reply = self._complete(today.day, today.turns + 1)
+        today.turns += 1
+        self._counters["turns"] += 1
+        self._usage.add(reply.usage)
+        today.usage.add(reply.usage)
+        message = reply.message
+        parsed = []
+        for tc in message.get("tool_calls") or ():
+            name = tc["function"]["name"]
+            args, error = parse_arguments(name, tc["function"]["arguments"])
+            if error is not None:  # keep valid JSON in the conversation: servers re-read old calls
+                tc["function"]["arguments"] = sanitized_arguments(tc["function"]["arguments"])
+            parsed.append((tc, name, args, error))
+        sent = len(self._conv.messages)
+        self._conv.append(message, today.day, ASSISTANT)
+        self._conv.record_usage(reply.usage.input_tokens, reply.usage.output_tokens, sent)
+        self._write(
+            "response",
+            turn=today.turns,
+            message=message,
+            reasoning=reply.reasoning,
+            finish_reason=reply.finish_reason,
+            usage=reply.usage.to_dict(),
+            context_tokens=estimate,
+            attempts=reply.attempts,
+            latency_ms=round(reply.latency_s * 1000.0, 1),
+        )
+        if not parsed:
+            today.idle += 1
+            if today.idle > c.max_idle_turns:
+                today.reason = f"{today.idle} replies in a row called no tool"
+            else:
+                self._counters["nudges"] += 1
+                self._add({"role": "user", "content": NUDGE_TEXT}, NUDGE)
+            return
+        today.idle = 0
+        for tc, name, args, error in parsed:
+            text, ok = self._answer(backend, today, name, args, error)
+            self._add({"role": "tool", "tool_call_id": tc["id"], "content": text}, TOOL, tool=name, ok=ok,
+                      malformed=error is not None)  # fmt: skip
+        if not today.ended and today.calls >= c.max_tool_calls_per_day:
+            today.reason = f"the cap of {c.max_tool_calls_per_day} tool calls per day was reached"
+
+    def _answer(self, backend: ToolBackend, today: _Day, name: str, args: Any, error: str | None) -> tuple[str, bool]:
+        """The result text of one tool call of a reply (and whether it succeeded); runs it if it may run."""
+        cap = self.config.max_tool_calls_per_day
+        if today.ended:
+            return error_text(f"{name}: not run, because end_day earlier in the same reply already closed day "
+                              f"{today.day}"), False  # fmt: skip
+        if today.calls >= cap:
+            return error_text(f"{name}: not run, because the cap of {cap} tool calls per day is reached; the harness "
+                              "ends the day"), False  # fmt: skip
+        today.calls += 1
+        if error is not None:
+            today.malformed += 1
+            self._counters["malformed_tool_calls"] += 1
+            return error_text(error), False
+        result = backend.call(name, args)
+        today.ended = name == "end_day" and result.ok
+        return result_text(name, result, self.config.max_tool_result_chars, next_report=not backend.done), result.ok
+
+    def _end_by_harness(self, backend: ToolBackend, today: _Day) -> dict[str, Any] | None:
+        """End the day with the harness's own end_day; the model hears of it in the next day's prompt."""
+        result = backend.call("end_day", {})
+        if not result.ok:
+            raise LLMError(f"the harness could not end day {today.day}: {result.error}")
+        settled = result.content.get("settled")
+        self._counters["days_closed_by_harness"] += 1
+        if not backend.done:
+            self._pending_note = (
+                f"[Harness note] Day {today.day} was ended by the harness, not by you: {today.reason}. "
+                f"Its settlement: {dumps(settled)}"
+            )
+        return settled
 
     def state_dict(self) -> dict[str, Any]:
         """The conversation, usage, counters, retry generator and transcript offset (JSON-ready)."""
