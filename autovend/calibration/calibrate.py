@@ -432,6 +432,7 @@ def calibrate(
         "overdispersion": pd.DataFrame(
             {"machine_id": ids[shocks.r_by_machine.index.to_numpy()], "r": shocks.r_by_machine.to_numpy()}
         ),
+        "panel": _panel_table(panel),
     }
     return CalibrationResult(
         scalars=scalars,
@@ -440,6 +441,29 @@ def calibrate(
         subcategory=subcat,
         machines=machines_out,
         diagnostics=diagnostics,
+    )
+
+
+def _panel_table(panel: Panel) -> pd.DataFrame:
+    """The daily panel with ids and calendar joined: one row per machine x product x day on the shelf or sold."""
+    cells = panel.cells
+    days = panel.days.iloc[cells["d"].to_numpy()].reset_index(drop=True)
+    return pd.DataFrame(
+        {
+            "machine_id": panel.machines["machine_id"].to_numpy()[cells["m"].to_numpy()],
+            "sku_id": panel.products["sku_id"].to_numpy()[cells["k"].to_numpy()],
+            "date": days["date"].to_numpy(),
+            "units": cells["units"].to_numpy(),
+            "revenue": cells["revenue"].to_numpy(),
+            "price": cells["price"].to_numpy(),
+            "shelf_qty": cells["q"].to_numpy(),
+            "sold_out": cells["censored"].to_numpy(),
+            "shelf_known": cells["known"].to_numpy(),
+            "weekday": days["weekday"].to_numpy(),
+            "day_type": days["day_type"].to_numpy(),
+            "t_max_c": days["t_max_c"].to_numpy(),
+            "precip_mm": days["precip_mm"].to_numpy(),
+        }
     )
 
 
