@@ -292,26 +292,33 @@ class LLMAgent:
     # ------------------------------------------------------------------ accounting
 
     def usage(self) -> dict[str, Any]:
-        """What run.json records: token_usage (kept and discarded), api_cost_usd, and the harness's counters."""
+        """What run.json records: the token counts (`token_usage`), their cost (`api_cost_usd`), the harness's counters.
+
+        Counts: requests, input_tokens, cached_tokens, output_tokens, reasoning_tokens, unreported
+        (everything paid for, replayed days included), `discarded` (the part from days replayed after
+        a resume); then the model, base URL and prices used, the harness counters and the MCP target.
+        The runner moves `api_cost_usd` to the top of run.json and keeps the rest as `token_usage`.
+        """
         total = self._usage.plus(self._discarded)
         cost = self._price.cost(total.input_tokens, total.cached_tokens, total.output_tokens)
         return {
-            "token_usage": {**total.to_dict(), "discarded": self._discarded.to_dict()},
-            "api_cost_usd": round(cost, 6),
-            "llm": {
-                "model": self.model,
-                "base_url": self._client.base_url,
-                "price_entry": self._price.entry,
-                "prices_as_of": self._prices_as_of,
-                "price_usd_per_million": {
-                    "input": self._price.input,
-                    "cached_input": self._price.cached_input,
-                    "output": self._price.output,
-                },
-                "counters": dict(self._counters),
-                "days_closed_by_harness": [d["day"] for d in self._days if d["by"] == "harness"],
-                "mcp": None if self._bridge is None else self._bridge.target,
+            **total.to_dict(),
+            "discarded": self._discarded.to_dict(),
+            "model": self.model,
+            "base_url": self._client.base_url,
+            "price_entry": self._price.entry,
+            "prices_as_of": self._prices_as_of,
+            "price_usd_per_million": {
+                "input": self._price.input,
+                "cached_input": self._price.cached_input,
+                "output": self._price.output,
             },
+            "harness": {
+                **self._counters,
+                "days_ended_by_harness": [d["day"] for d in self._days if d["by"] == "harness"],
+            },
+            "mcp": None if self._bridge is None else self._bridge.target,
+            "api_cost_usd": round(cost, 6),
         }
 
     @property
@@ -365,8 +372,11 @@ class LLMAgent:
             if trajectory is None:
                 return
             path = Path(trajectory).parent / LLM_LOG_FILE
-        self._log = Transcript(path, truncate_to=self._resume_offset)
+        fresh = self._resume_offset is None and not self._conv.messages  # a new episode: no stale records
+        self._log = Transcript(path, truncate_to=self._resume_offset, fresh=fresh)
         discarded_path = path.parent / DISCARDED_LOG_FILE
+        if fresh:
+            discarded_path.unlink(missing_ok=True)
         if self._log.discarded:
             with discarded_path.open("a", encoding="utf-8") as fh:
                 for rec in self._log.discarded:

@@ -15,17 +15,19 @@ still on day 1: the bridge replays the state-changing calls of the run's traject
 discards, restocks, reductions, delistings, notebook writes and end_day) to bring it to the
 checkpoint's day before the model continues.
 
-The MCP SDK is asynchronous; the bridge runs it on an event loop in a background thread (an
-`anyio` blocking portal) and offers plain blocking calls.
+The MCP SDK is asynchronous; the bridge runs it on an event loop in a daemon thread and offers plain
+blocking calls (`MCPClient`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import json
 import shlex
 import sys
-from contextlib import AbstractContextManager
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -49,75 +51,127 @@ def _is_url(target: str) -> bool:
 
 
 class MCPClient:
-    """A blocking MCP client session to one server (stdio command or streamable-HTTP URL)."""
+    """A blocking MCP client session to one server (stdio command or streamable-HTTP URL).
+
+    The SDK is asynchronous: one task on an event loop in a daemon thread owns the connection
+    (its context managers must be entered and left in the same task) and runs the requests this
+    object queues; a process that ends without `close` is not held up by it, and a stdio server
+    stops when its input closes.
+    """
 
     def __init__(self, target: str, *, timeout_s: float = 120.0, cwd: str | Path | None = None) -> None:
-        import anyio.from_thread
-        from mcp.client import ClientSession
-
         self.target = target
-        self._stack: list[AbstractContextManager[Any]] = []
+        self.timeout_s = timeout_s
+        self._cwd = cwd
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="autovend-mcp-client", daemon=True)
+        self._thread.start()
+        self._queue: asyncio.Queue[tuple[Any, tuple[Any, ...], concurrent.futures.Future[Any]] | None] | None = None
+        self._ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._owner = asyncio.run_coroutine_threadsafe(self._own(), self._loop)
         try:
-            portal_cm = anyio.from_thread.start_blocking_portal()
-            self._portal = portal_cm.__enter__()
-            self._stack.append(portal_cm)
-            if _is_url(target):
-                from mcp.client.streamable_http import streamable_http_client
-
-                transport = streamable_http_client(target)
-            else:
-                from mcp.client.stdio import StdioServerParameters, stdio_client
-
-                argv = shlex.split(target)
-                if not argv:
-                    raise MCPBridgeError("the MCP server command is empty; give e.g. 'autovend serve --world W'")
-                params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=None if cwd is None else str(cwd))
-                transport = stdio_client(params)
-            transport_cm = self._portal.wrap_async_context_manager(transport)
-            read, write = transport_cm.__enter__()
-            self._stack.append(transport_cm)
-            session_cm = self._portal.wrap_async_context_manager(
-                ClientSession(read, write, read_timeout_seconds=timeout_s)
-            )
-            self._session = session_cm.__enter__()
-            self._stack.append(session_cm)
-            init = self._portal.call(self._session.initialize)
-        except MCPBridgeError:
-            self.close()
-            raise
+            init = self._ready.result(timeout_s)
         except Exception as exc:
             self.close()
+            if isinstance(exc, MCPBridgeError):
+                raise
             raise MCPBridgeError(
-                f"cannot connect to the MCP server {target!r} ({type(exc).__name__}: {exc}); start it with "
+                f"cannot connect to the MCP server {target!r} ({_reason(exc)}); start it with "
                 "`autovend serve --world W --seed S [--transport http --port P]` and pass its command or URL"
             ) from exc
         self.instructions: str = init.instructions or ""
 
+    def _transport(self) -> Any:
+        if _is_url(self.target):
+            from mcp.client.streamable_http import streamable_http_client
+
+            return streamable_http_client(self.target)
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        argv = shlex.split(self.target)
+        if not argv:
+            raise MCPBridgeError("the MCP server command is empty; give e.g. 'autovend serve --world W --seed S'")
+        cwd = None if self._cwd is None else str(self._cwd)
+        return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd))
+
+    async def _own(self) -> None:
+        """The connection's task: connect, then run queued requests until `None` arrives."""
+        from mcp.client import ClientSession
+
+        self._queue = asyncio.Queue()
+        try:
+            async with (
+                self._transport() as (read, write),
+                ClientSession(read, write, read_timeout_seconds=self.timeout_s) as session,
+            ):
+                self._ready.set_result(await session.initialize())
+                while (item := await self._queue.get()) is not None:
+                    fn, args, fut = item
+                    try:
+                        fut.set_result(await fn(session, *args))
+                    except Exception as exc:  # handed to the caller's thread
+                        fut.set_exception(exc)
+        except BaseException as exc:  # noqa: BLE001 - reported to whoever waits
+            if not self._ready.done():
+                self._ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            if not isinstance(exc, Exception):
+                raise
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        if self._queue is None or self._owner.done():
+            raise MCPBridgeError(f"the connection to the MCP server {self.target!r} is closed")
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, (fn, args, fut))
+        return fut.result(self.timeout_s + 5.0)
+
     def list_tools(self) -> list[Any]:
         """The server's tools (the SDK's `Tool` objects)."""
-        return list(self._portal.call(self._session.list_tools).tools)
+
+        async def run(session: Any) -> Any:
+            return (await session.list_tools()).tools
+
+        return list(self._call(run))
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         """Call a tool: (is_error, text of the first content item)."""
+
+        async def run(session: Any) -> Any:
+            return await session.call_tool(name, arguments)
+
         try:
-            res = self._portal.call(self._session.call_tool, name, arguments)
+            res = self._call(run)
+        except MCPBridgeError:
+            raise
         except Exception as exc:
-            raise MCPBridgeError(f"the MCP server failed on {name} ({type(exc).__name__}: {exc})") from exc
+            raise MCPBridgeError(f"the MCP server failed on {name} ({_reason(exc)})") from exc
         content = getattr(res, "content", None) or []
         text = getattr(content[0], "text", "") if content else ""
         return bool(getattr(res, "is_error", False)), text
 
     def prompt(self, name: str) -> str:
         """The text of the server's prompt `name` (system or daily)."""
-        res = self._portal.call(self._session.get_prompt, name)
-        return res.messages[0].content.text
+
+        async def run(session: Any) -> Any:
+            return await session.get_prompt(name)
+
+        return self._call(run).messages[0].content.text
 
     def close(self) -> None:
-        """Close the session, the transport (stopping a stdio server) and the event-loop thread."""
-        while self._stack:
-            cm = self._stack.pop()
-            with contextlib.suppress(Exception):  # closing must not hide the error that led here
-                cm.__exit__(None, None, None)
+        """Close the session and the transport (a stdio server stops), then the event loop."""
+        if self._queue is not None and not self._owner.done():
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+        with contextlib.suppress(Exception):
+            self._owner.result(10.0)
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10.0)
+
+
+def _reason(exc: BaseException) -> str:
+    """A one-line reason, unwrapping exception groups to their first leaf."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _result(is_error: bool, text: str) -> ToolResult:

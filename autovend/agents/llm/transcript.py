@@ -35,15 +35,19 @@ LLM_LOG_FILE = "llm.jsonl"
 class Transcript:
     """Appends records to an `llm.jsonl` file (see the module docstring)."""
 
-    def __init__(self, path: str | Path, truncate_to: int | None = None) -> None:
+    def __init__(self, path: str | Path, truncate_to: int | None = None, fresh: bool = False) -> None:
+        """Open `path` for appending: emptied first if `fresh`, else cut back to `truncate_to` bytes if given.
+
+        The records cut off are kept in `discarded` (a resumed run accounts for their tokens).
+        """
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.discarded: list[dict[str, Any]] = []
-        if truncate_to is not None and self.path.exists() and self.path.stat().st_size > truncate_to:
+        if not fresh and truncate_to is not None and self.path.exists() and self.path.stat().st_size > truncate_to:
             self.discarded = read_transcript(self.path, start=truncate_to)
             with self.path.open("r+b") as fh:
                 fh.truncate(truncate_to)
-        self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+        self._fh: IO[str] | None = self.path.open("w" if fresh else "a", encoding="utf-8")
 
     def write(self, kind: str, day: int, **fields: Any) -> None:
         """Append one record."""

@@ -85,7 +85,7 @@ def test_days_turns_and_usage_add_up(played):
     assert [d["turns"] for d in days] == [2, 2, 2, 2, 2, 3, 3, 3]
     assert all(d["by"] == "agent" for d in days)
     usage = [a["usage"] for a in server.answered]
-    total = agent.usage()["token_usage"]
+    total = agent.usage()
     assert total["requests"] == len(server.requests) == 19
     assert total["input_tokens"] == sum(u["prompt_tokens"] for u in usage)
     assert total["cached_tokens"] == sum(u["prompt_tokens_details"]["cached_tokens"] for u in usage)
@@ -94,7 +94,7 @@ def test_days_turns_and_usage_add_up(played):
     fresh = total["input_tokens"] - total["cached_tokens"]
     cost = (fresh * 2.0 + total["cached_tokens"] * 0.5 + total["output_tokens"] * 8.0) / 1e6
     assert agent.usage()["api_cost_usd"] == pytest.approx(cost, abs=1e-6)
-    assert agent.usage()["llm"]["price_entry"] == "fake"
+    assert agent.usage()["price_entry"] == "fake"
 
 
 def test_end_day_results_leave_the_report_to_the_next_prompt(played):
@@ -188,7 +188,7 @@ def test_daily_caps_end_the_day_through_the_harness(world, prices_file, tmp_path
     assert (days[3]["by"], days[3]["tool_calls"]) == ("agent", 1)
     assert (days[4]["by"], days[4]["turns"]) == ("agent", 2)
     assert (days[5]["by"], days[5]["turns"], days[5]["reason"]) == ("harness", 3, "3 replies in a row called no tool")
-    assert agent.usage()["llm"]["days_closed_by_harness"] == [1, 2, 5]
+    assert agent.usage()["harness"]["days_ended_by_harness"] == [1, 2, 5]
     # the model is told at the top of the next day's prompt
     day2_prompt = next(
         m["content"] for m in server.requests[3]["messages"] if m["role"] == "user" and "Day 2 of 8" in m["content"]
@@ -223,7 +223,7 @@ def test_a_429_is_retried_after_a_backoff(world, prices_file, tmp_path, played):
     assert server.requests[2] == server.requests[3]
     assert len(sleeps) == 1 and 0.02 <= sleeps[0] <= 0.05  # Retry-After (0.02) within the cap (0.05)
     usage = agent.usage()
-    assert usage["token_usage"]["requests"] == 19 and usage["llm"]["counters"]["retries"] == 1
+    assert usage["requests"] == 19 and usage["harness"]["retries"] == 1
     retry = [r for r in read_transcript(tmp_path / "llm.jsonl") if r["kind"] == "retry"]
     assert len(retry) == 1 and retry[0]["day"] == 2 and "HTTP 429" in retry[0]["error"]
     assert session.sim.net_assets == played["session"].sim.net_assets  # the same play as without the fault
@@ -268,7 +268,7 @@ def test_compaction_keeps_the_conversation_within_the_budget(world, prices_file,
         i for i, b in enumerate(server.requests) if i and b["messages"][1] != server.requests[i - 1]["messages"][1]
     ]
     assert after and all(server.answered[i]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 for i in after)
-    assert agent.usage()["llm"]["counters"]["compactions"] == len(events)
+    assert agent.usage()["harness"]["compactions"] == len(events)
     assert session.sim.net_assets == played["session"].sim.net_assets  # this script does not need old turns
 
 
@@ -283,7 +283,7 @@ def test_a_context_overflow_forces_an_eviction_and_a_retry(world, prices_file, t
     assert len(events) == 1 and events[0]["emergency"] is True and events[0]["day"] == 5
     assert events[0]["days_removed"] == [1, 4]  # everything but the newest group and today's prompt
     assert len(server.requests[9]["messages"]) < len(server.requests[8]["messages"])  # the retry was shorter
-    assert agent.usage()["llm"]["counters"]["context_overflows"] == 1
+    assert agent.usage()["harness"]["context_overflows"] == 1
     assert session.sim.net_assets == played["session"].sim.net_assets
 
 
@@ -291,7 +291,7 @@ def test_a_server_without_usage_is_estimated_from_characters(world, prices_file,
     with FakeOpenAI(report_usage=False) as server:
         session, agent = play(world, lambda: make_agent(server.base_url, prices_file, context_budget_tokens=7000,
                                                         evict_tokens=1000), tmp_path)  # fmt: skip
-    usage = agent.usage()["token_usage"]
+    usage = agent.usage()
     assert (usage["requests"], usage["unreported"], usage["input_tokens"]) == (19, 19, 0)
     assert agent.conversation.tokens_per_char == 0.25  # never calibrated: 4 characters per token
     assert any(r["kind"] == "compaction" for r in read_transcript(tmp_path / "llm.jsonl"))

@@ -75,7 +75,7 @@ def test_play_over_mcp_and_resume_with_a_fresh_server(world, tmp_path_factory):
     assert requests[0]["tools"] == read_transcript(ref_dir / "llm.jsonl")[0]["tools"]
     assert agent.conversation.messages == ref_agent.conversation.messages
     start = read_transcript(mcp_dir / "llm.jsonl")[0]
-    assert start["mcp"] == SERVE and agent.usage()["llm"]["mcp"] == url
+    assert start["mcp"] == SERVE and agent.usage()["mcp"] == url
 
 
 class _StubClient:

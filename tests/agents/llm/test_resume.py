@@ -56,8 +56,8 @@ def _same_run(out: Path, session, agent, ref) -> None:
     assert _calls(out) == _calls(ref["out"])
     assert agent.conversation.messages == ref["agent"].conversation.messages
     assert _responses(out) == _responses(ref["out"])
-    kept = agent.usage()["token_usage"]
-    whole = ref["agent"].usage()["token_usage"]
+    kept = agent.usage()
+    whole = ref["agent"].usage()
     discarded = kept["discarded"]
     assert kept["input_tokens"] - discarded["input_tokens"] == whole["input_tokens"]
     assert kept["output_tokens"] - discarded["output_tokens"] == whole["output_tokens"]
@@ -79,7 +79,7 @@ def test_resume_after_the_endpoint_gives_up(world, tmp_path, uninterrupted):
     lost = read_transcript(tmp_path / "llm.discarded.jsonl")
     answered = [r for r in lost if r["kind"] == "response"]
     assert [(r["day"], r["turn"]) for r in answered] == [(4, 1)]
-    usage = agent.usage()["token_usage"]
+    usage = agent.usage()
     assert usage["discarded"]["requests"] == 1
     assert usage["discarded"]["input_tokens"] == server.answered[6]["usage"]["prompt_tokens"]
     resume = [r for r in read_transcript(tmp_path / "llm.jsonl") if r["kind"] == "resume"]
@@ -114,4 +114,4 @@ def test_resume_after_a_kill(tmp_path, uninterrupted):
         session, agent = play(make_world(), lambda: make_agent(server.base_url), tmp_path, resume=True)
     _same_run(tmp_path, session, agent, uninterrupted)
     assert [parse_request(b).day for b in server.requests].count(5) == 2 + 2  # day 5 asked twice, answered once
-    assert agent.usage()["token_usage"]["discarded"]["requests"] == 1  # day 5 turn 1, answered before the kill
+    assert agent.usage()["discarded"]["requests"] == 1  # day 5 turn 1, answered before the kill
