@@ -25,6 +25,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import os
 import shlex
 import sys
 import threading
@@ -92,7 +93,7 @@ class MCPClient:
         if not argv:
             raise MCPBridgeError("the MCP server command is empty; give e.g. 'autovend serve --world W --seed S'")
         cwd = None if self._cwd is None else str(self._cwd)
-        return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd))
+        return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:], cwd=cwd), errlog=_errlog())
 
     async def _own(self) -> None:
         """The connection's task: connect, then run queued requests until `None` arrives."""
@@ -165,6 +166,18 @@ class MCPClient:
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10.0)
+
+
+def _errlog() -> Any:
+    """Where a stdio server's stderr goes: the process's real stderr (a replaced sys.stderr may lack a file)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server process
 
 
 def _reason(exc: BaseException) -> str:
