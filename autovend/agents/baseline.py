@@ -450,7 +450,7 @@ class BaselineAgent:
         self._obs = res.content.get("observation") if res.ok else None
 
     def state_dict(self) -> dict[str, Any]:
-        """Config, static facts and the day-to-day state (numpy arrays; picklable)."""
+        """Config, static facts and the day-to-day state: a copy (numpy arrays, lists; picklable)."""
         if self._s is None or self._st is None:
             raise RuntimeError("the agent has not started")
         return {
@@ -458,8 +458,8 @@ class BaselineAgent:
             "version": STATE_VERSION,
             "config": self.config.model_dump(mode="json"),
             "seed": self.seed,
-            "static": {f.name: getattr(self._st, f.name) for f in fields(_Static)},
-            "state": {f.name: getattr(self._s, f.name) for f in fields(_State)},
+            "static": {f.name: _copy(getattr(self._st, f.name)) for f in fields(_Static)},
+            "state": {f.name: _copy(getattr(self._s, f.name)) for f in fields(_State)},
         }
 
     def load_state(self, state: dict[str, Any]) -> None:

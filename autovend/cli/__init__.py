@@ -11,6 +11,7 @@ from autovend.cli import adapt as _adapt  # noqa: F401,E402  (adapt nj-vending)
 from autovend.cli import check as _check  # noqa: F401,E402  (check SOURCE_DIR)
 from autovend.cli import data as _data  # noqa: F401,E402  (synth, calibrate)
 from autovend.cli import replay as _replay  # noqa: F401,E402  (replay RUN_DIR --day N)
+from autovend.cli import run as _run  # noqa: F401,E402  (run, compare)
 from autovend.cli import serve as _serve  # noqa: F401,E402  (serve: the tools over MCP)
 from autovend.cli import world as _world  # noqa: F401,E402  (export-world, world info)
 

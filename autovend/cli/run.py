@@ -1,0 +1,169 @@
+"""`autovend run` (an agent through an episode, with a progress bar and --resume) and `autovend compare`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from autovend.cli.app import app
+
+# metrics shown after a run and in the comparison table: key -> (header, format, scale)
+SHOWN: dict[str, tuple[str, str, float]] = {
+    "net_assets": ("Net assets", "{:,.2f}", 1.0),
+    "assortment": ("Assortment", "{:.3f}", 1.0),
+    "waste_rate": ("Waste %", "{:.2f}", 100.0),
+    "pricing_regret": ("Pricing regret", "{:.2f}", 1.0),
+    "shelf_utilization": ("Shelf use %", "{:.1f}", 100.0),
+    "empty_share": ("Empty %", "{:.2f}", 100.0),
+    "capital_efficiency": ("Capital eff.", "{:.4f}", 1.0),
+    "tool_calls": ("Tool calls", "{:,.0f}", 1.0),
+}
+
+
+def _cell(value: Any, fmt: str, scale: float) -> str:
+    try:
+        return fmt.format(float(value) * scale)
+    except (TypeError, ValueError):
+        return "–"
+
+
+@app.command("run")
+def run_cmd(
+    world: Path = typer.Option(Path("worlds/cn20"), "--world", help="World bundle folder."),
+    agent: str = typer.Option("baseline", "--agent", help="Agent to run (baseline)."),
+    seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
+    days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
+    out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent>-s<seed>."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its last checkpoint."),
+    force: bool = typer.Option(False, "--force", help="Replace a finished or unfinished run in the folder."),
+    agent_config: Path | None = typer.Option(None, "--agent-config", help="YAML settings of the agent."),
+    checkpoint: str = typer.Option(
+        "background", "--checkpoint", help="Checkpoints after each day: background (forked), sync or off."
+    ),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write metrics.json, report.md and figures."),
+) -> None:
+    """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from autovend.agents.base import make_agent
+    from autovend.errors import ConfigError
+    from autovend.runner import DayProgress, run_episode
+    from autovend.world.bundle import load_world
+
+    if checkpoint not in ("background", "sync", "off"):
+        raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
+    if resume and force:
+        raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
+    console = Console(highlight=False)
+    w = load_world(world)
+    run_dir = out if out is not None else Path("runs") / f"{agent}-s{seed}"
+    ag = make_agent(agent, seed, agent_config)
+    total = days or w.horizon_days
+    last: list[DayProgress] = []
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("day {task.completed:.0f}/{task.total:.0f}"),
+        TextColumn("net assets {task.fields[net]}"),
+        TextColumn("cash {task.fields[cash]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(f"{agent} s{seed}", total=total, net="–", cash="–")
+
+        def on_day(p: DayProgress) -> None:
+            last[:] = [p]
+            bar.update(task, completed=p.day, net=f"{p.net_assets:,.2f}", cash=f"{p.cash:,.2f}")
+
+        try:
+            summary = run_episode(
+                w,
+                ag,
+                seed,
+                days=days,
+                out_dir=run_dir,
+                resume=resume,
+                progress=on_day,
+                force=force,
+                world_path=world,
+                checkpoint=checkpoint,  # type: ignore[arg-type]
+                evaluate=report,
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            done = last[0].day if last else 0
+            console.print(
+                f"[yellow]interrupted[/] after day {done}; continue with: autovend run --world {world} "
+                f"--agent {agent} --seed {seed} --out {run_dir} --resume"
+            )
+            raise typer.Exit(130) from None
+    start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
+    console.print(
+        f"{summary.agent} seed {summary.seed}: {summary.days} days{start}, final net assets "
+        f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
+    )
+    if summary.metrics:
+        shown = [k for k in SHOWN if k != "net_assets"]
+        line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
+        console.print(line, soft_wrap=True)
+        console.print(f"report: {run_dir / 'report.md'}")
+    else:
+        console.print(f"run folder: {run_dir}")
+
+
+@app.command("compare")
+def compare_cmd(
+    run_dirs: list[Path] = typer.Argument(..., help="Run folders written by `autovend run`."),
+    out: Path = typer.Option(Path("runs/compare"), "--out", help="Folder for comparison.md/.csv and figures."),
+) -> None:
+    """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from autovend.errors import RunFolderError
+    from autovend.evaluation import RunData, write_comparison
+    from autovend.world.bundle import load_world
+
+    console = Console(highlight=False)
+    worlds: dict[str, Any] = {}
+    runs = []
+    for d in run_dirs:
+        try:
+            meta = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise RunFolderError(f"{d} has no readable run.json; give folders written by `autovend run`") from exc
+        path = meta.get("world_path")
+        world = None
+        if path and (Path(path) / "manifest.json").exists():
+            if path not in worlds:
+                worlds[path] = load_world(path)
+            world = worlds[path]
+        runs.append(RunData.load(d, world=world))
+    with console.status(f"comparing {len(runs)} runs..."):
+        table, summary = write_comparison(runs, out)
+    # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
+    t = Table(title="Runs")
+    t.add_column("metric")
+    records = table.to_dict("records")
+    for row in records:
+        t.add_column(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d", justify="right")
+    for k, (label, fmt, scale) in SHOWN.items():
+        t.add_row(label, *(_cell(row.get(k), fmt, scale) for row in records))
+    console.print(t)
+    s = Table(title="By agent (mean over runs)")
+    s.add_column("metric")
+    for agent, row in summary.iterrows():
+        s.add_column(f"{agent}\n{int(row['runs'])} runs", justify="right")
+    rows = list(summary.iterrows())
+    std_cells = [f"{r['net_assets_std']:,.2f}" if r["net_assets_std"] == r["net_assets_std"] else "–" for _, r in rows]
+    for k, (label, fmt, scale) in SHOWN.items():
+        s.add_row(label, *(_cell(r.get(k), fmt, scale) for _, r in rows))
+        if k == "net_assets":
+            s.add_row("  std", *std_cells)
+            s.add_row("  CV %", *(_cell(r["net_assets_cv"], "{:.2f}", 100.0) for _, r in rows))
+    console.print(s)
+    console.print(f"wrote {out / 'comparison.md'}, comparison.csv and figures")

@@ -1,0 +1,440 @@
+"""Running an agent through an episode into a run folder: a checkpoint after every day, and resume.
+
+    summary = run_episode(world, agent, seed=1, days=180, out_dir="runs/baseline-s1")
+    summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/baseline-s1", resume=True)
+
+The run folder holds what `autovend.evaluation` reads (run.json, trajectory.jsonl, records.sqlite,
+hidden.sqlite, daily.csv, then metrics.json, report.md and figures) and, while the run is under
+way, `checkpoint/checkpoint.pkl`: the ToolSession (simulator, records, notebook, call counters),
+the agent's `state_dict()`, the completed day and the trajectory's length in bytes at that moment.
+
+A resumed run loads the last checkpoint, cuts the trajectory back to that length (dropping the
+calls of a day that was under way when the run stopped), restores the agent with `load_state` and
+goes on; since simulator, tools and agents are deterministic, it ends in exactly the state of an
+uninterrupted run (the trajectory differs only in wall times).
+
+Checkpoints are written after every completed day. By default (`checkpoint="background"`, on
+systems with fork) a forked child writes the snapshot while the run goes on, like a database's
+background save: the fork is a copy-on-write picture of the process, so the run waits for no disk
+I/O; if the previous snapshot is still being written, that day's snapshot is skipped (a resume then
+repeats at most the few days since the last one). `"sync"` writes every checkpoint in the run's
+own process; `"off"` writes none. The folder is replaced atomically each time, so an interruption
+never leaves a half-written checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import pickle
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from autovend import __version__
+from autovend.errors import CheckpointError, OutputExistsError
+from autovend.tools.session import ToolSession
+from autovend.world.model import World
+
+if TYPE_CHECKING:
+    from autovend.agents.base import Agent
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_DIR = "checkpoint"
+CHECKPOINT_FILE = "checkpoint.pkl"
+CHECKPOINT_FORMAT = "autovend-run-checkpoint"
+CHECKPOINT_VERSION = 1
+TRAJECTORY_FILE = "trajectory.jsonl"
+RUN_FILE = "run.json"
+# files a run folder may hold; `force` removes only these (and the checkpoint folder)
+RUN_OUTPUTS = (
+    RUN_FILE,
+    TRAJECTORY_FILE,
+    "records.sqlite",
+    "hidden.sqlite",
+    "daily.csv",
+    "world.pkl",
+    "metrics.json",
+    "report.md",
+    "net_assets.png",
+    "operations.png",
+    "early_late.png",
+)
+
+CheckpointMode = Literal["background", "sync", "off"]
+
+
+@dataclass(frozen=True)
+class DayProgress:
+    """What the runner reports after each settled day (for progress bars)."""
+
+    day: int  # the day just settled
+    days: int  # days the run will settle
+    net_assets: float
+    cash: float
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The outcome of `run_episode`."""
+
+    run_dir: Path
+    agent: str
+    seed: int
+    days: int  # days settled
+    final_net_assets: float  # at the close of the last settled day
+    final_cash: float
+    wall_time_s: float  # over all sessions of the run (resumed runs add up)
+    resumed_from: int | None  # the checkpoint day a resumed run started from, None for a fresh run
+    checkpoints_written: int
+    checkpoints_skipped: int
+    metrics: dict[str, Any] | None = field(default=None, repr=False)
+
+
+# ------------------------------------------------------------------------------------------------ checkpoints
+
+
+def _fork_available() -> bool:
+    return hasattr(os, "fork") and hasattr(os, "waitpid")
+
+
+class Checkpointer:
+    """Writes checkpoints of a run, in a forked child (`background`) or in process (`sync`)."""
+
+    def __init__(self, path: Path, mode: CheckpointMode = "background") -> None:
+        self.path = path
+        self.mode: CheckpointMode = mode if mode != "background" or _fork_available() else "sync"
+        self._child: int | None = None
+        self._child_day = 0
+        self.written = 0
+        self.skipped = 0
+        self.last_day = 0
+
+    def save(self, day: int, write: Callable[[Path], None]) -> bool:
+        """Write the checkpoint of `day` with `write(path)`; False if skipped (a snapshot is still being written)."""
+        if self.mode == "off":
+            return False
+        if self.mode == "sync":
+            write(self.path)
+            self._done(day)
+            return True
+        if self._child is not None and not self._reap(block=False):
+            self.skipped += 1
+            return False
+        pid = os.fork()
+        if pid == 0:  # the child: write the snapshot, never return into the run
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the run, not a snapshot
+                write(self.path)
+                code = 0
+            except BaseException:  # noqa: BLE001 - the parent only needs the exit status
+                code = 1
+            finally:
+                os._exit(code)
+        self._child, self._child_day = pid, day
+        return True
+
+    def wait(self) -> None:
+        """Wait for a snapshot still being written."""
+        if self._child is not None:
+            self._reap(block=True)
+
+    def _reap(self, block: bool) -> bool:
+        assert self._child is not None
+        pid, status = os.waitpid(self._child, 0 if block else os.WNOHANG)
+        if pid == 0:
+            return False
+        code = os.waitstatus_to_exitcode(status)
+        if code == 0:
+            self._done(self._child_day)
+        else:
+            log.warning("the checkpoint of day %d could not be written (exit %d)", self._child_day, code)
+        self._child = None
+        return True
+
+    def _done(self, day: int) -> None:
+        self.written += 1
+        self.last_day = max(self.last_day, day)
+
+
+def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, Any], meta: dict[str, Any]) -> None:
+    """One checkpoint file, replaced atomically: session bytes, agent state and run facts (`meta`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        session_bytes = session.save(Path(tmp) / "session.ckpt").read_bytes()
+        payload = {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            **meta,
+            "session": session_bytes,
+            "agent_state": agent_state,
+        }
+        part = Path(tmp) / "checkpoint.part"
+        with part.open("wb") as fh:
+            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(part, path)
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The payload of a checkpoint file (see `write_checkpoint`)."""
+    try:
+        with path.open("rb") as fh:
+            payload = pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        raise CheckpointError(
+            f"cannot read the run checkpoint {path}: {exc}; start the run again with --force"
+        ) from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path} is not an AutoVend run checkpoint; start the run again with --force")
+    if payload.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(
+            f"{path} is a run checkpoint of version {payload.get('version')}, this AutoVend reads version "
+            f"{CHECKPOINT_VERSION}; finish it with the AutoVend that started it, or start again with --force"
+        )
+    return payload
+
+
+# ------------------------------------------------------------------------------------------------ run folder
+
+
+def is_finished(run_dir: Path) -> bool:
+    """True if `run_dir` holds a run that `run_episode` finished."""
+    try:
+        meta = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return bool(meta.get("finished"))
+
+
+def clear_run_folder(run_dir: Path) -> None:
+    """Remove a run's files (only the names a run writes, and the checkpoint folder) from `run_dir`."""
+    for name in RUN_OUTPUTS:
+        with contextlib.suppress(FileNotFoundError):
+            (run_dir / name).unlink()
+    shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
+
+
+def _prepare(run_dir: Path, resume: bool, force: bool) -> Path | None:
+    """Check the folder against the flags; return the checkpoint to resume from, if any."""
+    ckpt = run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE
+    if force:
+        clear_run_folder(run_dir)
+        return None
+    if is_finished(run_dir):
+        raise OutputExistsError(
+            f"{run_dir} holds a finished run; choose another --out, or pass --force to run it again"
+        )
+    if resume:
+        if ckpt.exists():
+            return ckpt
+        clear_run_folder(run_dir)  # stopped before its first checkpoint: nothing to keep
+        return None
+    if ckpt.exists():
+        raise OutputExistsError(
+            f"{run_dir} holds an unfinished run (checkpoint of day {_checkpoint_day(ckpt)}); continue it with "
+            "--resume, or pass --force to start again"
+        )
+    leftovers = [name for name in RUN_OUTPUTS if (run_dir / name).exists()]
+    if leftovers:
+        raise OutputExistsError(
+            f"{run_dir} already holds run files ({', '.join(leftovers)}); choose another --out, or pass --force"
+        )
+    return None
+
+
+def _checkpoint_day(path: Path) -> int | str:
+    try:
+        return int(read_checkpoint(path)["day"])
+    except (CheckpointError, KeyError, ValueError):
+        return "?"
+
+
+def _agent_config(agent: Agent) -> dict[str, Any]:
+    cfg = getattr(agent, "config", None)
+    dump = getattr(cfg, "model_dump", None)
+    return dump(mode="json") if callable(dump) else {}
+
+
+def _agent_usage(agent: Agent) -> tuple[dict[str, Any], float | None]:
+    usage = getattr(agent, "usage", None)
+    if not callable(usage):
+        return {}, None
+    info = dict(usage() or {})
+    cost = info.pop("api_cost_usd", None)
+    return info, None if cost is None else float(cost)
+
+
+# ------------------------------------------------------------------------------------------------ the episode
+
+
+def run_episode(
+    world: World,
+    agent: Agent,
+    seed: int,
+    days: int | None = None,
+    out_dir: str | Path = "runs/run",
+    resume: bool = False,
+    progress: Callable[[DayProgress], None] | None = None,
+    *,
+    force: bool = False,
+    world_path: str | Path | None = None,
+    checkpoint: CheckpointMode = "background",
+    evaluate: bool = True,
+) -> RunSummary:
+    """Run `agent` on `world` with `seed` for `days` days (default: the world's horizon) into `out_dir`.
+
+    resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
+    previous run's files first. progress: called after every settled day. world_path: the bundle
+    folder, recorded in run.json so the run can be reloaded. evaluate: write metrics.json, report.md
+    and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
+    run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another agent,
+    seed or world.
+    """
+    run_dir = Path(out_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    horizon = world.horizon_days
+    days = horizon if days is None else int(days)
+    if not 1 <= days <= horizon:
+        raise ValueError(f"days must be between 1 and the world's horizon {horizon}, got {days}")
+    ckpt_path = run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE
+    traj_path = run_dir / TRAJECTORY_FILE
+    start_from = _prepare(run_dir, resume, force)
+    previous_wall = 0.0
+    resumed_from: int | None = None
+    if start_from is not None:
+        payload = read_checkpoint(start_from)
+        _check_same_run(payload, world, agent, seed, start_from)
+        _truncate(traj_path, int(payload["trajectory_bytes"]))
+        with tempfile.TemporaryDirectory() as tmp:
+            sess_file = Path(tmp) / "session.ckpt"
+            sess_file.write_bytes(payload["session"])
+            session = ToolSession.load(sess_file, world, trajectory_path=traj_path)
+        agent.load_state(payload["agent_state"])
+        previous_wall = float(payload.get("wall_time_s", 0.0))
+        resumed_from = int(payload["day"])
+    else:
+        traj_path.unlink(missing_ok=True)
+        session = ToolSession(world, seed=seed, trajectory_path=traj_path)
+    checkpointer = Checkpointer(ckpt_path, checkpoint)
+    t0 = time.perf_counter()
+    identity = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
+    try:
+        if start_from is None:
+            agent.start(session)
+        while not session.done and _settled(session) < days:
+            before = _settled(session)
+            agent.act_day(session)
+            if _settled(session) != before + 1:
+                raise RuntimeError(
+                    f"agent {agent.name!r} did not end day {before + 1} with end_day (or ended more than one day)"
+                )
+            day = before + 1
+            meta = {
+                **identity,
+                "day": day,
+                "trajectory_bytes": traj_path.stat().st_size,
+                "wall_time_s": previous_wall + time.perf_counter() - t0,
+                "autovend_version": __version__,
+            }
+            # the agent's state is taken where the checkpoint is written: in a forked child that is the
+            # snapshot of this moment, so the run itself pays neither the copy nor the pickling
+            checkpointer.save(day, lambda path, mt=meta: write_checkpoint(path, session, agent.state_dict(), mt))
+            if progress is not None:
+                bal = _closing_balance(session)
+                progress(DayProgress(day, days, bal.net_assets, bal.cash))
+        checkpointer.wait()
+        wall = previous_wall + time.perf_counter() - t0
+        usage, cost = _agent_usage(agent)
+        meta = {
+            "agent": agent.name,
+            "agent_config": _agent_config(agent),
+            "world_path": None if world_path is None else str(world_path),
+            "token_usage": usage,
+            "api_cost_usd": cost,
+            "wall_time_s": round(wall, 3),
+            "days_requested": days,
+            "resumed_from_day": resumed_from,
+            "checkpoints": {
+                "mode": checkpointer.mode,
+                "written": checkpointer.written,
+                "skipped": checkpointer.skipped,
+            },
+        }
+        metrics = _finish(session, run_dir, world, meta, evaluate)
+    finally:
+        checkpointer.wait()
+        session.close()
+    shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
+    bal = _closing_balance(session)
+    return RunSummary(
+        run_dir=run_dir,
+        agent=agent.name,
+        seed=int(seed),
+        days=_settled(session),
+        final_net_assets=bal.net_assets,
+        final_cash=bal.cash,
+        wall_time_s=wall,
+        resumed_from=resumed_from,
+        checkpoints_written=checkpointer.written,
+        checkpoints_skipped=checkpointer.skipped,
+        metrics=metrics,
+    )
+
+
+def _closing_balance(session: ToolSession) -> Any:
+    """The balance at the close of the last settled day (before the next day's rent and fee)."""
+    reports = session.sim.reports
+    return reports[-1].balance if reports else session.sim.balance()
+
+
+def _settled(session: ToolSession) -> int:
+    """Days settled so far."""
+    return len(session.sim.reports)
+
+
+def _check_same_run(payload: dict[str, Any], world: World, agent: Agent, seed: int, path: Path) -> None:
+    want = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
+    diff = [f"{k} {payload.get(k)!r} (now {v!r})" for k, v in want.items() if payload.get(k) != v]
+    if diff:
+        raise CheckpointError(
+            f"the checkpoint {path} belongs to another run: {', '.join(diff)}; resume with the same world, agent "
+            "and seed, or pass --force to start again"
+        )
+
+
+def _truncate(path: Path, size: int) -> None:
+    """Cut the trajectory back to `size` bytes (the calls of an unfinished day go)."""
+    if not path.exists():
+        raise CheckpointError(f"the checkpoint needs {path}, which is missing; start the run again with --force")
+    if path.stat().st_size < size:
+        raise CheckpointError(
+            f"{path} is shorter than at the checkpoint ({path.stat().st_size} < {size} bytes); start again with --force"
+        )
+    with path.open("r+b") as fh:
+        fh.truncate(size)
+
+
+def _finish(
+    session: ToolSession, run_dir: Path, world: World, meta: dict[str, Any], evaluate: bool
+) -> dict[str, Any] | None:
+    """Write the run folder and, if asked, metrics, report and figures; run.json is marked finished last."""
+    from autovend.evaluation import RunData, save_run_data, write_run_outputs
+    from autovend.io import atomic_write_text
+
+    save_run_data(session, run_dir, {**meta, "finished": False})
+    metrics = None
+    if evaluate:
+        metrics = write_run_outputs(RunData.load(run_dir, world=world), run_dir)
+    info = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    info["finished"] = True
+    atomic_write_text(run_dir / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
+    return metrics

@@ -1,0 +1,44 @@
+"""Baseline settings: defaults, YAML overrides, and refusals that name the setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from autovend.agents.baseline_config import BaselineConfig, load_baseline_config
+from autovend.errors import ConfigError
+
+
+def test_defaults():
+    cfg = load_baseline_config(None)
+    assert cfg == BaselineConfig()
+    assert (cfg.n_skus, cfg.facing_units, cfg.trial_days, cfg.price_step) == (36, 5, 14, 0.2)
+
+
+def test_yaml_section_or_whole_file(tmp_path):
+    (tmp_path / "a.yaml").write_text("baseline:\n  n_skus: 30\n  price_groups: site_type\n")
+    (tmp_path / "b.yaml").write_text("n_skus: 28\n")
+    assert load_baseline_config(tmp_path / "a.yaml").n_skus == 30
+    assert load_baseline_config(tmp_path / "a.yaml").price_groups == "site_type"
+    assert load_baseline_config(tmp_path / "b.yaml").n_skus == 28
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        pytest.param("n_skuz: 30\n", "n_skuz", id="unknown-key"),
+        pytest.param("trial_days: 15\n", "trial_days must be even", id="odd-trial"),
+        pytest.param("multiplier_bounds: [1.2, 2.0]\n", "multiplier_bounds", id="start-outside-bounds"),
+        pytest.param("price_groups: machine\n", "price_groups", id="unknown-group"),
+        pytest.param("- 1\n- 2\n", "mapping", id="not-a-mapping"),
+    ],
+)
+def test_bad_settings_are_refused(tmp_path, text, match):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_baseline_config(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_baseline_config(tmp_path / "nope.yaml")

@@ -1,0 +1,267 @@
+"""The runner: run folders, checkpoints after every day, resume after a crash gives the uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from autovend.agents.baseline import BaselineAgent
+from autovend.agents.baseline_config import BaselineConfig
+from autovend.errors import CheckpointError, OutputExistsError
+from autovend.runner import (
+    CHECKPOINT_DIR,
+    CHECKPOINT_FILE,
+    Checkpointer,
+    DayProgress,
+    is_finished,
+    read_checkpoint,
+    run_episode,
+)
+from autovend.sim.records import RECORD_TABLES
+from autovend.tools.trajectory import read_trajectory
+from autovend.world.model import Economics, World
+from autovend.world.toy import toy_world
+
+SMALL = BaselineConfig(starter_skus=12, n_skus=10)
+DAYS = 16
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    """4 machines, 60 products, 20 days from 2025-01-01."""
+    return toy_world(4, 60, seed=0, economics=Economics(horizon_days=20))
+
+
+def baseline(seed: int = 1) -> BaselineAgent:
+    return BaselineAgent(SMALL, seed=seed)
+
+
+class Crash(Exception):
+    """Stands for a crash (or Ctrl-C) in the middle of a day."""
+
+
+class CrashingBaseline(BaselineAgent):
+    """The baseline, which dies on day `crash_day` after a few calls of that day."""
+
+    def __init__(self, crash_day: int) -> None:
+        super().__init__(SMALL, seed=1)
+        self.crash_day = crash_day
+
+    def act_day(self, session) -> None:  # type: ignore[override]
+        if session.day == self.crash_day:
+            session.call("get_warehouse", {})
+            session.call("query_sql", {"sql": "SELECT COUNT(*) FROM orders"})
+            raise Crash
+        super().act_day(session)
+
+
+def calls(run_dir: Path) -> list[dict[str, Any]]:
+    """The trajectory without wall times (wall_ms, query_sql's elapsed_ms)."""
+    out = []
+    for rec in read_trajectory(run_dir / "trajectory.jsonl"):
+        rec.pop("wall_ms", None)
+        if isinstance(rec.get("result"), dict):
+            rec["result"].pop("elapsed_ms", None)
+        out.append(rec)
+    return out
+
+
+def tables(path: Path) -> dict[str, pd.DataFrame]:
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {n: pd.read_sql_query(f"SELECT * FROM {n}", conn) for n in names}
+
+
+def assert_same_run(a: Path, b: Path) -> None:
+    """Same records, hidden log, daily ledger and calls; run.json equal but for times and resume facts."""
+    for name in ("records.sqlite", "hidden.sqlite"):
+        ta, tb = tables(a / name), tables(b / name)
+        assert ta.keys() == tb.keys()
+        for t in ta:
+            pd.testing.assert_frame_equal(ta[t], tb[t], check_exact=True, obj=f"{name}:{t}")
+    assert (a / "daily.csv").read_bytes() == (b / "daily.csv").read_bytes()
+    assert calls(a) == calls(b)
+    ma, mb = (json.loads((d / "run.json").read_text()) for d in (a, b))
+    for m in (ma, mb):
+        for key in ("wall_time_s", "resumed_from_day", "checkpoints"):
+            m.pop(key)
+    assert ma == mb
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(world, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "full"
+    summary = run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
+    assert summary.days == DAYS and summary.resumed_from is None
+    return out
+
+
+def test_run_folder_contents(uninterrupted):
+    names = {p.name for p in uninterrupted.iterdir()}
+    assert {"run.json", "trajectory.jsonl", "records.sqlite", "hidden.sqlite", "daily.csv"} <= names
+    assert CHECKPOINT_DIR not in names  # a finished run keeps no checkpoint
+    meta = json.loads((uninterrupted / "run.json").read_text())
+    assert meta["finished"] is True and meta["agent"] == "baseline" and meta["seed"] == 1
+    assert meta["days"] == DAYS and meta["days_requested"] == DAYS
+    assert meta["agent_config"]["n_skus"] == 10
+    assert meta["checkpoints"] == {"mode": "sync", "written": DAYS, "skipped": 0}
+    daily = pd.read_csv(uninterrupted / "daily.csv")
+    assert daily["day"].tolist() == list(range(1, DAYS + 1))
+    assert is_finished(uninterrupted)
+
+
+@pytest.mark.parametrize("crash_day", [pytest.param(1, id="first-day"), pytest.param(9, id="mid-run")])
+def test_resume_after_a_crash_is_the_uninterrupted_run(world, tmp_path, uninterrupted, crash_day):
+    out = tmp_path / "crashed"
+    with pytest.raises(Crash):
+        run_episode(
+            world, CrashingBaseline(crash_day), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False
+        )
+    ckpt = out / CHECKPOINT_DIR / CHECKPOINT_FILE
+    if crash_day == 1:
+        assert not ckpt.exists()  # nothing was completed: resume starts afresh
+    else:
+        assert read_checkpoint(ckpt)["day"] == crash_day - 1
+        last = read_trajectory(out / "trajectory.jsonl")[-1]
+        assert last["day"] == crash_day and last["tool"] == "query_sql"  # the partial day is on disk
+    summary = run_episode(
+        world, baseline(), seed=1, days=DAYS, out_dir=out, resume=True, checkpoint="sync", evaluate=False
+    )
+    assert summary.resumed_from == (None if crash_day == 1 else crash_day - 1)
+    assert_same_run(out, uninterrupted)
+
+
+def test_background_checkpoints_resume_identically(world, tmp_path, uninterrupted):
+    """Checkpoints written by forked children; Ctrl-C after day 11; resume from the last snapshot written."""
+    out = tmp_path / "bg"
+
+    def stop(p: DayProgress) -> None:
+        if p.day == 11:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, progress=stop, evaluate=False)
+    day = read_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE)["day"]
+    assert 1 <= day <= 11
+    summary = run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, resume=True, evaluate=False)
+    assert summary.resumed_from == day
+    assert_same_run(out, uninterrupted)
+
+
+def test_checkpointer_skips_while_a_snapshot_is_being_written(tmp_path):
+    import time
+
+    ck = Checkpointer(tmp_path / "c.pkl", "background")
+    if ck.mode != "background":
+        pytest.skip("no fork on this system")
+
+    def slow(path: Path) -> None:
+        time.sleep(0.5)
+        path.write_bytes(b"x")
+
+    assert ck.save(1, slow) is True
+    assert ck.save(2, slow) is False  # the first child is still writing
+    ck.wait()
+    assert (ck.written, ck.skipped, ck.last_day) == (1, 1, 1)
+    assert (tmp_path / "c.pkl").read_bytes() == b"x"
+
+    def broken(path: Path) -> None:
+        raise OSError("disk full")
+
+    assert ck.save(3, broken) is True
+    ck.wait()
+    assert (ck.written, ck.last_day) == (1, 1)  # a failed snapshot does not count
+
+
+def test_refuses_to_overwrite_without_force(world, tmp_path, uninterrupted):
+    with pytest.raises(OutputExistsError, match="finished run.*--force"):
+        run_episode(world, baseline(), seed=1, days=DAYS, out_dir=uninterrupted, evaluate=False)
+    with pytest.raises(OutputExistsError, match="finished run"):
+        run_episode(world, baseline(), seed=1, days=DAYS, out_dir=uninterrupted, resume=True, evaluate=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "trajectory.jsonl").write_text("{}\n")
+    with pytest.raises(OutputExistsError, match="already holds run files"):
+        run_episode(world, baseline(), seed=1, days=3, out_dir=other, evaluate=False)
+    (other / "notes.txt").write_text("mine")
+    summary = run_episode(
+        world, baseline(), seed=1, days=3, out_dir=other, force=True, checkpoint="off", evaluate=False
+    )
+    assert summary.days == 3
+    assert (other / "notes.txt").read_text() == "mine"  # --force removes only a run's own files
+
+
+def test_unfinished_run_needs_resume_and_the_same_seed(world, tmp_path):
+    out = tmp_path / "half"
+    with pytest.raises(Crash):
+        run_episode(world, CrashingBaseline(5), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
+    with pytest.raises(OutputExistsError, match="unfinished run \\(checkpoint of day 4\\).*--resume"):
+        run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, evaluate=False)
+    with pytest.raises(CheckpointError, match="seed 1 \\(now 2\\)"):
+        run_episode(world, baseline(2), seed=2, days=DAYS, out_dir=out, resume=True, evaluate=False)
+
+
+def test_an_agent_must_end_its_day(world, tmp_path):
+    class Idle(BaselineAgent):
+        def act_day(self, session) -> None:  # type: ignore[override]
+            session.call("get_warehouse", {})
+
+    with pytest.raises(RuntimeError, match="did not end day 1"):
+        run_episode(world, Idle(SMALL), seed=1, days=3, out_dir=tmp_path / "idle", checkpoint="off", evaluate=False)
+
+
+def test_progress_and_days(world, tmp_path):
+    seen: list[DayProgress] = []
+    summary = run_episode(
+        world,
+        baseline(),
+        seed=1,
+        days=4,
+        out_dir=tmp_path / "p",
+        progress=seen.append,
+        checkpoint="off",
+        evaluate=False,
+    )
+    assert [p.day for p in seen] == [1, 2, 3, 4]
+    assert all(p.days == 4 for p in seen)
+    assert seen[-1].net_assets == pytest.approx(summary.final_net_assets)
+    with pytest.raises(ValueError, match="between 1 and the world's horizon 20"):
+        run_episode(world, baseline(), seed=1, days=21, out_dir=tmp_path / "q", evaluate=False)
+
+
+def test_evaluated_run_writes_metrics_and_report(world, tmp_path):
+    out = tmp_path / "eval"
+    summary = run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, checkpoint="off")
+    assert summary.metrics is not None
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["net_assets"] == pytest.approx(summary.final_net_assets)
+    assert (out / "report.md").read_text().startswith("#")
+    assert (out / "net_assets.png").exists()
+    assert is_finished(out)
+
+
+def test_checkpoint_holds_session_agent_and_trajectory_length(world, tmp_path):
+    out = tmp_path / "ck"
+    with pytest.raises(Crash):
+        run_episode(world, CrashingBaseline(6), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
+    payload = read_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE)
+    assert payload["agent"] == "baseline" and payload["seed"] == 1 and payload["day"] == 5
+    assert payload["agent_state"]["state"]["day_done"] == 5
+    head = (out / "trajectory.jsonl").read_bytes()[: payload["trajectory_bytes"]]
+    last = json.loads(head.splitlines()[-1])
+    assert last["tool"] == "end_day" and last["day"] == 5
+    bad = out / CHECKPOINT_DIR / CHECKPOINT_FILE
+    bad.write_bytes(pickle.dumps({"format": "something else"}))
+    with pytest.raises(CheckpointError, match="not an AutoVend run checkpoint"):
+        read_checkpoint(bad)
+
+
+def test_record_tables_are_all_saved(uninterrupted):
+    saved = tables(uninterrupted / "records.sqlite")
+    assert {t.name for t in RECORD_TABLES} <= set(saved)
