@@ -300,8 +300,8 @@ class _State:
     units_hist: npt.NDArray[np.int16]  # (W, M, K) units sold, ring by day % W
     expo_hist: npt.NDArray[np.float32]  # (W, M, K) exposure-days, ring by day % W
     gp_hist: FloatArray  # (W, M) gross profit of each machine-day, ring by day % W
-    cum_units: FloatArray  # (M, K) since the start
-    cum_expo: FloatArray  # (M, K)
+    cum_units: FloatArray  # (M, K) units sold since the start, older days discounted (memory_half_life_days)
+    cum_expo: FloatArray  # (M, K) exposure-days, discounted alike
     active: BoolArray  # (M, K) carried (restocked) products
     phase_out: BoolArray  # (M, K) dropped products still selling down
     dropped: BoolArray  # (M, K) judged poor at that machine: not offered there again
@@ -899,7 +899,7 @@ class BaselineAgent:
             usable[(wh_next_expiry > 0) & (wh_next_expiry <= nxt)] = 0
         ks = np.flatnonzero(s.active[m])
         free = cap - int(s.shelf[m].sum())
-        base = np.maximum(self._targets(m, est, nxt - d, fill=False) - s.shelf[m, ks], 0)
+        base = np.maximum(self._targets(m, est, nxt - d, fill=False, safety=False) - s.shelf[m, ks], 0)
         base = _fit(np.minimum(base, usable[ks]), free)
         room = free - int(base.sum())
         clear = np.zeros(0, dtype=np.int64)
@@ -1124,6 +1124,10 @@ class BaselineAgent:
         s.expo_hist[d % W] = e
         s.units_hist[d % W] = 0
         s.gp_hist[d % W] = 0.0
+        if cfg.memory_half_life_days > 0:  # older sales count less: tastes shift with the seasons
+            keep = 0.5 ** (1.0 / cfg.memory_half_life_days)
+            s.cum_units *= keep
+            s.cum_expo *= keep
         s.cum_expo += e
 
 
