@@ -12,8 +12,11 @@ A day, in order:
    The agent keeps its own book of shelves (what it put there minus what sold), prices and
    exposure (a product-day counts as min(units, facing) / facing of a full day on the shelf).
 2. *Clean.* Discard warehouse units that are expired or expire within 7 days (restocks take the
-   earliest-expiring units first, and such units could not be sold before a weekly visit), and
-   stock of products no machine carries any more once holding it costs more than it is worth.
+   earliest-expiring units first, and such units could not be sold before a weekly visit); the
+   warehouse then never holds such units (units taken off shelves that would are discarded at
+   once). Stock of products no machine has carried for `dead_stock_days` (visits meanwhile put it
+   on shelves with room to spare) is discarded when it would expire before the run ends or its
+   rent to the end exceeds its cost.
 3. *Estimate.* Per machine and product, the attraction over the rolling window is units sold per
    exposure-day, shrunk towards a prior; the machine's sales a day (over its stocked days) are then
    split among the products it carries in proportion to attraction, since the products of one
@@ -40,8 +43,10 @@ A day, in order:
    covers the visit fee. A scheduled visit is skipped when the units it would bring cannot pay the
    fee. At a visit: units that would expire before the next visit come off (and are discarded),
    the assortment is reviewed, dropped products still on the shelf are taken off when the carried
-   ones need their room, and every carried product is filled to its target from the warehouse
-   (never beyond stock or capacity).
+   ones need their room, and the shelf is filled from the warehouse (never beyond stock or
+   capacity): first the carried products' expected needs to the next visit, then a facing each of
+   paid-for stock that no machine carries (it sells rather than being thrown away), then the rest
+   of the carried products' targets.
 6. *Targets.* Order-up-to levels per (machine, product): S = mu * H + z * sd_H with H the days to
    the next visit and z from the newsvendor critical ratio cu / (cu + co): cu = unit margin at the
    machine's price, co = holding (no rent on shelves) plus the cost times the probability that the
@@ -57,9 +62,11 @@ A day, in order:
    gross profit a day is below `drop_ratio` x the machine's median (they sell down, unrestocked);
    fill free slots with untried products (exploration, while `explore_until_day`) and with the
    best-scoring products proven elsewhere; swap the weakest for a proven product scoring
-   `swap_ratio` times more. The opening assortment (day 1, nothing sold yet) spreads
-   `starter_skus` products per machine over every subcategory, highest reference margin first,
-   giving different machines different products so that the network explores broadly.
+   `swap_ratio` times more. A product is replaced only if the gain expected over the rest of the
+   run exceeds the value of its units that no other machine would use. The opening assortment
+   (day 1, nothing sold yet) spreads `starter_skus` products per machine over every subcategory,
+   highest reference margin first, giving different machines different products so that the
+   network explores broadly.
 """
 
 from __future__ import annotations
@@ -438,12 +445,12 @@ class BaselineAgent:
         est = self._estimate(d)
         self._update_trials(d)
         mult_today = self._arms_today(d)
+        avail = wh["good"].copy()  # usable warehouse units, kept up to date through the visits
         if st.workday[d]:
-            avail = wh["good"].copy()
             for m in self._visits_today(session, d, est, avail):
                 self._visit(session, m, d, est, avail, wh["next_expiry"])
         self._set_prices(session, mult_today)
-        self._order(session, d, est, wh, transit, float(obs["balance"]["cash"]))
+        self._order(session, d, est, avail, transit, float(obs["balance"]["cash"]))
         self._record_exposure(d)
         res = session.call("end_day", {})
         s.day_done = d
@@ -1063,11 +1070,14 @@ class BaselineAgent:
         session: ToolSession,
         d: int,
         est: _Estimates,
-        wh: dict[str, IntArray],
+        warehouse: IntArray,
         transit: IntArray,
         cash: float,
     ) -> None:
-        """Echelon order-up-to per product over the machines that carry it (see the module docstring)."""
+        """Echelon order-up-to per product over the machines that carry it (see the module docstring).
+
+        `warehouse`: usable units by product after today's visits.
+        """
         s, st, cfg = self._s, self._st, self.config
         assert s is not None and st is not None
         remaining = st.horizon - d
@@ -1099,7 +1109,7 @@ class BaselineAgent:
         reorder = shelf_target + mu_plan * L + z * np.sqrt(var_k)
         up_to = reorder + mu_plan * cover
         up_to = np.minimum(up_to, shelf_target + cfg.sell_through_share * mean_life)
-        position = wh["good"] + transit + np.where(act, s.shelf, 0).sum(axis=0)
+        position = warehouse + transit + np.where(act, s.shelf, 0).sum(axis=0)
         carried = act.any(axis=0)
         qty = round_lots(np.where(carried & (position < reorder), up_to - position, 0.0), cfg.order_lot)
         ks = np.flatnonzero(qty > 0)
