@@ -428,13 +428,18 @@ def _finish(
 ) -> dict[str, Any] | None:
     """Write the run folder and, if asked, metrics, report and figures; run.json is marked finished last."""
     from autovend.evaluation import RunData, save_run_data, write_run_outputs
-    from autovend.io import atomic_write_text
 
     save_run_data(session, run_dir, {**meta, "finished": False})
     metrics = None
     if evaluate:
         metrics = write_run_outputs(RunData.load(run_dir, world=world), run_dir)
-    info = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    path = run_dir / RUN_FILE
+    info = json.loads(path.read_text(encoding="utf-8"))
     info["finished"] = True
-    atomic_write_text(run_dir / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
+    mode = path.stat().st_mode & 0o777
+    fd, tmp = tempfile.mkstemp(prefix=f".{RUN_FILE}.", dir=run_dir)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
     return metrics
