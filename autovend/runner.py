@@ -67,6 +67,8 @@ RUN_OUTPUTS = (
     "net_assets.png",
     "operations.png",
     "early_late.png",
+    "llm.jsonl",
+    "llm.discarded.jsonl",
 )
 
 CheckpointMode = Literal["background", "sync", "off"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def _cell(value: Any, fmt: str, scale: float) -> str:
 @app.command("run")
 def run_cmd(
     world: Path = typer.Option(Path("worlds/cn20"), "--world", help="World bundle folder."),
-    agent: str = typer.Option("baseline", "--agent", help="Agent to run (baseline)."),
+    agent: str = typer.Option("baseline", "--agent", help="Agent: baseline, or openai:MODEL for a language model."),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
     out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent>-s<seed>."),
@@ -44,6 +45,11 @@ def run_cmd(
         "background", "--checkpoint", help="Checkpoints after each day: background (forked), sync or off."
     ),
     report: bool = typer.Option(True, "--report/--no-report", help="Write metrics.json, report.md and figures."),
+    base_url: str | None = typer.Option(None, "--base-url", help="openai:MODEL: an OpenAI-compatible API URL."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai:MODEL: variable with the key."),
+    mcp: bool = typer.Option(False, "--mcp", help="openai:MODEL: reach the tools over MCP (autovend serve, stdio)."),
+    mcp_url: str | None = typer.Option(None, "--mcp-url", help="openai:MODEL: an MCP server URL (streamable HTTP)."),
+    prices: Path | None = typer.Option(None, "--prices", help="openai:MODEL: price table YAML (params/prices.yaml)."),
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
@@ -60,8 +66,23 @@ def run_cmd(
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
     console = Console(highlight=False)
     w = load_world(world)
-    run_dir = out if out is not None else Path("runs") / f"{agent}-s{seed}"
-    ag = make_agent(agent, seed, agent_config)
+    run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', agent)}-s{seed}"
+    if agent.startswith("openai:"):
+        from autovend.agents.llm import build_llm_agent
+        from autovend.agents.llm.mcp_bridge import serve_command
+
+        target = mcp_url or (serve_command(world, seed) if mcp else None)
+        ag = build_llm_agent(
+            agent,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            mcp=target,
+            config_path=agent_config,
+            prices_path=prices,
+            seed=seed,
+        )
+    else:
+        ag = make_agent(agent, seed, agent_config)
     total = days or w.horizon_days
     last: list[DayProgress] = []
     columns = (
@@ -96,9 +117,15 @@ def run_cmd(
         except KeyboardInterrupt:
             bar.stop()
             done = last[0].day if last else 0
+            again = [f"--world {world}", f"--agent {agent}", f"--seed {seed}", f"--out {run_dir}"]
+            again += [f"--agent-config {agent_config}"] if agent_config else []
+            again += [f"--base-url {base_url}"] if base_url else []
+            again += [f"--api-key-env {api_key_env}"] if agent.startswith("openai:") else []
+            again += ["--mcp"] if mcp else []
+            again += [f"--mcp-url {mcp_url}"] if mcp_url else []
+            again += [f"--prices {prices}"] if prices else []
             console.print(
-                f"[yellow]interrupted[/] after day {done}; continue with: autovend run --world {world} "
-                f"--agent {agent} --seed {seed} --out {run_dir} --resume"
+                f"[yellow]interrupted[/] after day {done}; continue with: autovend run {' '.join(again)} --resume"
             )
             raise typer.Exit(130) from None
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
