@@ -32,8 +32,6 @@ from autovend.world.model import World
 from autovend.world.network import PAPER_DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-REAL_CAL = ROOT / "data" / "calibration" / "synthetic-cn"
-REAL_SRC = ROOT / "data" / "raw" / "synthetic-cn"
 COMMITTED = ROOT / "worlds" / "cn20"
 SITES = ("worksite", "campus", "residential", "commercial", "office")
 PRODUCTS = [  # sku, l1, l2, ref_price, unit_cost, shelf_life_days, omega
@@ -416,19 +414,17 @@ def test_cli_errors_exit_2(small, tmp_path, monkeypatch, capsys):
 # ------------------------------------------------------------------ the real synthetic calibration
 
 
-needs_real = pytest.mark.skipif(not (REAL_CAL / "calibration.json").is_file(), reason="run `dvc repro` first")
-
-
 @pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    out = tmp_path_factory.mktemp("real") / "cn20"
-    res = export_world(
-        REAL_CAL, REAL_SRC, out, ROOT / "params" / "synthetic-cn.yaml", ROOT / "params" / "benchmark.yaml"
-    )
+def real(tmp_path_factory, synthetic_dirs, synthetic_calibration):
+    """The default pipeline's world, exported from the session's synthetic source and its calibration."""
+    base = tmp_path_factory.mktemp("real")
+    synthetic_calibration.write(base / "calibration")
+    out = base / "cn20"
+    params, settings = ROOT / "params" / "synthetic-cn.yaml", ROOT / "params" / "benchmark.yaml"
+    res = export_world(base / "calibration", synthetic_dirs[0], out, params, settings)
     return res, out
 
 
-@needs_real
 def test_real_export_matches_the_paper(real):
     res, out = real
     w = res.world
@@ -445,7 +441,6 @@ def test_real_export_matches_the_paper(real):
     assert size < 2 * 1024 * 1024
 
 
-@needs_real
 def test_real_bundle_runs_in_the_simulator(real):
     world = load_world(real[1])
     sim = Simulator(world, seed=1)
@@ -462,7 +457,8 @@ def test_committed_bundle_verifies_and_is_reproducible(real):
     assert committed.name == "cn20" and committed.n_machines == 20
     manifest = read_manifest(COMMITTED)
     res, out = real
-    if manifest["calibration_hash"] != res.manifest["calibration_hash"]:
-        pytest.skip("the calibration changed since worlds/cn20 was exported: run `dvc repro export_world`")
+    assert manifest["calibration_hash"] == res.manifest["calibration_hash"], (
+        "worlds/cn20 is stale: the pipeline no longer reproduces its calibration; run `dvc repro` and commit it"
+    )
     for name in [*BUNDLE_FILES, MANIFEST]:
         assert (COMMITTED / name).read_bytes() == (out / name).read_bytes(), name
