@@ -19,15 +19,8 @@ import pandas as pd
 import pandera.pandas as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SITE_TYPES: tuple[str, ...] = (
-    "worksite",
-    "campus",
-    "residential",
-    "commercial",
-    "office",
-    "public",
-    "unknown",
-)
+from autovend.demand.settings import SITE_TYPES
+
 STATUSES: tuple[str, ...] = ("completed", "refunded", "failed")
 DEFAULT_STATUS = "completed"
 BOOL_WORDS: tuple[str, ...] = ("true", "false")

@@ -27,6 +27,7 @@ import pandas as pd
 
 from autovend.errors import ExportError
 from autovend.rng import stream
+from autovend.world.model import CATALOG_COLUMNS
 
 SHELF_LIVES: tuple[int, int] = (30, 90)  # days
 SHORT_LIFE_MAX_DAYS = 45  # source shelf lives up to this map to 30 days, longer ones to 90
@@ -45,13 +46,7 @@ OTHER_MARGIN: tuple[float, float] = (0.40, 0.50)  # categories without a band of
 MARGIN_TOLERANCE = 1e-9
 
 CATALOG_EXPORT_COLUMNS = [
-    "sku_id",
-    "name",
-    "category_l1",
-    "category_l2",
-    "ref_price",
-    "unit_cost",
-    "shelf_life_days",
+    *CATALOG_COLUMNS,
     "unit_cost_source",  # "source" (kept) or "margin_draw"
     "shelf_life_source",  # "source", "mapped", "subcategory" or "default"
 ]

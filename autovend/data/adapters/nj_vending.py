@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from autovend.data.contract import PRODUCTS
 from autovend.errors import AdaptError, OutputExistsError
 
 SKU_PREFIX = "nj-"
@@ -115,15 +116,7 @@ SOURCE_META: Mapping[str, str] = {
 }
 
 MACHINE_COLUMNS = ["machine_id", "site_type", "location", "capacity", "name"]
-PRODUCT_COLUMNS = [
-    "sku_id",
-    "name",
-    "category_l1",
-    "category_l2",
-    "ref_price",
-    "unit_cost",
-    "shelf_life_days",
-]
+PRODUCT_COLUMNS = list(PRODUCTS.column_names)
 #: The last two are extra columns: payment (cash/credit, from Type) and coil (the slot, from RCoil). The coil
 #: tells apart the lines of one transaction that sold the same product from two slots.
 ORDER_COLUMNS = ["order_id", "machine_id", "sku_id", "ts", "qty", "unit_price", "status", "payment", "coil"]
