@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from autovend import __version__
 from autovend.errors import CheckpointError, OutputExistsError
+from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
 from autovend.world.model import World
 
@@ -188,20 +189,13 @@ def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, An
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
     """The payload of a checkpoint file (see `write_checkpoint`)."""
-    try:
-        with path.open("rb") as fh:
-            payload = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-        raise CheckpointError(
-            f"cannot read the run checkpoint {path}: {exc}; start the run again with --force"
-        ) from exc
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path} is not an AutoVend run checkpoint; start the run again with --force")
-    if payload.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{path} is a run checkpoint of version {payload.get('version')}, this AutoVend reads version "
-            f"{CHECKPOINT_VERSION}; finish it with the AutoVend that started it, or start again with --force"
-        )
+    payload = read_payload(
+        path,
+        fmt=CHECKPOINT_FORMAT,
+        version=CHECKPOINT_VERSION,
+        what="run checkpoint",
+        remedy="; finish it with the AutoVend that started it, or start the run again with --force",
+    )
     return payload
 
 

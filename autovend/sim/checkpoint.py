@@ -67,23 +67,34 @@ def save(sim: Any, path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path, world: World) -> Any:
-    """Restore the `Simulator` saved at `path`; `world` must be the world it was saved from."""
-    from autovend.sim.simulator import Simulator
+def read_payload(path: str | Path, *, fmt: str, version: int, what: str, remedy: str = "") -> dict[str, Any]:
+    """The dict pickled at `path` after checking its format tag and version (shared by every checkpoint kind).
 
+    `what` names the kind in messages ("simulator checkpoint", "tool-session checkpoint", "run checkpoint");
+    `remedy` is appended to each message to say what to do instead. Raises CheckpointError.
+    """
     path = Path(path)
     try:
         with path.open("rb") as fh:
             payload = pickle.load(fh)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-        raise CheckpointError(f"cannot read checkpoint {path}: {exc}") from exc
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not an AutoVend simulator checkpoint")
-    if payload.get("version") != VERSION:
+        raise CheckpointError(f"cannot read the {what} {path}: {exc}{remedy}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != fmt:
+        raise CheckpointError(f"{path} is not an AutoVend {what}{remedy}")
+    if payload.get("version") != version:
         raise CheckpointError(
-            f"{path} has checkpoint version {payload.get('version')}, this AutoVend reads version {VERSION}; "
-            "load it with the AutoVend version that wrote it"
+            f"{path} is a {what} of version {payload.get('version')}, this AutoVend reads version {version}"
+            f"{remedy or '; load it with the AutoVend version that wrote it'}"
         )
+    return payload
+
+
+def load(path: str | Path, world: World) -> Any:
+    """Restore the `Simulator` saved at `path`; `world` must be the world it was saved from."""
+    from autovend.sim.simulator import Simulator
+
+    path = Path(path)
+    payload = read_payload(path, fmt=FORMAT, version=VERSION, what="simulator checkpoint")
     if payload["world_fingerprint"] != world_fingerprint(world):
         raise CheckpointError(
             f"{path} was saved on world {payload['world_name']!r} and does not match world {world.name!r} "

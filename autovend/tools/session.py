@@ -29,8 +29,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from autovend.errors import AutoVendError, CheckpointError
+from autovend.errors import AutoVendError
 from autovend.sim import Simulator
+from autovend.sim.checkpoint import read_payload
 from autovend.tools.context import ToolContext, ToolError
 from autovend.tools.observation import build_observation
 from autovend.tools.prompts import daily_prompt, prompt_facts, system_prompt
@@ -247,18 +248,9 @@ class ToolSession:
     def load(cls, path: str | Path, world: World, trajectory_path: str | Path | None = None) -> ToolSession:
         """Restore a session saved by `save` on the same `world`; calls append to `trajectory_path`."""
         path = Path(path)
-        try:
-            with path.open("rb") as fh:
-                payload = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-            raise CheckpointError(f"cannot read session checkpoint {path}: {exc}") from exc
-        if not isinstance(payload, dict) or payload.get("format") != SESSION_FORMAT:
-            raise CheckpointError(f"{path} is not an AutoVend tool-session checkpoint (see ToolSession.save)")
-        if payload.get("version") != SESSION_VERSION:
-            raise CheckpointError(
-                f"{path} has session checkpoint version {payload.get('version')}, this AutoVend reads "
-                f"version {SESSION_VERSION}"
-            )
+        payload = read_payload(
+            path, fmt=SESSION_FORMAT, version=SESSION_VERSION, what="tool-session checkpoint (see ToolSession.save)"
+        )
         with tempfile.TemporaryDirectory() as tmp:
             sim_path = Path(tmp) / "sim.ckpt"
             sim_path.write_bytes(payload["sim"])
