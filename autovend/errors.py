@@ -15,6 +15,14 @@ class InsufficientDataError(AutoVendError):
     """A source is too small to estimate a quantity: the message names the quantity and the minimum data."""
 
 
+class CalibrationError(AutoVendError):
+    """An estimate cannot be computed to the precision an export needs; the message says which and why."""
+
+
+class NonFiniteError(AutoVendError, ValueError):
+    """An exported value would be NaN or infinite: the estimate is not identified by the source (see the message)."""
+
+
 class BundleError(AutoVendError):
     """A world bundle is changed, partial or of a newer schema: re-export it with `autovend export-world`."""
 

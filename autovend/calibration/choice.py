@@ -13,7 +13,10 @@ minorise-maximise updates (Hunter & Lange 2004), each of which is one of the pap
 Sales are min(demand, shelf). A product that sold out (units = opening shelf) is censored: its demand is
 imputed as E[D | D >= q] under Poisson(lambda), lambda its share of the machine-day's demand scale,
 the scale being estimated from the day's uncensored products (so it carries the day's shock). The MM
-fit and the imputation alternate (EM) for `em_rounds` rounds.
+fit and the imputation alternate (EM) for a fixed number of `em_rounds` rounds; each MM loop runs to its
+fixed point (no parameter moves by more than `tol`, relative, in a sweep), so the result does not depend
+on where a loose stopping rule happened to cut the iterations (1-ulp differences between CPUs' math
+kernels would otherwise move it by up to 1e-4).
 """
 
 from __future__ import annotations
@@ -61,8 +64,9 @@ class ChoiceFit:
     units: np.ndarray  # (K,) imputed demand per product
     exposure: np.ndarray  # (K,) exposure: expected demand per unit of omega
     machine_days: np.ndarray  # (K,) machine-days offering the product
-    loglik: float
+    loglik: float  # of the split at the estimate (the imputed demand of the last E-step)
     iterations: int
+    converged: bool  # every MM loop stopped on the tolerance rather than on the iteration cap
     md_demand: np.ndarray  # imputed demand total per machine-day
     md_var_adjust: np.ndarray  # add to mu for the non-shock variance of that total (see `shocks`)
 
@@ -243,12 +247,21 @@ def _bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(idx, weights=w, minlength=n)
 
 
+def _relative_change(new: np.ndarray, old: np.ndarray) -> float:
+    """Largest |new / old - 1| over the entries (1 where an entry left or reached 0)."""
+    pos = old > 0
+    if not np.any(pos):
+        return 0.0 if np.array_equal(new, old) else 1.0
+    gone = np.any((new > 0) != pos)
+    return 1.0 if gone else float(np.max(np.abs(new[pos] / old[pos] - 1.0)))
+
+
 def fit_choice(
     data: ChoiceData,
     *,
     em_rounds: int = 4,
-    max_iter: int = 200,
-    tol: float = 1e-7,
+    max_iter: int = 2000,
+    tol: float = 1e-12,
     omega_fixed: np.ndarray | None = None,
     impute: bool = True,
     scale_prior: tuple[np.ndarray, float] | None = None,
@@ -272,8 +285,8 @@ def fit_choice(
     y = data.y.copy()
     dhat = y.copy()
     cens = data.censored & ~np.isnan(data.q) & impute
-    loglik = -np.inf
     it_total = 0
+    all_converged = True
     var_adjust = np.zeros(n_md)
 
     def expected(v: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -282,7 +295,8 @@ def fit_choice(
 
     for _round in range(em_rounds + 1 if impute else 1):
         total = _bincount(md, dhat, n_md)
-        prev = -np.inf
+        before = (omega.copy(), pi.copy(), gamma.copy())
+        converged = False
         for _it in range(max_iter):
             it_total += 1
             if omega_fixed is None:
@@ -302,13 +316,13 @@ def fit_choice(
             # keep the scale stable (b is identified only up to these rescalings)
             scale = np.exp(np.mean(np.log(gamma[gamma > 0]))) if np.any(gamma > 0) else 1.0
             gamma /= scale
-            v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
-            V = _bincount(md, v, n_md)
-            pos = (dhat > 0) & (v > 0)
-            loglik = float(np.sum(dhat[pos] * np.log(v[pos] / V[md[pos]])))
-            if np.isfinite(prev) and abs(loglik - prev) <= tol * max(1.0, abs(loglik)):
+            change = max(_relative_change(omega, before[0]), _relative_change(pi, before[1]))
+            change = max(change, _relative_change(gamma, before[2]))
+            before = (omega.copy(), pi.copy(), gamma.copy())
+            if change <= tol:
+                converged = True
                 break
-            prev = loglik
+        all_converged &= converged
         if not impute or not np.any(cens):
             break
         v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
@@ -332,7 +346,11 @@ def fit_choice(
         g_md = np.where(y_unc > 0, 1.0 + extra / (delta * np.maximum(y_unc, 1e-12)), 1.0)
         var_adjust = (g_md**2 - 1.0) * y_unc - var_cens
 
-    ex = expected(omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a, _bincount(md, dhat, n_md))
+    v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
+    V = _bincount(md, v, n_md)
+    pos = (dhat > 0) & (v > 0)
+    loglik = float(np.sum(dhat[pos] * np.log(v[pos] / V[md[pos]])))
+    ex = expected(v, _bincount(md, dhat, n_md))
     exposure = _bincount(k, ex / np.where(omega[k] > 0, omega[k], 1.0), K)
     # products whose MLE omega is 0 still have exposure: recompute their share with omega = 1
     zero = omega[k] == 0
@@ -352,6 +370,7 @@ def fit_choice(
         machine_days=_bincount(k, np.ones(len(k)), K),
         loglik=loglik,
         iterations=it_total,
+        converged=all_converged,
         md_demand=_bincount(md, dhat, n_md),
         md_var_adjust=var_adjust,
     )

@@ -22,8 +22,10 @@ class CalibrationConfig(BaseModel):
     min_machine_days_u: int = Field(28, ge=2)  # days of known shelves a machine needs to inform u
     min_machines_u: int = Field(2, ge=1)
     min_machine_days_shock: int = Field(28, ge=8)  # days a machine needs to inform r and rho
-    mm_iterations: int = Field(200, ge=1)  # cap on the choice-model (MM) iterations
-    mm_tolerance: float = Field(1e-7, gt=0)  # relative change of the log-likelihood that stops MM
+    mm_iterations: int = Field(2000, ge=1)  # cap on the choice-model (MM) iterations per EM round
+    # MM stops when no omega, pi or gamma moves by more than this relative amount in one sweep: far below
+    # the exported precision (autovend.canonical), so a 1-ulp difference upstream cannot reach an export
+    mm_tolerance: float = Field(1e-12, gt=0)
     em_rounds: int = Field(4, ge=0)  # censored-demand EM rounds around the MM fit
     u_bounds: tuple[float, float] = (1e-4, 10.0)
     u_fallback: float | None = 0.0638 * 0.318 / (1 - 0.318)  # paper's u, used when u is not identified

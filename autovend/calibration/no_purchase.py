@@ -25,7 +25,11 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
+from autovend.calibration.solve import polish
 from autovend.errors import InsufficientDataError
+
+BOUND_MARGIN = 1e-3  # log u this close to a bound is reported at the bound (not identified), not polished
+CONTROL_FLOOR = 0.05  # the control function's factor 1 + lambda (r_{t-1} - 1) is kept above this
 
 
 @dataclass(frozen=True)
@@ -59,12 +63,40 @@ def _profile(
     u = np.exp(log_u)
     f = W / (u * R + W)
     if control is not None:
-        f = f * np.maximum(1.0 + lam * (control - 1.0), 0.05)
+        f = f * np.maximum(1.0 + lam * (control - 1.0), CONTROL_FLOOR)
     c = np.bincount(m, weights=D, minlength=n_m) / np.maximum(np.bincount(m, weights=f, minlength=n_m), 1e-300)
     mu = c[m] * f
     pos = D > 0
     ll = float(np.sum(D[pos] * np.log(mu[pos])) - np.sum(mu))
     return ll, c, f
+
+
+def _score(
+    log_u: float | np.ndarray,
+    D: np.ndarray,
+    W: np.ndarray,
+    R: np.ndarray,
+    m: np.ndarray,
+    n_m: int,
+    control: np.ndarray | None = None,
+    lam: float | np.ndarray = 0.0,
+) -> np.ndarray:
+    """Gradient of `_profile`'s log-likelihood in log u (and lambda when `control` is given).
+
+    The c_m are profiled out, so by the envelope theorem the gradient is that of the log-likelihood
+    with c_m held at their profile values: sum (D - mu) d log f / d theta.
+    """
+    t = float(np.asarray(log_u).reshape(-1)[0])
+    la = float(np.asarray(lam).reshape(-1)[0])
+    _, c, f = _profile(t, D, W, R, m, n_m, control, la)
+    resid = D - c[m] * f
+    u = np.exp(t)
+    d_log_u = -float(np.sum(resid * (u * R / (u * R + W))))
+    if control is None:
+        return np.array([d_log_u])
+    h = 1.0 + la * (control - 1.0)
+    d_lam = float(np.sum(np.where(h > CONTROL_FLOOR, resid * (control - 1.0) / np.maximum(h, CONTROL_FLOOR), 0.0)))
+    return np.array([d_log_u, d_lam])
 
 
 def fit_no_purchase(
@@ -104,6 +136,8 @@ def fit_no_purchase(
         lambda t: -_profile(t, D, W, R, m, n_m)[0], bounds=(lo, hi), method="bounded", options={"xatol": 1e-6}
     )
     log_u = float(res.x)
+    if min(log_u - lo, hi - log_u) >= BOUND_MARGIN:
+        log_u = float(polish(lambda p: _score(p, D, W, R, m, n_m), log_u, what="the no-purchase weight u")[0])
     control, lam = None, 0.0
     if day is not None:
         _, c0, f0 = _profile(log_u, D, W, R, m, n_m)
@@ -120,7 +154,16 @@ def fit_no_purchase(
             options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 400},
         )
         log_u, lam = float(np.clip(joint.x[0], lo, hi)), float(joint.x[1])
-    at_bound = bool(min(log_u - lo, hi - log_u) < 1e-3)
+        if min(log_u - lo, hi - log_u) >= BOUND_MARGIN:
+            log_u, lam = (
+                float(v)
+                for v in polish(
+                    lambda p: _score(p[0], D, W, R, m, n_m, control, p[1]),
+                    np.array([log_u, lam]),
+                    what="the no-purchase weight u with its shock control",
+                )
+            )
+    at_bound = bool(min(log_u - lo, hi - log_u) < BOUND_MARGIN)
     ll, c, f = _profile(log_u, D, W, R, m, n_m, control, lam)
     u = float(np.exp(log_u))
     mu = c[m] * f

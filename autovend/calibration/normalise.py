@@ -6,7 +6,9 @@ leave b unchanged. The canonical form fixes them:
   all products; recovery tests use the products with enough exposure, for truth and estimate alike);
 - gamma has geometric mean 1 within each category_l1 (pi's column for that category takes the factor);
 - pi has geometric mean 1 over the categories of each site type (kappa of its machines takes the factor);
-so every b_{m,k} is unchanged. These are exactly the rescalings that leave b unchanged.
+so every b_{m,k} is unchanged. These are exactly the rescalings that leave b unchanged. Geometric means
+run over the positive factors: a subcategory or category that never sold has a factor of 0 (the
+boundary estimate), which stays 0 and does not move the others.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ class Factors:
         return pd.DataFrame(b, index=self.kappa.index, columns=p.index)
 
 
+def _geometric_mean(values: np.ndarray) -> float:
+    """Geometric mean of the positive values (zeros are unsold boundary estimates; none positive: 1)."""
+    pos = values[np.isfinite(values) & (values > 0)]
+    return float(np.exp(np.mean(np.log(pos)))) if len(pos) else 1.0
+
+
 def canonical(f: Factors, reference_products: pd.Index | None = None, weights: pd.Series | None = None) -> Factors:
     """Rescale the factors to the canonical form of the module docstring; b is unchanged.
 
@@ -72,12 +80,12 @@ def canonical(f: Factors, reference_products: pd.Index | None = None, weights: p
     l1_of = p.drop_duplicates("category_l2").set_index("category_l2")["category_l1"]
     for l1, subs in l1_of.groupby(l1_of).groups.items():
         subs = pd.Index(subs).intersection(gamma.index)
-        c = float(np.exp(np.log(gamma.loc[subs]).mean()))
+        c = _geometric_mean(gamma.loc[subs].to_numpy())
         gamma.loc[subs] /= c
         if l1 in pi.columns:
             pi[l1] *= c
     # 3. pi: geometric mean 1 over categories within each site type; kappa takes the factor
-    row = np.exp(np.log(pi).mean(axis=1))
+    row = pd.Series([_geometric_mean(r) for r in pi.to_numpy()], index=pi.index)
     pi = pi.div(row, axis=0)
     kappa = f.kappa.astype(float) * row.reindex(f.machines.reindex(f.kappa.index)).to_numpy()
     return Factors(omega=omega, gamma=gamma, pi=pi, kappa=kappa, products=p, machines=f.machines)

@@ -6,20 +6,29 @@ its products with exposure:
 - Gamma(shape alpha, rate beta): the conjugate choice; the marginal is negative binomial and the
   posterior mean is (alpha + units) / (beta + exposure);
 - log-normal, log omega ~ N(mu, tau**2): heavier tailed, as product popularity usually is; marginal
-  and posterior mean by quadrature on a fine grid of log omega.
-The family with the higher maximised marginal likelihood is used (both have two parameters). Products
+  and posterior mean by adaptive Gauss-Hermite quadrature around each product's posterior mode.
+The family with the higher maximised marginal likelihood is used (both have two parameters). Each fit
+ends with Newton steps on its analytic score (`solve.polish`), so the prior is the score's root to
+about 1e-13 and does not depend on where L-BFGS-B stopped. Products
 with no exposure get the prior mean. A subcategory with fewer than `min_products` exposed products
 borrows the pooled Gamma prior over all products, rescaled to its own units per exposure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
 
-GRID = np.linspace(-7.0, 7.0, 1401)  # standardised log-popularity grid for the log-normal prior
+from autovend.calibration.solve import polish
+
+GH_X, GH_W = np.polynomial.hermite.hermgauss(24)  # Gauss-Hermite rule of the log-normal prior's quadrature
+MODE_STEPS = 60  # Newton steps to each product's posterior mode (monotone; converged long before)
+GAMMA_BOUNDS = [(-8.0, 12.0), (-25.0, 25.0)]  # log shape, log rate
+LOGNORMAL_BOUNDS = [(-30.0, 30.0), (float(np.log(0.01)), float(np.log(5.0)))]  # mu, log tau
+BOUND_MARGIN = 1e-6  # an optimiser's estimate this close to a bound stays there (no polishing)
 
 
 @dataclass(frozen=True)
@@ -52,20 +61,44 @@ def _gamma_negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> float:
     return -float(np.sum(ll))
 
 
-def _lognormal_terms(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per product: log marginal likelihood and posterior mean, by quadrature on GRID."""
-    z = mu + tau * GRID  # log omega
-    lam = np.exp(z)[None, :] * e[:, None]
-    logp = (
-        y[:, None] * np.log(np.maximum(lam, 1e-300)) - lam - special.gammaln(y + 1)[:, None] - 0.5 * GRID[None, :] ** 2
+def _posterior_nodes(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive Gauss-Hermite nodes z (log omega) and log weights per product, centred on its posterior mode.
+
+    The log posterior y z - e exp(z) - (z - mu)^2 / (2 tau^2) is concave; its mode solves
+    g(z) = y - e exp(z) - (z - mu) / tau^2 = 0 with g decreasing and concave, so Newton's method started
+    right of the root (z0 = max(log((y + 1) / e), mu), where g < 0) descends to it monotonically. Nodes
+    are placed by the curvature at the mode; the log weights include the integrand, so a row's
+    logsumexp is the product's log marginal likelihood. The rule moves smoothly with (mu, tau): a fixed
+    grid does not, and a well-measured product's posterior, narrower than the grid's spacing, made the
+    marginal likelihood bumpy and its maximiser depend on 1-ulp differences.
+    """
+    t2 = tau * tau
+    z = np.maximum(np.log((y + 1.0) / e), mu)
+    for _ in range(MODE_STEPS):
+        g = y - e * np.exp(z) - (z - mu) / t2
+        z = z - g / (-e * np.exp(z) - 1.0 / t2)
+    sd = 1.0 / np.sqrt(e * np.exp(z) + 1.0 / t2)
+    nodes = z[:, None] + np.sqrt(2.0) * sd[:, None] * GH_X[None, :]
+    lam = e[:, None] * np.exp(nodes)
+    log_w = (
+        np.log(GH_W)[None, :]
+        + GH_X[None, :] ** 2
+        + np.log(np.sqrt(2.0) * sd)[:, None]
+        + y[:, None] * (nodes + np.log(e)[:, None])
+        - lam
+        - special.gammaln(y + 1.0)[:, None]
+        - 0.5 * ((nodes - mu) / tau) ** 2
+        - np.log(tau * np.sqrt(2.0 * np.pi))
     )
-    mx = logp.max(axis=1, keepdims=True)
-    w = np.exp(logp - mx)
-    dz = GRID[1] - GRID[0]
-    norm = w.sum(axis=1)
-    loglik = mx[:, 0] + np.log(norm * dz / np.sqrt(2 * np.pi))
-    post = (w * np.exp(z)[None, :]).sum(axis=1) / norm
-    return loglik, post
+    return nodes, log_w
+
+
+def _lognormal_terms(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per product: log marginal likelihood and posterior mean of omega (adaptive Gauss-Hermite)."""
+    nodes, log_w = _posterior_nodes(mu, tau, y, e)
+    loglik = special.logsumexp(log_w, axis=1)
+    w = np.exp(log_w - loglik[:, None])
+    return loglik, np.sum(w * np.exp(nodes), axis=1)
 
 
 def _fit_gamma(y: np.ndarray, e: np.ndarray) -> Prior | None:
@@ -78,12 +111,13 @@ def _fit_gamma(y: np.ndarray, e: np.ndarray) -> Prior | None:
         np.log([a0, a0 / mean]),
         args=(y, e),
         method="L-BFGS-B",
-        bounds=[(-8, 12), (-25, 25)],
+        bounds=GAMMA_BOUNDS,
     )
     if not np.isfinite(res.fun):
         return None
-    a, b = np.exp(res.x)
-    return Prior("gamma", float(a), float(b), -float(res.fun))
+    p = _polished(res.x, lambda q: _gamma_score(q, y, e), GAMMA_BOUNDS, "the Gamma popularity prior")
+    a, b = np.exp(p)
+    return Prior("gamma", float(a), float(b), -_gamma_negloglik(p, y, e))
 
 
 def _fit_lognormal(y: np.ndarray, e: np.ndarray) -> Prior | None:
@@ -93,10 +127,37 @@ def _fit_lognormal(y: np.ndarray, e: np.ndarray) -> Prior | None:
     def nll(p: np.ndarray) -> float:
         return -float(np.sum(_lognormal_terms(p[0], float(np.exp(p[1])), y, e)[0]))
 
-    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=[(-30, 30), (np.log(0.01), np.log(5.0))])
+    res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=LOGNORMAL_BOUNDS)
     if not np.isfinite(res.fun):
         return None
-    return Prior("lognormal", float(res.x[0]), float(np.exp(res.x[1])), -float(res.fun))
+    p = _polished(res.x, lambda q: _lognormal_score(q, y, e), LOGNORMAL_BOUNDS, "the log-normal popularity prior")
+    return Prior("lognormal", float(p[0]), float(np.exp(p[1])), -nll(p))
+
+
+def _gamma_score(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Gradient of the negative-binomial marginal log-likelihood in (log shape, log rate)."""
+    a, b = np.exp(p)
+    d_a = np.sum(special.digamma(a + y) - special.digamma(a) + np.log(b) - np.log(b + e))
+    d_b = np.sum(a / b - (a + y) / (b + e))
+    return np.array([a * d_a, b * d_b])
+
+
+def _lognormal_score(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Gradient of the marginal log-likelihood in (mu, log tau): posterior means of the prior's scores."""
+    mu, tau = float(p[0]), float(np.exp(p[1]))
+    nodes, log_w = _posterior_nodes(mu, tau, y, e)
+    w = np.exp(log_w - special.logsumexp(log_w, axis=1)[:, None])
+    dev = (nodes - mu) / tau  # standardised log omega
+    return np.array([float(np.sum(w * dev)) / tau, float(np.sum(w * (dev * dev - 1.0)))])
+
+
+def _polished(
+    x: np.ndarray, score: Callable[[np.ndarray], np.ndarray], bounds: list[tuple[float, float]], what: str
+) -> np.ndarray:
+    """x polished to the score's root (`solve.polish`), unless the optimiser stopped at a bound."""
+    if any(min(v - lo, hi - v) < BOUND_MARGIN for v, (lo, hi) in zip(x, bounds, strict=True)):
+        return np.asarray(x, dtype=float)
+    return polish(score, x, what=what)
 
 
 def fit_prior(
