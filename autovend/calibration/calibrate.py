@@ -11,6 +11,7 @@ uses the sales-rule shelves everywhere (quantities unknown: full facing, fill ta
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +29,24 @@ from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.popularity import shrink
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
+from autovend.canonical import (
+    canonical_frame,
+    canonical_value,
+    frame_hash,
+    json_bytes,
+    json_hash,
+    parquet_bytes,
+)
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
 from autovend.io import atomic_dir
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+TABLES = ("popularity", "site_preference", "subcategory", "machines")
+INPUT_SCALARS = frozenset({"params", "settings"})  # what the calibration was given, kept as given
+# scalars that describe the run rather than the estimates: not part of the content hash
+DIAGNOSTIC_SCALARS = frozenset({"code_version", "choice_iterations", "notes", "content_hash"})
 
 
 @dataclass(frozen=True)
@@ -68,16 +81,23 @@ class CalibrationResult:
         )
         return _factors(self, mach).base_attraction()
 
+    def content_hash(self) -> str:
+        """SHA-256 over the estimates' values: the scalars but DIAGNOSTIC_SCALARS, and every table's values.
+
+        Writer bytes (Parquet metadata, compressor) and diagnostics do not enter it, so the same estimates
+        have the same hash whichever library build wrote them.
+        """
+        scalars = {k: v for k, v in self.scalars.items() if k not in DIAGNOSTIC_SCALARS}
+        tables = {name: frame_hash(getattr(self, name)) for name in TABLES}
+        return json_hash({"scalars": scalars, "tables": tables})
+
     def write(self, out_dir: str | Path) -> None:
-        """Write calibration.json and the Parquet tables to `out_dir`, atomically."""
+        """Write calibration.json (with its content hash) and the Parquet tables to `out_dir`, atomically."""
+        scalars = {**self.scalars, "content_hash": self.content_hash()}
         with atomic_dir(out_dir) as tmp:
-            (tmp / "calibration.json").write_text(
-                json.dumps(self.scalars, indent=2, sort_keys=True, default=_json) + "\n", encoding="utf-8"
-            )
-            self.popularity.to_parquet(tmp / "popularity.parquet", index=False)
-            self.site_preference.to_parquet(tmp / "site_preference.parquet", index=False)
-            self.subcategory.to_parquet(tmp / "subcategory.parquet", index=False)
-            self.machines.to_parquet(tmp / "machines.parquet", index=False)
+            (tmp / "calibration.json").write_bytes(json_bytes(scalars))
+            for name in TABLES:
+                (tmp / f"{name}.parquet").write_bytes(parquet_bytes(getattr(self, name)))
             if self.diagnostics:
                 (tmp / "diagnostics").mkdir()
                 for name, table in self.diagnostics.items():
@@ -88,6 +108,7 @@ class CalibrationResult:
         """Read a folder written by `write`."""
         out_dir = Path(out_dir)
         scalars = json.loads((out_dir / "calibration.json").read_text(encoding="utf-8"))
+        scalars.pop("content_hash", None)
         diag_dir = out_dir / "diagnostics"
         diagnostics = (
             {p.stem: pd.read_parquet(p) for p in sorted(diag_dir.glob("*.parquet"))} if diag_dir.exists() else {}
@@ -100,14 +121,6 @@ class CalibrationResult:
             machines=pd.read_parquet(out_dir / "machines.parquet"),
             diagnostics=diagnostics,
         )
-
-
-def _json(o: Any) -> Any:
-    if isinstance(o, (np.floating, np.integer)):
-        return o.item()
-    if isinstance(o, np.bool_):
-        return bool(o)
-    return str(o)
 
 
 def _factors(res: CalibrationResult, machines: pd.DataFrame) -> Factors:
@@ -434,13 +447,40 @@ def calibrate(
         ),
         "panel": _panel_table(panel),
     }
-    return CalibrationResult(
+    if not (fits.raw.converged and fits.final.converged):
+        notes.append(
+            f"the product split's MM loops hit their cap of {config.mm_iterations} iterations before moving "
+            f"less than {config.mm_tolerance:g}; raise mm_iterations"
+        )
+    return canonical_result(
+        CalibrationResult(
+            scalars=scalars,
+            popularity=popularity,
+            site_preference=site_pref,
+            subcategory=subcat,
+            machines=machines_out,
+            diagnostics=diagnostics,
+        )
+    )
+
+
+def canonical_result(res: CalibrationResult) -> CalibrationResult:
+    """The result with every estimate rounded to `autovend.canonical.SIGNIFICANT_DIGITS` significant digits.
+
+    The settings and params the calibration was made with are inputs and stay as given; diagnostics
+    (per machine-day tables) are kept at full precision and are not part of the content hash.
+    Raises NonFiniteError when an estimate is NaN or infinite where a value is required.
+    """
+    scalars = {
+        k: v if k in INPUT_SCALARS else canonical_value(v, path=f"calibration.{k}") for k, v in res.scalars.items()
+    }
+    return dataclasses.replace(
+        res,
         scalars=scalars,
-        popularity=popularity,
-        site_preference=site_pref,
-        subcategory=subcat,
-        machines=machines_out,
-        diagnostics=diagnostics,
+        popularity=canonical_frame(res.popularity, what="popularity"),
+        site_preference=canonical_frame(res.site_preference, what="site preference"),
+        subcategory=canonical_frame(res.subcategory, what="subcategory coefficients"),
+        machines=canonical_frame(res.machines, what="machine scales"),
     )
 
 

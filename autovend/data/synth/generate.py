@@ -5,7 +5,6 @@ The truth folder is for recovery tests only; no calibration code reads it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from autovend.canonical import canonical_frame, canonical_value, json_bytes, parquet_bytes
 from autovend.data.calendar import build_calendar
 from autovend.data.synth.catalog import KEPT_SUBCATEGORIES, build_catalog
 from autovend.data.synth.config import SynthConfig
@@ -248,9 +248,12 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
         src.inventory.to_csv(tmp / "inventory.csv", index=False, lineterminator="\n")
         src.weather.to_csv(tmp / "weather.csv", index=False, lineterminator="\n")
     with atomic_dir(truth_dir) as tmp:
-        (tmp / "truth.json").write_text(json.dumps(src.truth_json, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        # the truth is rounded like every export (autovend.canonical), so it is the same bytes on any CPU
+        (tmp / "truth.json").write_bytes(json_bytes(canonical_value(src.truth_json)))
         for name, table in src.truth_tables.items():
-            table.to_parquet(tmp / f"{name}.parquet", index=False)
+            floats = [c for c in table.columns if pd.api.types.is_float_dtype(table[c].dtype)]
+            canon = canonical_frame(table, nullable=floats, what=f"truth {name}")
+            (tmp / f"{name}.parquet").write_bytes(parquet_bytes(canon))
         (tmp / "README.md").write_text(
             "# Truth of the synthetic operator\n\n"
             "The parameters the source beside this folder was generated from. For recovery tests only: "

@@ -1,0 +1,164 @@
+"""Canonical content: what the pipeline exports is rounded, written and hashed the same way on any machine.
+
+Estimates come out of iterative fits run to fixed points far below the exported precision
+(`autovend.calibration.solve`), and transcendental functions differ by an ulp between a CPU's SIMD
+kernels (numpy dispatches exp, log and power to AVX-512, AVX2 or baseline code at run time) and with
+the number of BLAS threads. Exported floats are therefore rounded to SIGNIFICANT_DIGITS significant
+decimal digits: six digits sit four orders of magnitude below the statistical precision of any
+estimate (standard errors of a percent or more) and about six above the run-to-run wobble of the
+polished fits (measured at ~1e-13 relative), so a wobble moves an exported digit with probability
+about 1e-7 per value. Rounding goes through CPython's correctly rounded decimal conversion, which is
+the same on every platform (no log10 of the value, whose last bit would depend on the CPU).
+
+Hashes are over values, not writer bytes: `frame_hash` digests each column's name, kind and values in
+a fixed binary form, so a Parquet file rewritten by another pyarrow (other metadata, another
+compressor build) has the same content hash. Nothing non-finite is exported: `canonical_frame` and
+`canonical_json` refuse NaN and infinities unless a column or key is declared nullable, where a
+missing value is written as null.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from autovend.errors import NonFiniteError
+
+SIGNIFICANT_DIGITS = 6
+
+
+def round_sig(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
+    """`x` rounded to `digits` significant decimal digits (NaN and infinities pass through)."""
+    if not math.isfinite(x):
+        return x
+    return float(f"{x:.{digits - 1}e}")
+
+
+def round_array(values: np.ndarray, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
+    """Float array rounded to `digits` significant digits, element by element (shape kept)."""
+    arr = np.asarray(values, dtype=np.float64)
+    flat = [round_sig(v, digits) for v in arr.reshape(-1).tolist()]
+    return np.array(flat, dtype=np.float64).reshape(arr.shape)
+
+
+def _is_float(series: pd.Series) -> bool:
+    return pd.api.types.is_float_dtype(series.dtype)
+
+
+def canonical_frame(
+    frame: pd.DataFrame,
+    *,
+    nullable: Iterable[str] = (),
+    rounded: Iterable[str] | None = None,
+    digits: int = SIGNIFICANT_DIGITS,
+    what: str = "table",
+) -> pd.DataFrame:
+    """A copy with float columns as float64 rounded to `digits` significant digits and a fresh RangeIndex.
+
+    `rounded` limits the rounding to those columns (money in exact minor units, or values already on a
+    decimal grid, stay as they are); every float column is checked. Raises NonFiniteError naming `what`,
+    the column and the first row when a float column outside `nullable` holds NaN or an infinity, or when
+    any float column holds an infinity.
+    """
+    allowed = set(nullable)
+    to_round = None if rounded is None else set(rounded)
+    out = frame.reset_index(drop=True).copy()
+    for col in out.columns:
+        if not _is_float(out[col]):
+            continue
+        values = out[col].to_numpy(dtype=np.float64)
+        bad = np.isinf(values) if col in allowed else ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise NonFiniteError(
+                f"{what}: column {col} has a non-finite value ({values[row]}) in row {row + 1}; "
+                "the estimate is not identified by this source"
+            )
+        out[col] = round_array(values, digits) if to_round is None or col in to_round else values
+    return out
+
+
+def canonical_value(obj: Any, *, digits: int = SIGNIFICANT_DIGITS, path: str = "") -> Any:
+    """Plain JSON data with floats rounded; NaN becomes None; infinities raise NonFiniteError."""
+    if isinstance(obj, dict):
+        return {
+            str(k): canonical_value(v, digits=digits, path=f"{path}.{k}" if path else str(k)) for k, v in obj.items()
+        }
+    if isinstance(obj, (list, tuple)):
+        return [canonical_value(v, digits=digits, path=f"{path}[{i}]") for i, v in enumerate(obj)]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            raise NonFiniteError(f"{path or 'value'} is infinite; the estimate is not identified by this source")
+        return round_sig(x, digits)
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise TypeError(f"{path or 'value'}: {type(obj).__name__} is not plain JSON data")
+
+
+def json_bytes(obj: Any) -> bytes:
+    """Indented JSON with sorted keys and a final newline (values written as given)."""
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def json_hash(obj: Any) -> str:
+    """SHA-256 of the compact, key-sorted JSON of `obj` (already canonical)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    """Parquet (zstd) without pandas or index metadata, so bytes depend on the values and the writer only."""
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(None)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def _column_bytes(series: pd.Series) -> tuple[str, bytes]:
+    """A kind tag and the column's values in a fixed binary form."""
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool", series.to_numpy(dtype=np.uint8).tobytes()
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int", series.to_numpy(dtype="<i8").tobytes()
+    if pd.api.types.is_float_dtype(dtype):
+        values = series.to_numpy(dtype="<f8").copy()
+        values[np.isnan(values)] = np.nan  # one NaN bit pattern
+        return "float", values.tobytes()
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        seconds = series.to_numpy().astype("datetime64[s]").astype("<i8")
+        return "datetime", seconds.tobytes()
+    parts = []
+    for v in series.tolist():
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+            parts.append(b"\xff")
+        else:
+            data = str(v).encode("utf-8")
+            parts.append(len(data).to_bytes(8, "big") + data)
+    return "str", b"".join(parts)
+
+
+def frame_hash(frame: pd.DataFrame) -> str:
+    """SHA-256 over the frame's values: per column its name, kind, length and values, in column order."""
+    digest = hashlib.sha256()
+    digest.update(f"rows={len(frame)};cols={len(frame.columns)}".encode())
+    for col in frame.columns:
+        kind, data = _column_bytes(frame[col])
+        digest.update(f"\0{col}\0{kind}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
