@@ -15,13 +15,18 @@ A bundle is a folder of nine files:
 - `settings.json`: demand settings (eta, phi, elasticities, environment multipliers), economics,
   shock sigma and rho, start date, timezone and country;
 - `README.md`: what the bundle is, how it was made and its numbers;
-- `manifest.json`: schema version, name, code version, the SHA-256 of every other file, the
-  source's content hash, the hash of the calibration's calibration.json, the params, and
-  `world_hash`: the SHA-256 of the manifest's canonical JSON without `world_hash` itself (so it
-  covers every file's hash and the provenance). Simulator records can use it as the world's identity.
+- `manifest.json`: schema version, name, code version, the content hash of every table and of
+  settings.json (`autovend.canonical.frame_hash`: values, not writer bytes) and the README's SHA-256,
+  the source's content hash, the calibration's content hash, the params, the canonical precision,
+  `world_hash` (SHA-256 over the schema version and the content hashes of the tables and settings: the
+  world's identity, the same whichever pyarrow wrote the files) and `manifest_hash` (over the rest of
+  the manifest, so edited provenance is caught).
 
-Export is deterministic: the same calibration, source, params and code version give byte-identical
-files (Parquet without pandas metadata, JSON with sorted keys, no timestamps). Loading refuses a
+Estimated values (b, U, kappa, R, sigma, rho) are rounded to `autovend.canonical.SIGNIFICANT_DIGITS`
+significant digits, so a world rebuilds to the same world_hash on any CPU; money stays exact (fen) and
+weather on its 0.1 grid. Export is deterministic: the same calibration, source, params and code version
+give byte-identical files with the locked libraries (Parquet without pandas metadata, JSON with sorted
+keys, no timestamps). Loading refuses a
 bundle whose manifest is missing or unreadable, whose schema is newer than this code, that lacks a
 file or holds an unexpected one, or whose files do not match their hashes.
 """
@@ -44,6 +49,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from autovend import __version__
 from autovend.calibration.calibrate import CalibrationResult
+from autovend.canonical import (
+    SIGNIFICANT_DIGITS,
+    NonFiniteError,
+    canonical_frame,
+    canonical_value,
+    frame_hash,
+    json_bytes,
+    json_hash,
+    parquet_bytes,
+    round_array,
+    round_sig,
+)
 from autovend.config import load_section
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
 from autovend.data.contract import MACHINES, PRODUCTS, Kind, TableSpec
@@ -85,7 +102,9 @@ _MANIFEST_KEYS = (
     "calibration_hash",
     "params",
     "world_hash",
+    "manifest_hash",
 )
+ESTIMATE_COLUMNS = ("U", "kappa", "R")  # machines' estimated columns, rounded (autovend.canonical)
 
 
 # ---------------------------------------------------------------------------------------------- params
@@ -248,7 +267,7 @@ def build_world(
     b_frame = calibration.base_attraction(machines["source_machine_id"].tolist())
     if [str(c) for c in b_frame.columns] != catalog["sku_id"].tolist():
         raise ExportError("the calibration's base attraction and popularity table list different products")
-    b = np.ascontiguousarray(b_frame.to_numpy(dtype=np.float64))
+    b = np.ascontiguousarray(round_array(b_frame.to_numpy(dtype=np.float64)))
     if not np.all(np.isfinite(b) & (b >= 0)):
         raise ExportError(
             "the calibration gives non-finite or negative base attractions for the chosen machines; "
@@ -269,14 +288,19 @@ def build_world(
         start + dt.timedelta(days=horizon + params.calendar_lookahead_days + params.calendar_margin_days),
         params.calendar_language,
     )
+    try:
+        machines = canonical_frame(machines, rounded=ESTIMATE_COLUMNS, what="the world's machines")
+        sigma, rho = (_finite_scalar(calibration, k) for k in ("sigma", "rho"))
+    except NonFiniteError as exc:
+        raise ExportError(f"{exc}; a world needs every demand parameter (see the calibration report)") from exc
     return World(
         name=name,
         machines=machines,
         catalog=catalog,
         base_attraction=b,
         demand=demand,
-        shock_sigma=float(calibration.scalars["sigma"]),
-        shock_rho=float(calibration.scalars["rho"]),
+        shock_sigma=sigma,
+        shock_rho=rho,
         start_date=start,
         weather=_dated(weather[WEATHER_COLUMNS]),
         forecast=_dated(forecast[FORECAST_COLUMNS]),
@@ -285,6 +309,13 @@ def build_world(
         timezone=params.timezone,
         country=params.country,
     )
+
+
+def _finite_scalar(calibration: CalibrationResult, key: str) -> float:
+    value = calibration.scalars.get(key)
+    if not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise NonFiniteError(f"the calibration's {key} is {value!r}, not a finite number")
+    return round_sig(float(value))
 
 
 # ---------------------------------------------------------------------------------------------- bytes
@@ -301,18 +332,6 @@ def _dated(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _json_bytes(obj: Any) -> bytes:
-    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _parquet_bytes(frame: pd.DataFrame) -> bytes:
-    """Parquet without pandas metadata (so bytes do not depend on the index or pandas version)."""
-    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(None)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    return sink.getvalue().to_pybytes()
 
 
 def _long_attraction(world: World) -> pd.DataFrame:
@@ -340,41 +359,68 @@ def settings_payload(world: World) -> dict[str, Any]:
     }
 
 
+def bundle_tables(world: World) -> dict[str, pd.DataFrame]:
+    """The bundle's tables as written: canonical values, fixed column and row order."""
+    return {
+        "base_attraction.parquet": _long_attraction(world),
+        "calendar.parquet": _dated(world.calendar[CALENDAR_COLUMNS]),
+        "catalog.parquet": world.catalog.reset_index(drop=True),
+        "forecast.parquet": _dated(world.forecast[FORECAST_COLUMNS]),
+        "machines.parquet": world.machines.reset_index(drop=True),
+        "weather.parquet": _dated(world.weather[WEATHER_COLUMNS]),
+    }
+
+
+def content_hashes(world: World) -> dict[str, str]:
+    """Content hash of every file that defines the world (tables and settings.json), by file name."""
+    hashes = {name: frame_hash(table) for name, table in bundle_tables(world).items()}
+    hashes[SETTINGS] = json_hash(canonical_value(settings_payload(world)))
+    return dict(sorted(hashes.items()))
+
+
 def world_files(world: World, provenance: dict[str, Any]) -> dict[str, bytes]:
     """Every bundle file but the manifest, as bytes; `provenance` feeds the README."""
-    files = {
-        "machines.parquet": _parquet_bytes(world.machines),
-        "catalog.parquet": _parquet_bytes(world.catalog),
-        "base_attraction.parquet": _parquet_bytes(_long_attraction(world)),
-        "weather.parquet": _parquet_bytes(world.weather[WEATHER_COLUMNS]),
-        "forecast.parquet": _parquet_bytes(world.forecast[FORECAST_COLUMNS]),
-        "calendar.parquet": _parquet_bytes(world.calendar[CALENDAR_COLUMNS]),
-        SETTINGS: _json_bytes(settings_payload(world)),
-    }
+    files = {name: parquet_bytes(table) for name, table in bundle_tables(world).items()}
+    files[SETTINGS] = json_bytes(canonical_value(settings_payload(world)))
     files[README] = readme_text(world, provenance, files).encode("utf-8")
     return dict(sorted(files.items()))
 
 
-def world_hash(manifest: dict[str, Any]) -> str:
-    """SHA-256 of the manifest's canonical JSON without its `world_hash` key."""
-    body = {k: v for k, v in manifest.items() if k != "world_hash"}
-    return _sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+def world_hash(content: dict[str, str]) -> str:
+    """The world's identity: SHA-256 over the schema version and the content hashes of its defining files.
+
+    It covers values only (not writer bytes, the README, the name or the provenance), so two exports of
+    the same estimates have the same hash whatever library build wrote them.
+    """
+    return json_hash({"schema_version": SCHEMA_VERSION, "content": {k: content[k] for k in sorted(content)}})
+
+
+def manifest_hash(manifest: dict[str, Any]) -> str:
+    """SHA-256 of the manifest's canonical JSON without `manifest_hash` itself (catches edited provenance)."""
+    return json_hash({k: v for k, v in manifest.items() if k != "manifest_hash"})
 
 
 def make_manifest(
-    name: str, files: dict[str, bytes], source_hash_: str, calibration_hash: str, params: dict[str, Any]
+    world: World,
+    files: dict[str, bytes],
+    source_hash_: str,
+    calibration_hash: str,
+    params: dict[str, Any],
 ) -> dict[str, Any]:
-    """The manifest of a bundle made of `files`."""
+    """The manifest of a bundle: content hashes of the defining files, the README's SHA-256, provenance."""
+    content = content_hashes(world)
     manifest: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "name": name,
+        "name": world.name,
         "created_by": f"autovend {__version__}",
-        "files": {n: _sha256(data) for n, data in sorted(files.items())},
+        "files": {**content, README: _sha256(files[README])},
         "source_hash": source_hash_,
         "calibration_hash": calibration_hash,
         "params": params,
+        "canonical_digits": SIGNIFICANT_DIGITS,
+        "world_hash": world_hash(content),
     }
-    manifest["world_hash"] = world_hash(manifest)
+    manifest["manifest_hash"] = manifest_hash(manifest)
     return manifest
 
 
@@ -396,7 +442,7 @@ def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[st
     with atomic_dir(out_dir) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
-        (tmp / MANIFEST).write_bytes(_json_bytes(manifest))
+        (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
 def _check_output(out_dir: Path, force: bool) -> None:
@@ -427,9 +473,7 @@ def export_world(
     out_dir = Path(out_dir)
     _check_output(out_dir, force)
     cal_dir = Path(calibration_dir)
-    cal_json = cal_dir / "calibration.json"
     try:
-        calibration_bytes = cal_json.read_bytes()
         calibration = CalibrationResult.read(cal_dir)
     except (OSError, ValueError) as exc:
         raise ExportError(
@@ -443,7 +487,7 @@ def export_world(
     provenance = {
         "source_name": calibration.scalars.get("source_name", ""),
         "source_hash": source.content_hash,
-        "calibration_hash": _sha256(calibration_bytes),
+        "calibration_hash": calibration.content_hash(),
         "export": params.model_dump(mode="json"),
         "command": "autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/"
         + out_dir.name
@@ -452,7 +496,7 @@ def export_world(
     }
     files = world_files(world, provenance)
     manifest = make_manifest(
-        world.name,
+        world,
         files,
         source.content_hash,
         provenance["calibration_hash"],
@@ -464,7 +508,7 @@ def export_world(
     )
     write_bundle(out_dir, files, manifest)
     sizes = {n: len(d) for n, d in files.items()}
-    sizes[MANIFEST] = len(_json_bytes(manifest))
+    sizes[MANIFEST] = len(json_bytes(manifest))
     world = _with_hash(world, manifest["world_hash"])
     return ExportResult(world=world, manifest=manifest, sizes=sizes, seconds=time.perf_counter() - t0)
 
@@ -500,6 +544,11 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     version = manifest.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise BundleError(f"{file} has no valid schema_version (got {version!r}); {REEXPORT}")
+    if version < SCHEMA_VERSION:
+        raise BundleError(
+            f"{folder} has bundle schema {version}, older than this AutoVend ({__version__}) reads (schema "
+            f"{SCHEMA_VERSION}: content hashes over canonical values); {REEXPORT}"
+        )
     if version > SCHEMA_VERSION:
         raise BundleError(
             f"{folder} has bundle schema {version}, newer than this AutoVend ({__version__}) reads "
@@ -535,17 +584,44 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
         file = folder / name
         if not file.is_file():
             raise BundleError(f"{file} is not a file; re-export the bundle with `autovend export-world`")
-        if _sha256(file.read_bytes()) != listed[name]:
-            raise BundleError(
-                f"{file} was changed after export (its SHA-256 does not match the manifest); a frozen world "
-                "must not be edited: restore it (git checkout) or re-export it with `autovend export-world`"
-            )
-    if world_hash(manifest) != manifest["world_hash"]:
+    changed = [name for name, digest in _file_hashes(folder, sorted(listed)).items() if digest != listed[name]]
+    if changed:
         raise BundleError(
-            f"{folder}/{MANIFEST} was edited (its world_hash does not match its contents); restore it or "
+            f"{folder / changed[0]} was changed after export (its content hash does not match the manifest); a "
+            "frozen world must not be edited: restore it (git checkout) or re-export it with `autovend export-world`"
+        )
+    content = {k: v for k, v in listed.items() if k != README}
+    if world_hash(content) != manifest["world_hash"]:
+        raise BundleError(
+            f"{folder}/{MANIFEST} was edited (its world_hash does not match the files' content hashes); restore "
+            "it or re-export the bundle with `autovend export-world`"
+        )
+    if manifest_hash(manifest) != manifest.get("manifest_hash"):
+        raise BundleError(
+            f"{folder}/{MANIFEST} was edited (its manifest_hash does not match its provenance); restore it or "
             "re-export the bundle with `autovend export-world`"
         )
     return manifest
+
+
+def _file_hashes(folder: Path, names: list[str]) -> dict[str, str]:
+    """The hash each listed file is recorded under: content hashes of tables and settings, the README's bytes."""
+    out: dict[str, str] = {}
+    for name in names:
+        path = folder / name
+        if name == README:
+            out[name] = _sha256(path.read_bytes())
+        elif name == SETTINGS:
+            try:
+                out[name] = json_hash(canonical_value(json.loads(path.read_text(encoding="utf-8"))))
+            except (UnicodeDecodeError, json.JSONDecodeError, TypeError, NonFiniteError):
+                out[name] = ""
+        else:
+            try:
+                out[name] = frame_hash(pq.read_table(path).to_pandas())
+            except (OSError, pa.ArrowException):
+                out[name] = ""
+    return out
 
 
 def _read_parquet(folder: Path, name: str, columns: list[str]) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from autovend import __version__
+from autovend.canonical import SIGNIFICANT_DIGITS
 from autovend.world.model import BUNDLE_SCHEMA_VERSION as SCHEMA_VERSION
 from autovend.world.model import World
 
@@ -50,7 +51,7 @@ def readme_text(world: World, provenance: dict[str, Any], files: dict[str, bytes
         "## Origin",
         "",
         f"- source: `{provenance.get('source_name', '')}`, content hash `{provenance.get('source_hash', '')}`",
-        f"- calibration.json hash `{provenance.get('calibration_hash', '')}`",
+        f"- calibration content hash `{provenance.get('calibration_hash', '')}`",
         f"- made by autovend {__version__}, bundle schema {SCHEMA_VERSION}; export seed {params.get('seed')}",
         "",
         "## Numbers",
@@ -89,8 +90,10 @@ def readme_text(world: World, provenance: dict[str, Any], files: dict[str, bytes
         "",
         *(f"- `{n}`: {len(data):,} bytes" for n, data in sorted(files.items())),
         "- `README.md`: this file",
-        "- `manifest.json`: schema version, SHA-256 of every file, source and calibration hashes, params,",
-        "  and `world_hash` (the world's identity)",
+        "- `manifest.json`: schema version, the content hash of every table and of settings.json (over values,",
+        "  not bytes), the README's SHA-256, source and calibration hashes, params, `world_hash` (the world's",
+        f"  identity) and `manifest_hash`. Estimates are rounded to {SIGNIFICANT_DIGITS} significant digits, so the",
+        "  world rebuilds to the same hash on any CPU",
         "",
         "`base_attraction.parquet` holds b in long form (device_id, sku_id, b): devices in device order,",
         "products in catalog order within each device. Capacities are set to the benchmark's; b and U are",

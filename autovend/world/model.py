@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from autovend.demand.settings import DemandSettings
 
-BUNDLE_SCHEMA_VERSION = 1  # bump when a bundle file or field changes meaning; loaders refuse newer bundles
+BUNDLE_SCHEMA_VERSION = 2  # bump when a bundle file or field changes meaning; loaders refuse newer bundles
 MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity", "U"]
 CATALOG_COLUMNS = [
     "sku_id",

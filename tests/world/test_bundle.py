@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from autovend.calibration.calibrate import CalibrationResult
+from autovend.canonical import parquet_bytes, round_array
 from autovend.cli import app
 from autovend.data.hashing import source_hash
 from autovend.demand.settings import DemandSettings
@@ -182,7 +183,8 @@ def test_round_trip_loads_the_world_that_was_exported(small, tmp_path):
     res = export_world(cal, src, tmp_path / "tiny20")
     loaded = load_world(tmp_path / "tiny20")
     assert_worlds_equal(loaded, res.world)
-    assert loaded.world_hash == res.manifest["world_hash"] == world_hash(res.manifest)
+    content = {k: v for k, v in res.manifest["files"].items() if k != "README.md"}
+    assert loaded.world_hash == res.manifest["world_hash"] == world_hash(content)
     assert len(loaded.world_hash) == 64
 
 
@@ -202,14 +204,15 @@ def test_bundle_holds_the_calibrated_numbers(small):
     assert (w.machines["capacity"] == 200).all()  # even where the source machine held 150
     src_ids = w.machines["source_machine_id"].tolist()
     b = cal.base_attraction(src_ids).to_numpy()
-    np.testing.assert_array_equal(w.base_attraction, b)
+    np.testing.assert_array_equal(w.base_attraction, round_array(b))  # canonical: 6 significant digits
+    np.testing.assert_allclose(w.base_attraction, b, rtol=5e-6)
     # b = kappa * pi * gamma * omega, checked by hand for CN_WORKSITE_01 and S01 (water, drinks)
     k0 = cal.machines.set_index("machine_id").loc[src_ids[0], "kappa"]
     assert w.base_attraction[0, 0] == pytest.approx(k0 * 1.0 * 1.5 * 2.0)
     assert w.base_attraction[0, 7] == 0.0  # omega 0
     mach = cal.machines.set_index("machine_id").loc[src_ids]
-    np.testing.assert_array_equal(w.machines["U"], mach["U"])
-    np.testing.assert_array_equal(w.machines["kappa"], mach["kappa"])
+    np.testing.assert_array_equal(w.machines["U"], round_array(mach["U"].to_numpy()))
+    np.testing.assert_array_equal(w.machines["kappa"], round_array(mach["kappa"].to_numpy()))
     # only preferred machines (the first three of each sub-location), each from its own sub-location
     assert all((int(m[1:]) - 1) % 4 != 3 for m in src_ids)
     assert (w.machines["source_location"] == w.machines["location"]).all()
@@ -244,7 +247,8 @@ def test_horizon_weather_forecast_and_calendar(small):
 
 def test_manifest_lists_every_file_with_its_hash(small):
     m = verify_bundle(small[2])
-    assert m["schema_version"] == SCHEMA_VERSION == 1
+    assert m["schema_version"] == SCHEMA_VERSION == 2
+    assert m["canonical_digits"] == 6
     assert sorted(m["files"]) == sorted(BUNDLE_FILES)
     assert m["created_by"].startswith("autovend ")
     assert m["params"]["export"]["seed"] == 20250101
@@ -282,6 +286,19 @@ def bump_schema(path: Path) -> None:
     path.write_text(json.dumps(m))
 
 
+def edit_world_hash(path: Path) -> None:
+    m = json.loads(path.read_text())
+    m["world_hash"] = "0" * 64
+    path.write_text(json.dumps(m))
+
+
+def nudge_one_b(path: Path) -> None:
+    """One base attraction moved by one ulp, the file otherwise rewritten as it was."""
+    table = pd.read_parquet(path)
+    table.loc[3, "b"] = np.nextafter(table.loc[3, "b"], np.inf)
+    path.write_bytes(parquet_bytes(table))
+
+
 def edit_params(path: Path) -> None:
     m = json.loads(path.read_text())
     m["params"]["export"]["seed"] = 1
@@ -300,9 +317,11 @@ def edit_params(path: Path) -> None:
         ),
         pytest.param("settings.json", Path.unlink, r"partial: settings.json missing", id="deleted-file"),
         pytest.param(MANIFEST, Path.unlink, r"has no manifest.json", id="no-manifest"),
-        pytest.param(MANIFEST, bump_schema, r"schema 2, newer .* upgrade AutoVend", id="newer-schema"),
+        pytest.param(MANIFEST, bump_schema, r"schema 3, newer .* upgrade AutoVend", id="newer-schema"),
         pytest.param(MANIFEST, lambda p: p.write_text("{not json"), r"not readable JSON", id="bad-json"),
-        pytest.param(MANIFEST, edit_params, r"world_hash does not match", id="edited-manifest"),
+        pytest.param(MANIFEST, edit_params, r"manifest_hash does not match", id="edited-manifest"),
+        pytest.param(MANIFEST, edit_world_hash, r"world_hash does not match", id="edited-world-hash"),
+        pytest.param("base_attraction.parquet", nudge_one_b, r"base_attraction.parquet was changed", id="one-ulp"),
         pytest.param("extra.csv", lambda p: p.write_text("x\n"), r"does not list: extra.csv", id="extra-file"),
     ],
 )
@@ -394,9 +413,11 @@ def test_cli_export_and_info(small, tmp_path):
     res = runner.invoke(app, ["world", "info", str(out)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert "tiny20: verified" in res.output and "worksite" in res.output and "元旦" in res.output
-    flip_byte(out / "catalog.parquet")
+    catalog = pd.read_parquet(out / "catalog.parquet")
+    catalog.loc[0, "ref_price"] += 0.01  # one fen more: another world
+    (out / "catalog.parquet").write_bytes(parquet_bytes(catalog))
     res = runner.invoke(app, ["world", "info", str(out)])
-    assert isinstance(res.exception, BundleError)
+    assert isinstance(res.exception, BundleError) and "catalog.parquet was changed" in str(res.exception)
 
 
 def test_cli_errors_exit_2(small, tmp_path, monkeypatch, capsys):
@@ -451,8 +472,23 @@ def test_real_bundle_runs_in_the_simulator(real):
     assert sim.day == 4
 
 
+def test_content_not_writer_bytes_makes_the_hash(bundle_copy):
+    """Tables rewritten by another writer (snappy, pandas metadata, other row groups) keep their hashes."""
+    before = verify_bundle(bundle_copy)
+    for name in ("base_attraction.parquet", "machines.parquet", "calendar.parquet"):
+        table = pd.read_parquet(bundle_copy / name)
+        old_bytes = (bundle_copy / name).read_bytes()
+        table.to_parquet(bundle_copy / name, compression="snappy", row_group_size=7)
+        assert (bundle_copy / name).read_bytes() != old_bytes
+    settings = json.loads((bundle_copy / "settings.json").read_text())
+    (bundle_copy / "settings.json").write_text(json.dumps(settings))  # compact, unsorted
+    assert verify_bundle(bundle_copy)["world_hash"] == before["world_hash"]
+    assert load_world(bundle_copy).world_hash == before["world_hash"]
+
+
 @pytest.mark.skipif(not (COMMITTED / MANIFEST).is_file(), reason="no committed worlds/cn20")
 def test_committed_bundle_verifies_and_is_reproducible(real):
+    """The session's own pipeline run (synth -> calibrate -> export) rebuilds worlds/cn20's content exactly."""
     committed = load_world(COMMITTED)
     assert committed.name == "cn20" and committed.n_machines == 20
     manifest = read_manifest(COMMITTED)
@@ -460,5 +496,6 @@ def test_committed_bundle_verifies_and_is_reproducible(real):
     assert manifest["calibration_hash"] == res.manifest["calibration_hash"], (
         "worlds/cn20 is stale: the pipeline no longer reproduces its calibration; run `dvc repro` and commit it"
     )
-    for name in [*BUNDLE_FILES, MANIFEST]:
-        assert (COMMITTED / name).read_bytes() == (out / name).read_bytes(), name
+    assert manifest["files"] == res.manifest["files"]
+    assert manifest["world_hash"] == res.manifest["world_hash"] == committed.world_hash
+    assert (COMMITTED / "README.md").read_bytes() == (out / "README.md").read_bytes()
