@@ -13,6 +13,13 @@ calls of a day that was under way when the run stopped), restores the agent with
 goes on; since simulator, tools and agents are deterministic, it ends in exactly the state of an
 uninterrupted run (the trajectory differs only in wall times).
 
+run.json records the run's provenance (`autovend.provenance`: Python, package versions, the CPU
+features numpy used, thread settings) as it was when the run started; the checkpoint carries that
+record, so a resumed run keeps it. A resume on another stack goes on (refusing would strand a long
+run that may well give the same numbers), but the run is marked: run.json's
+`provenance_changes` lists, per resume, the day it resumed from and what differed, and a warning is
+logged; `autovend compare` shows these marks.
+
 Checkpoints are written after every completed day. By default (`checkpoint="background"`, on
 systems with fork) a forked child writes the snapshot while the run goes on, like a database's
 background save: the fork is a copy-on-write picture of the process, so the run waits for no disk
@@ -40,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from autovend import __version__
 from autovend.errors import CheckpointError, OutputExistsError
+from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
 from autovend.world.model import World
@@ -317,12 +325,15 @@ def run_episode(
         agent.load_state(payload["agent_state"])
         previous_wall = float(payload.get("wall_time_s", 0.0))
         resumed_from = int(payload["day"])
+        provenance, changes = _resumed_provenance(payload, run_dir)
     else:
         traj_path.unlink(missing_ok=True)
         session = ToolSession(world, seed=seed, trajectory_path=traj_path)
+        provenance, changes = current_provenance().to_json(), []
     checkpointer = Checkpointer(ckpt_path, checkpoint)
     t0 = time.perf_counter()
     identity = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
+    record = {"provenance": provenance, "provenance_changes": changes}
     try:
         if start_from is None:
             agent.start(session)
@@ -340,6 +351,7 @@ def run_episode(
                 "trajectory_bytes": traj_path.stat().st_size,
                 "wall_time_s": previous_wall + time.perf_counter() - t0,
                 "autovend_version": __version__,
+                **record,
             }
             # the agent's state is taken where the checkpoint is written: in a forked child that is the
             # snapshot of this moment, so the run itself pays neither the copy nor the pickling
@@ -359,6 +371,7 @@ def run_episode(
             "wall_time_s": round(wall, 3),
             "days_requested": days,
             "resumed_from_day": resumed_from,
+            **record,
             "checkpoints": {
                 "mode": checkpointer.mode,
                 "written": checkpointer.written,
@@ -405,6 +418,27 @@ def _check_same_run(payload: dict[str, Any], world: World, agent: Agent, seed: i
             f"the checkpoint {path} belongs to another run: {', '.join(diff)}; resume with the same world, agent "
             "and seed, or pass --force to start again"
         )
+
+
+def _resumed_provenance(payload: dict[str, Any], run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's original provenance record and its changes so far, plus this resume's if the stack differs."""
+    day = int(payload["day"])
+    here = current_provenance()
+    changes = list(payload.get("provenance_changes") or [])
+    try:
+        before = Provenance.from_json(payload["provenance"])
+    except (KeyError, ValueError):  # a checkpoint written before provenance was recorded
+        differences = [f"days 1-{day} ran on a stack that was not recorded"]
+        warning = f"resumed from day {day}; {differences[0]} (the record is that of days {day + 1}+)"
+        original = here.to_json()
+    else:
+        differences = provenance_differences(before, here)
+        warning = f"resumed from day {day} with another stack: {'; '.join(differences)}; days {day + 1}+ ran with it"
+        original = before.to_json()
+    if differences:
+        log.warning("%s: %s", run_dir, warning)
+        changes.append({"resumed_from_day": day, "differences": differences, "warning": warning})
+    return original, changes
 
 
 def _truncate(path: Path, size: int) -> None:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from autovend.agents.baseline import BaselineAgent
 from autovend.agents.baseline_config import BaselineConfig
 from autovend.errors import CheckpointError, OutputExistsError
+from autovend.provenance import PACKAGES, current_provenance
 from autovend.runner import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
@@ -265,3 +268,69 @@ def test_checkpoint_holds_session_agent_and_trajectory_length(world, tmp_path):
 def test_record_tables_are_all_saved(uninterrupted):
     saved = tables(uninterrupted / "records.sqlite")
     assert {t.name for t in RECORD_TABLES} <= set(saved)
+
+
+def test_run_folder_records_versions_and_cpu_features(uninterrupted):
+    meta = json.loads((uninterrupted / "run.json").read_text())
+    assert meta["world_hash"] == ""  # a world built in memory has no hash (a bundle's is recorded)
+    record = meta["provenance"]
+    assert record == current_provenance().to_json()
+    assert list(record["packages"]) == list(PACKAGES) and record["packages"]["numpy"] == np.__version__
+    assert record["cpu_features"] == sorted(record["cpu_features"]) and len(record["cpu_features"]) > 0
+    assert meta["provenance_changes"] == []
+
+
+def _elsewhere(numpy_version: str):
+    """A stand-in for `current_provenance` on a machine with another numpy."""
+    here = current_provenance()
+    return lambda: dataclasses.replace(here, packages={**here.packages, "numpy": numpy_version})
+
+
+def test_a_resume_on_another_stack_keeps_the_first_record_and_says_so(world, tmp_path, monkeypatch, caplog):
+    out = tmp_path / "moved"
+    first = current_provenance().to_json()
+    with pytest.raises(Crash):
+        run_episode(world, CrashingBaseline(5), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
+    monkeypatch.setattr("autovend.runner.current_provenance", _elsewhere("9.0.0"))
+    with pytest.raises(Crash):  # resumed from day 4 on numpy 9.0.0, stops again on day 9
+        run_episode(
+            world, CrashingBaseline(9), seed=1, days=DAYS, out_dir=out, resume=True, checkpoint="sync", evaluate=False
+        )
+    assert read_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE)["provenance"] == first
+    monkeypatch.setattr("autovend.runner.current_provenance", _elsewhere("9.1.0"))
+    with caplog.at_level("WARNING", logger="autovend.runner"):
+        summary = run_episode(
+            world, baseline(), seed=1, days=DAYS, out_dir=out, resume=True, checkpoint="sync", evaluate=False
+        )
+    assert summary.resumed_from == 8 and summary.days == DAYS
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["provenance"] == first  # the record of the session that started the run
+    changes = meta["provenance_changes"]
+    assert [(c["resumed_from_day"], c["differences"]) for c in changes] == [
+        (4, [f"numpy {np.__version__} -> 9.0.0"]),
+        (8, [f"numpy {np.__version__} -> 9.1.0"]),
+    ]
+    assert changes[1]["warning"] == (
+        f"resumed from day 8 with another stack: numpy {np.__version__} -> 9.1.0; days 9+ ran with it"
+    )
+    assert "resumed from day 8 with another stack" in caplog.text
+
+
+def test_a_checkpoint_without_a_provenance_record_is_resumed_and_marked(world, tmp_path):
+    out = tmp_path / "old"
+    with pytest.raises(Crash):
+        run_episode(world, CrashingBaseline(5), seed=1, days=8, out_dir=out, checkpoint="sync", evaluate=False)
+    path = out / CHECKPOINT_DIR / CHECKPOINT_FILE
+    payload = read_checkpoint(path)
+    del payload["provenance"], payload["provenance_changes"]  # as written before provenance was recorded
+    path.write_bytes(pickle.dumps(payload))
+    run_episode(world, baseline(), seed=1, days=8, out_dir=out, resume=True, checkpoint="off", evaluate=False)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["provenance"] == current_provenance().to_json()
+    assert meta["provenance_changes"] == [
+        {
+            "resumed_from_day": 4,
+            "differences": ["days 1-4 ran on a stack that was not recorded"],
+            "warning": "resumed from day 4; days 1-4 ran on a stack that was not recorded (the record is that of days 5+)",
+        }
+    ]

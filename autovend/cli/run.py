@@ -146,13 +146,22 @@ def run_cmd(
 def compare_cmd(
     run_dirs: list[Path] = typer.Argument(..., help="Run folders written by `autovend run`."),
     out: Path = typer.Option(Path("runs/compare"), "--out", help="Folder for comparison.md/.csv and figures."),
+    force: bool = typer.Option(
+        False, "--force", help="Compare runs of different worlds or lengths, or a run given twice, anyway."
+    ),
 ) -> None:
-    """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures."""
+    """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures.
+
+    Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
+    refused (exit 1) unless --force.
+    """
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
+    from autovend.evaluation.comparability import check_comparable, short_hash
     from autovend.world.bundle import load_world
 
     console = Console(highlight=False)
@@ -170,14 +179,25 @@ def compare_cmd(
                 worlds[path] = load_world(path)
             world = worlds[path]
         runs.append(RunData.load(d, world=world))
+    check = check_comparable(runs)
+    if not check.comparable and not force:
+        err = Console(stderr=True, highlight=False)
+        err.print(f"[bold red]error:[/] {escape(check.explain())}\npass --force to compare them anyway", soft_wrap=True)
+        raise typer.Exit(1)
+    for reason in check.refusals:
+        console.print(f"[yellow]not comparable, compared with --force:[/] {escape(reason)}", soft_wrap=True)
+    for note in check.notes:
+        console.print(f"note: {escape(note)}", soft_wrap=True)
     with console.status(f"comparing {len(runs)} runs..."):
-        table, summary = write_comparison(runs, out)
+        table, summary = write_comparison(runs, out, force=force)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")
     records = table.to_dict("records")
     for row in records:
         t.add_column(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d", justify="right")
+    if force:  # show which world each run was made on
+        t.add_row("World hash", *(short_hash(str(row["world_hash"] or "")) for row in records))
     for k, (label, fmt, scale) in SHOWN.items():
         t.add_row(label, *(_cell(row.get(k), fmt, scale) for row in records))
     console.print(t)

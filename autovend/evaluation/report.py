@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.evaluation.comparability import Comparability, IncomparableRunsError, check_comparable, short_hash
 from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
 from autovend.evaluation.rundata import METRICS_FILE, REPORT_FILE, RunData
 from autovend.evaluation.settings import EvalSettings
@@ -188,7 +189,7 @@ def write_run_outputs(
     return metrics
 
 
-COMPARE_COLUMNS = ["run", "agent", "seed", "days", *HEADLINE, *FAILURE_LABELS]
+COMPARE_COLUMNS = ["run", "agent", "seed", "days", "world_hash", *HEADLINE, *FAILURE_LABELS]
 
 
 def compare(
@@ -196,7 +197,7 @@ def compare(
     settings: EvalSettings | None = None,
     metrics: Sequence[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """One row per run: name, agent, seed, days, the headline metrics (stored units) and failure counts.
+    """One row per run: name, agent, seed, days, world hash, the headline metrics (stored units) and failure counts.
 
     `metrics` (one dict per run) skips loading or computing them.
     """
@@ -205,6 +206,7 @@ def compare(
     rows = []
     for run, m in zip(runs, metrics, strict=True):
         row: dict[str, Any] = {"run": run.name, "agent": run.agent, "seed": run.seed, "days": run.days}
+        row["world_hash"] = run.world_hash
         row.update({k: m.get(k) for k in HEADLINE})
         row.update({k: m.get("failure_counts", {}).get(k) for k in FAILURE_LABELS})
         rows.append(row)
@@ -229,10 +231,16 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
-    """The comparison as markdown: per-agent summary (mean ± std) then one row per run."""
+def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Comparability | None = None) -> str:
+    """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run."""
     keys = [k for k in HEADLINE if k in summary]
-    lines = ["# Comparison of runs", "", "## By agent (mean over runs; net assets ± sample std, CV)", ""]
+    lines = ["# Comparison of runs", ""]
+    if check is not None and check.refusals:
+        lines += ["## Compared with --force although they are not comparable", ""]
+        lines += [f"- {r}" for r in check.refusals] + [""]
+    if check is not None and check.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in check.notes] + [""]
+    lines += ["## By agent (mean over runs; net assets ± sample std, CV)", ""]
     lines.append("| agent | runs | " + " | ".join(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})" for k in keys) + " |")
     lines.append("|---|---:|" + "---:|" * len(keys))
     for agent, row in summary.iterrows():
@@ -244,12 +252,12 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
             cells.append(cell)
         lines.append(f"| {agent} | {int(row['runs'])} | " + " | ".join(cells) + " |")
     lines += ["", "## Runs", ""]
-    lines.append("| run | agent | seed | days | " + " | ".join(HEADLINE[k][0] for k in keys) + " |")
-    lines.append("|---|---|---:|---:|" + "---:|" * len(keys))
+    lines.append("| run | agent | seed | days | world | " + " | ".join(HEADLINE[k][0] for k in keys) + " |")
+    lines.append("|---|---|---:|---:|---|" + "---:|" * len(keys))
     for r in table.itertuples(index=False):
         d = r._asdict()
         lines.append(
-            f"| {d['run']} | {d['agent']} | {d['seed']} | {d['days']} | "
+            f"| {d['run']} | {d['agent']} | {d['seed']} | {d['days']} | {short_hash(str(d['world_hash'] or ''))} | "
             + " | ".join(_fmt(k, d[k]) for k in keys)
             + " |"
         )
@@ -276,11 +284,19 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame) -> str:
 
 
 def write_comparison(
-    runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None
+    runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None, *, force: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write comparison.md, comparison.csv and the three figures to `out_dir`; return (table, summary)."""
+    """Write comparison.md, comparison.csv and the three figures to `out_dir`; return (table, summary).
+
+    Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
+    (`check_comparable`: different worlds or lengths, a run given twice) unless `force`; a forced
+    comparison lists the reasons at the top of comparison.md, as it lists the notes.
+    """
     from autovend.evaluation.figures import early_late_figure, net_assets_figure, profile_figure
 
+    check = check_comparable(runs)
+    if not check.comparable and not force:
+        raise IncomparableRunsError(check.explain() + "\n(pass --force, or force=True, to compare them anyway)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     metrics = [load_metrics(r, settings) for r in runs]
@@ -290,5 +306,5 @@ def write_comparison(
     profile_figure(summary, out / "profile.png")
     early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
     table.to_csv(out / "comparison.csv", index=False)
-    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary))
+    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check))
     return table, summary

@@ -3,7 +3,9 @@
 A run folder holds (names in `RUN_FILES`):
 
 - `run.json`: what was run (world name, path and hash, agent and its config, seed, days settled,
-  horizon, code version, tool-call counters, token usage, API cost in USD, wall time); see `run_meta`.
+  horizon, code version, tool-call counters, token usage, API cost in USD, wall time) and what it
+  was run with (`provenance`: Python, package versions, numpy's CPU features; `autovend.provenance`);
+  see `run_meta`.
 - `trajectory.jsonl`: the ToolSession's call log (`autovend.tools.trajectory`), when there is one.
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
@@ -34,6 +36,7 @@ import pandas as pd
 
 from autovend import __version__
 from autovend.errors import AutoVendError, RunFolderError
+from autovend.provenance import current_provenance
 from autovend.sim.hidden import HIDDEN_COLUMNS
 from autovend.sim.records import RECORD_TABLES
 from autovend.world.model import World
@@ -81,8 +84,8 @@ DAILY_COLUMNS = [
     "in_transit_value",
 ]
 
-# run.json keys a caller (the runner) may set; everything else is filled in from the simulator.
-CALLER_KEYS = ("agent", "agent_config", "world_path", "token_usage", "api_cost_usd", "wall_time_s")
+# run.json keys a caller (the runner) may set; everything else is filled in from the simulator (and the process).
+CALLER_KEYS = ("agent", "agent_config", "world_path", "token_usage", "api_cost_usd", "wall_time_s", "provenance")
 
 
 def daily_frame(summary: pd.DataFrame) -> pd.DataFrame:
@@ -119,8 +122,10 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
     """The content of run.json: facts read from `sim`, the caller's `meta` on top, tool-call `counters`.
 
     Caller keys (CALLER_KEYS): agent (name), agent_config (dict), world_path (the bundle folder it
-    was loaded from), token_usage (dict of token counts), api_cost_usd (float), wall_time_s (float);
-    other caller keys are kept as given. Keys read from the simulator cannot be overridden.
+    was loaded from), token_usage (dict of token counts), api_cost_usd (float), wall_time_s (float),
+    provenance (`Provenance.to_json()`; default: this process's, which is what a run saved in one go
+    was made with; the runner passes the record of the run's first session); other caller keys are
+    kept as given. Keys read from the simulator cannot be overridden.
     """
     world = sim.world
     reports = sim.reports
@@ -134,6 +139,8 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
         "wall_time_s": None,
     }
     out.update(dict(meta or {}))
+    if out.get("provenance") is None:
+        out["provenance"] = current_provenance().to_json()
     out.update(
         {
             "format": RUN_FORMAT,
@@ -462,6 +469,11 @@ class RunData:
     def seed(self) -> int:
         """The run's seed."""
         return int(self.meta.get("seed", 0))
+
+    @property
+    def world_hash(self) -> str:
+        """The hash of the world the run was made on, as run.json records it ("" for a world built in memory)."""
+        return str(self.meta.get("world_hash") or self.world.world_hash or "")
 
     @property
     def name(self) -> str:

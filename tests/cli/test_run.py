@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -63,6 +64,7 @@ def test_compare_prints_runs_and_the_agent_summary(toy_runs, tmp_path):
     assert result.exit_code == 0, result.output
     assert "baseline-s1" in result.output and "baseline-s2" in result.output
     assert "By agent" in result.output
+    assert "World hash" not in result.output  # shown only with --force
     finals = [json.loads((d / "run.json").read_text())["final_net_assets"] for d in toy_runs]
     mean = sum(finals) / 2
     assert f"{mean:,.2f}" in result.output  # the per-agent mean of the two runs
@@ -73,3 +75,71 @@ def test_compare_prints_runs_and_the_agent_summary(toy_runs, tmp_path):
 def test_compare_refuses_a_folder_that_is_no_run(tmp_path):
     result = CliRunner().invoke(app, ["compare", str(tmp_path)])
     assert isinstance(result.exception, RunFolderError)
+
+
+def _compare(*args):
+    return CliRunner().invoke(app, ["compare", *map(str, args)], env={"COLUMNS": "220"})
+
+
+def test_compare_refuses_a_5_and_an_8_day_run_of_one_seed(tmp_path):
+    world = toy_world(4, 60, seed=0, economics=Economics(horizon_days=12))
+    for days in (5, 8):
+        agent = BaselineAgent(BaselineConfig(starter_skus=12, n_skus=10), seed=1)
+        run_episode(world, agent, 1, days=days, out_dir=tmp_path / f"d{days}", checkpoint="off", evaluate=False)
+    result = _compare(tmp_path / "d5", tmp_path / "d8", "--out", tmp_path / "cmp")
+    assert result.exit_code == 1
+    assert "cannot be compared" in result.stderr and "pass --force" in result.stderr
+    d5, d8 = tmp_path / "d5", tmp_path / "d8"
+    assert f"they differ in horizon or days played: 5 of 12 days in {d5}; 8 of 12 days in {d8}" in result.stderr
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_compare_refuses_the_same_seed_twice(toy_runs, tmp_path):
+    copy = tmp_path / "again"
+    shutil.copytree(toy_runs[0], copy)
+    result = _compare(toy_runs[0], toy_runs[1], copy, "--out", tmp_path / "cmp")
+    assert result.exit_code == 1
+    assert (
+        "the same agent and seed twice: baseline (same configuration), seed 1, on world toy-4x60-s0 (in memory), "
+        f"in {toy_runs[0]}, {copy}"
+    ) in result.stderr
+
+
+@pytest.fixture
+def two_worlds(toy_runs, tmp_path):
+    """Copies of the two toy runs whose run.json say they ran on worlds aaaa… and bbbb…."""
+    dirs = []
+    for src, fake in zip(toy_runs, ("a", "b"), strict=True):
+        dst = tmp_path / f"{src.name}-{fake}"
+        shutil.copytree(src, dst)
+        meta = json.loads((dst / "run.json").read_text())
+        meta["world_hash"] = fake * 64
+        (dst / "run.json").write_text(json.dumps(meta))
+        dirs.append(dst)
+    return dirs
+
+
+def test_compare_refuses_runs_of_different_worlds(two_worlds, tmp_path):
+    a, b = two_worlds
+    result = _compare(a, b, "--out", tmp_path / "cmp")
+    assert result.exit_code == 1
+    assert (
+        f"they were made on different worlds: world toy-4x60-s0 (aaaaaaaaaaaa) in {a}; "
+        f"world toy-4x60-s0 (bbbbbbbbbbbb) in {b}"
+    ) in result.stderr
+
+
+def test_compare_with_force_shows_the_differences_and_the_world_hashes(two_worlds, tmp_path):
+    a, b = two_worlds
+    out = tmp_path / "cmp"
+    result = _compare(a, b, "--out", out, "--force")
+    assert result.exit_code == 0, result.output
+    said = result.output.index("not comparable, compared with --force: they were made on different worlds")
+    assert said < result.output.index("Runs")  # the differences come above the table
+    row = next(line for line in result.output.splitlines() if "World hash" in line)
+    assert "aaaaaaaaaaaa" in row and "bbbbbbbbbbbb" in row
+    text = (out / "comparison.md").read_text()
+    assert "## Compared with --force although they are not comparable" in text
+    assert f"| {a.name} | baseline | 1 | 12 | aaaaaaaaaaaa |" in text
+    assert f"| {b.name} | baseline | 2 | 12 | bbbbbbbbbbbb |" in text
+    assert (out / "comparison.csv").read_text().splitlines()[1].split(",")[4] == "a" * 64

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from autovend.evaluation.comparability import IncomparableRunsError
 from autovend.evaluation.figures import early_late_table, profile_scores
 from autovend.evaluation.metrics import compute_metrics
 from autovend.evaluation.report import compare, load_metrics, summarize, write_comparison, write_run_outputs
@@ -151,6 +153,29 @@ def test_write_comparison(runs, tmp_path):
     for name in ("net_assets.png", "profile.png", "early_late.png"):
         assert (tmp_path / "cmp" / name).read_bytes()[:8] == PNG
     text = (tmp_path / "cmp" / "comparison.md").read_text()
-    assert "| scripted | 2 |" in text and "| s1 | scripted | 1 | 12 |" in text
+    assert "| scripted | 2 |" in text and "| s1 | scripted | 1 | 12 | in memory |" in text
     assert pd.read_csv(tmp_path / "cmp" / "comparison.csv")["run"].tolist() == ["s1", "s2"]
     assert summary.loc["scripted", "net_assets"] == pytest.approx(table["net_assets"].mean())
+
+
+def test_write_comparison_refuses_runs_that_do_not_compare(runs, tmp_path):
+    s1, s2 = runs
+    out = tmp_path / "cmp"
+    with pytest.raises(IncomparableRunsError, match="the same agent and seed twice: scripted") as err:
+        write_comparison([s1, s2, s1], out, SHORT)
+    assert f"in {s1.run_dir}, {s1.run_dir}" in str(err.value) and "--force" in str(err.value)
+    assert not out.exists()  # refused before writing anything
+    moved = dataclasses.replace(s2, meta={**s2.meta, "world_hash": "c0ffee" * 10 + "beef"})  # as if on another world
+    with pytest.raises(IncomparableRunsError, match="different worlds: world hand \\(in memory\\) in .*s1; world hand"):
+        write_comparison([s1, moved], out, SHORT)
+    table, _ = write_comparison([s1, moved], out, SHORT, force=True)
+    assert table["world_hash"].tolist() == ["", "c0ffee" * 10 + "beef"]
+    text = (out / "comparison.md").read_text()
+    assert "## Compared with --force although they are not comparable" in text
+    assert (
+        f"- they were made on different worlds: world hand (in memory) in {s1.run_dir}; world hand (c0ffeec0ffee)"
+        in text
+    )
+    assert "| s1 | scripted | 1 | 12 | in memory |" in text and "| s2 | scripted | 2 | 12 | c0ffeec0ffee |" in text
+    csv = pd.read_csv(out / "comparison.csv", dtype={"world_hash": str}, keep_default_na=False)
+    assert csv["world_hash"].tolist() == ["", "c0ffee" * 10 + "beef"]
