@@ -5,19 +5,33 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
+# The lock pins every package `.[dev]` installs, with hashes, for CPython 3.11 on Linux x86_64 (CI's machine);
+# `make install` installs exactly these. On another platform, if `make install` fails, write a lock for it with
+# e.g. `make lock LOCK_PLATFORM=aarch64-apple-darwin LOCK_PYTHON=3.12` and do not commit that lock.
+LOCK := requirements/lock.txt
+LOCK_PYTHON ?= 3.11
+LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install repro test lint format bench real-data clean-data
+.PHONY: help install lock repro test lint format bench real-data clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip check
 	touch $@
 
-install: $(VENV)/.installed ## Create .venv and install AutoVend with its dev tools
+install: $(VENV)/.installed ## Create .venv and install AutoVend with its dev tools, pinned by requirements/lock.txt
+
+lock: ## Re-pin requirements/lock.txt after a change to pyproject.toml (UPGRADE=1: newest versions of everything)
+	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv; }
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version $(LOCK_PYTHON) \
+		--python-platform $(LOCK_PLATFORM) --generate-hashes --custom-compile-command 'make lock' \
+		$(if $(UPGRADE),--upgrade) --quiet -o $(LOCK)
 
 repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic operator and summarise it
 	dvc repro

@@ -41,7 +41,7 @@ STEPS = {
         p = ROOT / "params/synthetic-cn.yaml"
         res = validate(load_source(TMP / "src"), load_calibration_config(p), load_validation_config(p))
         m = res.metrics
-        extra = {"replay_100_seeds_s": m["replay_seconds"], "machines": m["n_machines"], "wape": m["wape"]}
+        extra = {"replay_100_seeds_s": res.replay_seconds, "machines": m["n_machines"], "wape": m["wape"]}
     """,
 }
 

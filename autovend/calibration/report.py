@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 
 from autovend.calibration.calibrate import CalibrationResult  # noqa: E402
 from autovend.io import atomic_dir  # noqa: E402
+from autovend.png import fixed_style, save_png  # noqa: E402
 
 # The paper's reported values (§3.3), for the side-by-side table.
 PAPER = {
@@ -41,6 +42,7 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
+@fixed_style
 def shrinkage_figure(pop: pd.DataFrame, path: Path) -> None:
     """Raw (maximum-likelihood) against shrunk popularity, coloured by exposure."""
     fig, ax = plt.subplots(figsize=(6, 5))
@@ -58,10 +60,10 @@ def shrinkage_figure(pop: pd.DataFrame, path: Path) -> None:
     )
     fig.colorbar(sc, ax=ax, label="log10 machine-days of exposure")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
+@fixed_style
 def overdispersion_figure(od: pd.DataFrame, r: float, r_median: float, path: Path) -> None:
     """Per-machine overdispersion r_m with the pooled and median estimates."""
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -77,10 +79,10 @@ def overdispersion_figure(od: pd.DataFrame, r: float, r_median: float, path: Pat
     )
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
+@fixed_style
 def site_preference_figure(sp: pd.DataFrame, path: Path) -> None:
     """Heatmap of the site preference pi (site type x category)."""
     tab = sp.pivot(index="site_type", columns="category_l1", values="pi")
@@ -94,10 +96,10 @@ def site_preference_figure(sp: pd.DataFrame, path: Path) -> None:
     ax.set_title("Site preference pi")
     fig.colorbar(im, ax=ax, label="log pi")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
+@fixed_style
 def demand_fit_figure(md: pd.DataFrame, path: Path) -> None:
     """Observed (imputed) against fitted weekly demand per machine."""
     d = md.dropna(subset=["expected"]).copy()
@@ -113,8 +115,7 @@ def demand_fit_figure(md: pd.DataFrame, path: Path) -> None:
         title="Structural fit, machine-weeks",
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def render_markdown(res: CalibrationResult, figures: list[str]) -> str:

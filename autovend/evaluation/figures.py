@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from autovend.evaluation.rundata import RunData  # noqa: E402
+from autovend.png import fixed_style, save_png  # noqa: E402
 
 # Axis -> (metric key, sign): larger signed values are better (waste and regret are reversed).
 PROFILE_AXES: dict[str, tuple[str, float]] = {
@@ -35,6 +36,7 @@ def net_asset_paths(runs: Sequence[RunData]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+@fixed_style
 def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequence[str] | None = None) -> Path:
     """Net assets over the days: the mean of each group's runs (seeds) with its min-max band.
 
@@ -58,9 +60,7 @@ def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequenc
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def profile_scores(summary: pd.DataFrame) -> pd.DataFrame:
@@ -82,6 +82,7 @@ def profile_scores(summary: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@fixed_style
 def profile_figure(summary: pd.DataFrame, path: str | Path) -> Path:
     """Radar of the five-axis operational profile, one polygon per row of `summary` (e.g. per agent)."""
     path = Path(path)
@@ -103,9 +104,7 @@ def profile_figure(summary: pd.DataFrame, path: str | Path) -> Path:
     ax.set_title("Operational profile (min-max across runs, 1 = best)", fontsize=10)
     ax.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.3, 1.1))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
 def early_late_table(metrics: Sequence[dict[str, Any]], groups: Sequence[str]) -> pd.DataFrame:
@@ -121,6 +120,7 @@ def early_late_table(metrics: Sequence[dict[str, Any]], groups: Sequence[str]) -
     return pd.DataFrame(rows).groupby(["group", "period"], sort=False).mean().reset_index()
 
 
+@fixed_style
 def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], path: str | Path) -> Path:
     """(a) Late against early daily asset growth per group; (b) gross profit and costs per day, early and late."""
     path = Path(path)
@@ -156,11 +156,10 @@ def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], 
     ax2.set_title("(b) Gross profit and costs per day", fontsize=10)
     ax2.grid(alpha=0.3, axis="y")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)
 
 
+@fixed_style
 def operations_figure(run: RunData, path: str | Path) -> Path:
     """One run's days: gross profit and costs per day (7-day means) and its shelf fill."""
     path = Path(path)
@@ -180,6 +179,4 @@ def operations_figure(run: RunData, path: str | Path) -> Path:
     ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path)

@@ -11,9 +11,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from autovend.png import fixed_style, save_png  # noqa: E402
+
 PLOT_FILES = {"weekly": "weekly.csv", "subcategory": "subcategory.csv", "ablation": "ablation.csv"}
 
 
+@fixed_style
 def weekly_figure(weekly: pd.DataFrame, path: Path) -> None:
     """(a) Simulated against realised weekly sales per machine, with the identity line."""
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
@@ -40,14 +43,14 @@ def weekly_figure(weekly: pd.DataFrame, path: Path) -> None:
     )
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
+@fixed_style
 def subcategory_figure(sub: pd.DataFrame, path: Path, other_share: float = 0.005) -> None:
     """(b) Realised and simulated subcategory shares; subcategories under `other_share` pooled into Other."""
     small = sub["realised_share"] < other_share
-    shown = sub[~small].sort_values("realised_share", ascending=False)
+    shown = sub[~small].sort_values("realised_share", ascending=False, kind="stable")
     if small.any():
         other = pd.DataFrame(
             {
@@ -74,10 +77,10 @@ def subcategory_figure(sub: pd.DataFrame, path: Path, other_share: float = 0.005
     ax.set(ylabel="share of units", title="(b) Subcategory shares, test window")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
+@fixed_style
 def ablation_figure(abl: pd.DataFrame, path: Path) -> None:
     """(c) The ablation and reference table as grouped bars (WAPE, TVD, Spearman)."""
     metrics = [
@@ -99,8 +102,7 @@ def ablation_figure(abl: pd.DataFrame, path: Path) -> None:
         ax.set_xlim(0, max(vals[ok].max() * 1.25, 0.05) if ok.any() else 1)
     fig.suptitle("(c) Model, ablations and references")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def draw_all(report_dir: str | Path, other_share: float = 0.005) -> list[str]:

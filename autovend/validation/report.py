@@ -26,6 +26,10 @@ PAPER = {
     "seeds": 100,
 }
 
+# Significant digits of the floats in metrics.json: a float's last digits can differ between machines
+# (summation order, libraries), and the committed report should change only when a number does.
+METRIC_DIGITS = 6
+
 
 def _f(v: Any, pct: bool = False) -> str:
     if isinstance(v, float):
@@ -33,6 +37,17 @@ def _f(v: Any, pct: bool = False) -> str:
             return "n/a"
         return f"{v:+.2%}" if pct else f"{v:.3f}"
     return str(v)
+
+
+def rounded(value: Any, digits: int = METRIC_DIGITS) -> Any:
+    """`value` with every finite float in it (in nested dicts and lists too) rounded to `digits` significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, digits) for v in value]
+    return value
 
 
 def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limits: str = "") -> str:
@@ -97,8 +112,7 @@ def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limit
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     lines += [
         "",
-        f"Realised units in the window: {m['units_realised']:,.0f}; simulated (mean): "
-        f"{m['units_simulated']:,.0f}. Replay of {m['seeds']} seeds: {m['replay_seconds']:.2f} s.",
+        f"Realised units in the window: {m['units_realised']:,.0f}; simulated (mean): {m['units_simulated']:,.0f}.",
         "",
     ]
     if limits:
@@ -123,9 +137,13 @@ def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limit
 def write_validation(
     res: ValidationResult, out_dir: str | Path, source_name: str, limits: str = "", other_share: float = 0.005
 ) -> None:
-    """Write metrics.json, plots/*.csv, the figures and validation.md to `out_dir` (atomically)."""
+    """Write metrics.json (floats to `METRIC_DIGITS` significant digits), plots/*.csv, the figures and validation.md.
+
+    The folder `out_dir` is replaced atomically. Nothing written depends on the machine's speed or the date.
+    """
     with atomic_dir(out_dir) as tmp:
-        (tmp / "metrics.json").write_text(json.dumps(res.metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        metrics = json.dumps(rounded(res.metrics), indent=2, sort_keys=True) + "\n"
+        (tmp / "metrics.json").write_text(metrics, encoding="utf-8")
         (tmp / "plots").mkdir()
         res.weekly.to_csv(tmp / "plots" / PLOT_FILES["weekly"], index=False, float_format="%.4f")
         res.subcategory.to_csv(tmp / "plots" / PLOT_FILES["subcategory"], index=False, float_format="%.6f")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,9 +16,10 @@ from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import build_panel
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
+from autovend.png import png_chunks
 from autovend.validation.figures import draw_all
 from autovend.validation.replay import expected_rates, window_shelves
-from autovend.validation.report import write_validation
+from autovend.validation.report import rounded, write_validation
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,14 +81,50 @@ def test_replay_rates_are_the_kernel_on_the_recorded_shelf(synthetic_source, syn
 def test_figures_regenerate_from_plot_data_alone(tmp_path, synthetic_validation):
     out = tmp_path / "val"
     write_validation(synthetic_validation, out, "synthetic-cn")
+    written = {png.name: png.read_bytes() for png in out.glob("*.png")}
     for png in out.glob("*.png"):
         png.unlink()
     assert draw_all(out) == ["weekly.png", "subcategory.png", "ablation.png"]
     assert all((out / p).stat().st_size > 10_000 for p in ("weekly.png", "subcategory.png", "ablation.png"))
+    assert {name: (out / name).read_bytes() for name in written} == written  # the same bytes again
+    for data in written.values():
+        assert not {b"tEXt", b"zTXt", b"iTXt", b"tIME"} & {kind for kind, _ in png_chunks(data)}
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["wape"] == pytest.approx(synthetic_validation.metrics["wape"])
+    assert metrics["wape"] == pytest.approx(synthetic_validation.metrics["wape"], rel=1e-5)
     weekly = pd.read_csv(out / "plots" / "weekly.csv")
     assert len(weekly) == 67 * 8
+
+
+def test_report_does_not_change_with_the_machine_speed(tmp_path, synthetic_validation):
+    """Only the timing differs between the two results; every written file is the same, and holds no timing."""
+    assert synthetic_validation.replay_seconds > 0
+    assert "replay_seconds" not in synthetic_validation.metrics
+    slow = dataclasses.replace(synthetic_validation, replay_seconds=synthetic_validation.replay_seconds * 50 + 7)
+    write_validation(synthetic_validation, tmp_path / "a", "synthetic-cn")
+    write_validation(slow, tmp_path / "b", "synthetic-cn")
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert len(files) == 8  # metrics.json, validation.md, three figures, three plot tables
+    for rel in files:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+    text = (tmp_path / "a" / "validation.md").read_text()
+    assert " s." not in text and "seconds" not in text
+
+
+def test_metrics_json_floats_have_six_significant_digits(tmp_path, synthetic_validation):
+    write_validation(synthetic_validation, tmp_path / "val", "synthetic-cn")
+    saved = json.loads((tmp_path / "val" / "metrics.json").read_text())
+    m = synthetic_validation.metrics
+    assert saved["wape"] == float(f"{m['wape']:.6g}") and saved["wape"] != m["wape"]
+    assert saved["train"]["u"] == float(f"{m['train']['u']:.6g}")
+    assert saved["ablation_no_shock"]["tvd"] == float(f"{m['ablation_no_shock']['tvd']:.6g}")
+    assert saved["n_machines"] == 67 and saved["source_hash"] == m["source_hash"]  # ints and text unchanged
+
+
+def test_rounded_keeps_structure_and_non_finite_values():
+    value = {"a": 0.123456789, "b": [1234567.89, 2], "c": {"d": float("nan")}, "e": True, "f": "x"}
+    out = rounded(value, digits=3)
+    assert out["a"] == 0.123 and out["b"] == [1230000.0, 2] and out["e"] is True and out["f"] == "x"
+    assert math.isnan(out["c"]["d"])
 
 
 @pytest.mark.parametrize("name", ["synthetic-cn", "nj-vending"])
