@@ -104,7 +104,13 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         raise InsufficientDataError("no product of the source is in the kept subcategories; check `keep_subcategories`")
     k_of = pd.Series(np.arange(len(products)), index=products["sku_id"])
     orders = orders[orders["sku_id"].isin(k_of.index)]
+    if orders.empty:
+        raise InsufficientDataError(
+            "no completed order line (in the window) sells a product of the kept subcategories; "
+            "check `keep_subcategories`"
+        )
     units_kept = int(orders["qty"].sum())
+    source_machines, inventory = _machines_with_sales(source.machines, orders, inventory, notes)
 
     start_ts = orders["ts"].min().normalize()
     if inventory is not None and len(inventory):
@@ -130,8 +136,8 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
     if source.weather is None:
         notes.append("no weather.csv: weather is neutral on every day")
 
-    machines = source.machines[["machine_id", "site_type"]].copy()
-    cap = source.machines["capacity"] if "capacity" in source.machines else pd.Series(np.nan, index=machines.index)
+    machines = source_machines[["machine_id", "site_type"]].copy()
+    cap = source_machines["capacity"] if "capacity" in source_machines else pd.Series(np.nan, index=machines.index)
     machines["capacity"] = cap.astype(float).to_numpy()
     inv_ids = set() if inventory is None else set(inventory["machine_id"].unique())
     machines["has_inventory"] = machines["machine_id"].isin(inv_ids)
@@ -223,6 +229,28 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         source_hash=source.content_hash,
         notes=notes,
     )
+
+
+def _machines_with_sales(
+    machines: pd.DataFrame, orders: pd.DataFrame, inventory: pd.DataFrame | None, notes: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The machines with at least one of `orders` (completed, kept) and their inventory; a note names the rest.
+
+    A machine that sold nothing informs no estimate (and would leave no cell in the panel), so it is left out.
+    """
+    sold = machines["machine_id"].isin(orders["machine_id"].unique()).to_numpy()
+    if sold.all():
+        return machines, inventory
+    idle = sorted(machines.loc[~sold, "machine_id"].astype(str))
+    shown = ", ".join(idle[:10]) + (f" and {len(idle) - 10} more" if len(idle) > 10 else "")
+    notes.append(
+        f"{len(idle)} machine{'s' if len(idle) != 1 else ''} without any sale of a kept product "
+        f"left out of the calibration: {shown}"
+    )
+    kept = machines[sold].reset_index(drop=True)
+    if inventory is not None:
+        inventory = inventory[inventory["machine_id"].isin(kept["machine_id"])]
+    return kept, inventory
 
 
 def _known_shelves(

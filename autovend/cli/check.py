@@ -14,6 +14,9 @@ def check(
     source_dir: Path = typer.Argument(..., help="Source folder: source.yaml, machines, products, orders, ..."),
     max_errors: int = typer.Option(50, "--max-errors", min=1, help="Show at most this many error groups."),
     json_out: Path | None = typer.Option(None, "--json", help="On success, also write the summary as JSON here."),
+    params: Path | None = typer.Option(
+        None, "--params", help="Params YAML whose `check:` section sets the plausibility limits (else defaults)."
+    ),
 ) -> None:
     """Check a source folder against the raw-records contract; exit 1 and list the errors if it breaks it."""
     from rich.console import Console
@@ -21,9 +24,10 @@ def check(
     from rich.text import Text
 
     from autovend.data.check import check_source
+    from autovend.data.plausibility import load_check_settings
 
-    report = check_source(source_dir)
     console = Console(highlight=False)
+    report = check_source(source_dir, load_check_settings(params))
     if not report.ok or report.summary is None:
         console.print(report.format(max_errors), markup=False, soft_wrap=True)
         raise typer.Exit(code=1)
@@ -37,6 +41,8 @@ def check(
             table.add_row(Text(label), Text(value))
     console.print(table)
     console.print(Text(f"content hash: {report.summary.content_hash}"), soft_wrap=True)
+    for line in report.warning_lines(max_errors):
+        console.print(Text(line), soft_wrap=True)
     if json_out is not None:
         import json
 

@@ -4,11 +4,16 @@ A violation groups the rows of one file and column that share one problem, so a 
 make one `Violation` holding the count and the first few rows, never a million objects. The checks
 run in two passes per table: coercion of the text (blank cells, wrong types, timestamp forms), then
 the pandera rule schema of `autovend.data.contract` over the typed columns (bounds, allowed values,
-uniqueness, references to machines and products). Nothing is written to the source folder.
+uniqueness, references to machines and products). Then the plausibility rules of
+`autovend.data.plausibility` (limits from the params section `check`) add errors for values that cannot
+be real and warnings for ambiguous ones; warnings never make a source fail. Nothing is written to the
+source folder, and a table that is a link leading outside it is refused without being opened.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,15 +30,16 @@ from autovend.data.contract import (
     rule_schema,
 )
 from autovend.data.hashing import source_hash
+from autovend.data.plausibility import CheckSettings, Finding, plausibility_findings
 from autovend.data.source import (
     ColumnIssue,
+    TableReadError,
     coerce_column,
+    entry_problem,
     finalise_table,
     read_meta,
     read_table_file,
-    table_files,
 )
-from autovend.errors import SourceError
 
 DEFAULT_MAX_ERRORS = 50
 ROWS_SHOWN = 5
@@ -90,6 +96,7 @@ class SourceSummary:
     machines_without_inventory: tuple[str, ...]
     duplicate_rows: dict[str, int]  # file name -> exact duplicate rows (copies beyond the first)
     content_hash: str
+    warnings: tuple[str, ...] = ()  # the check's warnings, one formatted line each
 
     def to_dict(self) -> dict[str, object]:
         """The summary as plain JSON-able values (for the pipeline's check stage)."""
@@ -108,6 +115,7 @@ class SourceSummary:
             "machines_without_inventory": list(self.machines_without_inventory),
             "duplicate_rows": {k: int(v) for k, v in self.duplicate_rows.items()},
             "content_hash": self.content_hash,
+            "warnings": list(self.warnings),
         }
 
     def rows(self) -> list[tuple[str, str]]:
@@ -144,18 +152,24 @@ class SourceSummary:
             ("date range", dates),
             ("inventory", inventory),
             ("exact duplicate rows", dups),
+            ("warnings", _groups_text(len(self.warnings)) + ", listed below" if self.warnings else "none"),
             ("content hash", self.content_hash),
         ]
 
 
+def _groups_text(n: int) -> str:
+    return f"{n:,} group{'s' if n != 1 else ''}"
+
+
 @dataclass(frozen=True)
 class CheckReport:
-    """The outcome of `check_source`: every violation (grouped) or, on success, the summary."""
+    """The outcome of `check_source`: every violation (grouped) or, on success, the summary; and warnings."""
 
     path: Path
     errors: list[Violation]
     n_errors: int
     summary: SourceSummary | None
+    warnings: list[Violation] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -168,7 +182,7 @@ class CheckReport:
             lines = [f"{self.path}: follows the raw-records contract."]
             if self.summary is not None:
                 lines += [f"  {label}: {value}" for label, value in self.summary.rows()]
-            return "\n".join(lines)
+            return "\n".join(lines + self.warning_lines(max_errors))
         plural = "s" if self.n_errors != 1 else ""
         lines = [
             f"{self.path}: breaks the raw-records contract: {self.n_errors:,} error{plural} "
@@ -183,8 +197,20 @@ class CheckReport:
                 f"... and {len(rest):,} more group{'s' if len(rest) != 1 else ''} ({n_rest:,} errors) "
                 "not shown; raise --max-errors to see them."
             )
+        lines += self.warning_lines(max_errors)
         lines.append(f"Fix these and run `autovend check {self.path}` again.")
         return "\n".join(lines)
+
+    def warning_lines(self, max_warnings: int = DEFAULT_MAX_ERRORS) -> list[str]:
+        """The warnings as text lines (none when there are none), at most `max_warnings` of them."""
+        if not self.warnings:
+            return []
+        n = len(self.warnings)
+        lines = [f"Warnings ({_groups_text(n)}; they do not fail the check, but look at these records):"]
+        lines += [f"  warning: {v.format()}" for v in self.warnings[: max(max_warnings, 0)]]
+        if n > max_warnings:
+            lines.append(f"... and {n - max_warnings:,} more warnings not shown; raise --max-errors to see them.")
+        return lines
 
 
 @dataclass(frozen=True)
@@ -247,7 +273,12 @@ def _count_duplicates(raw: pd.DataFrame) -> int:
 
 def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Violation]]:
     """Find, read and coerce one table; None when it is absent or cannot be read."""
-    files = table_files(folder, spec)
+    present = [folder / name for name in spec.file_names if os.path.lexists(folder / name)]
+    refused = [(p, entry_problem(folder, p)) for p in present]
+    bad = [Violation(p.name, problem[0], problem[1]) for p, problem in refused if problem is not None]
+    if bad:
+        return None, bad
+    files = [p for p in present if p.is_file()]
     if len(files) > 1:
         names = " and ".join(f.name for f in files)
         return None, [
@@ -260,9 +291,9 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
         return None, [Violation(spec.file_names[0], "file not found", f"add {names}: the contract requires it")]
     path = files[0]
     try:
-        raw = read_table_file(path)
-    except SourceError as exc:
-        return None, [Violation(path.name, str(exc), "export the table again as a UTF-8 CSV with a header row")]
+        raw = read_table_file(path, spec.column_names)
+    except TableReadError as exc:
+        return None, [Violation(path.name, exc.problem, exc.fix, column=exc.column)]
     violations: list[Violation] = []
     if spec.required and raw.empty:
         violations.append(Violation(path.name, "has no rows", f"{spec.stem} must hold at least one row"))
@@ -382,8 +413,19 @@ def _summary(
     )
 
 
-def inspect_source(path: Path) -> Inspection:
-    """Run every check on the source folder `path`; on success also return its typed tables."""
+def _from_finding(table: _Table, finding: Finding) -> Violation:
+    """A plausibility finding as a violation of the table's file (rows 1-based, values as written)."""
+    if finding.mask is None or finding.column is None:
+        return Violation(table.file, finding.problem, finding.fix, column=finding.column)
+    return _from_mask(table.file, finding.column, finding.mask, table.raw[finding.column], finding.problem, finding.fix)
+
+
+def inspect_source(path: Path, settings: CheckSettings | None = None) -> Inspection:
+    """Run every check on the source folder `path`; on success also return its typed tables.
+
+    `settings` holds the plausibility limits (params section `check`); None means the defaults.
+    """
+    settings = settings or CheckSettings()
     if not path.is_dir():
         problem = "source folder not found" if not path.exists() else "is not a folder"
         fix = "give the path of a folder holding source.yaml, machines, products and orders"
@@ -399,6 +441,11 @@ def inspect_source(path: Path) -> Inspection:
         if table is not None:
             tables[spec.stem] = table
     keys = _known_keys(tables)
+    warnings: list[Violation] = []
+    typed = {stem: t.typed[[c for c in t.typed.columns if c in t.raw.columns]] for stem, t in tables.items()}
+    for finding in plausibility_findings(typed, settings):
+        violation = _from_finding(tables[finding.stem], finding)
+        (warnings if finding.warning else table_violations[finding.stem]).append(violation)
     for spec in TABLES:
         found = table_violations[spec.stem]
         if spec.stem in tables:
@@ -407,11 +454,12 @@ def inspect_source(path: Path) -> Inspection:
     violations += _calendar_violations(meta, tables)
     n_errors = sum(v.count for v in violations)
     if n_errors or meta is None:
-        return Inspection(CheckReport(path, violations, n_errors, None), meta)
+        return Inspection(CheckReport(path, violations, n_errors, None, warnings), meta)
     final = {stem: finalise_table(t.spec, t.typed) for stem, t in tables.items()}
     summary = _summary(meta, final, tables, source_hash(path))
+    summary = dataclasses.replace(summary, warnings=tuple(v.format() for v in warnings))
     has_time = {stem: t.has_time for stem, t in tables.items()}
-    return Inspection(CheckReport(path, [], 0, summary), meta, final, has_time)
+    return Inspection(CheckReport(path, [], 0, summary, warnings), meta, final, has_time)
 
 
 def _in_column_order(spec: TableSpec, violations: list[Violation]) -> list[Violation]:
@@ -420,6 +468,9 @@ def _in_column_order(spec: TableSpec, violations: list[Violation]) -> list[Viola
     return sorted(violations, key=lambda v: -1 if v.column is None else order.get(v.column, len(order)))
 
 
-def check_source(path: str | Path) -> CheckReport:
-    """Check the source folder at `path` against the raw-records contract; never raises for bad data."""
-    return inspect_source(Path(path)).report
+def check_source(path: str | Path, settings: CheckSettings | None = None) -> CheckReport:
+    """Check the source folder at `path` against the raw-records contract; never raises for bad data.
+
+    `settings`: the plausibility limits (params section `check`); None means the defaults.
+    """
+    return inspect_source(Path(path), settings).report

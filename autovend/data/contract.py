@@ -19,13 +19,14 @@ import pandas as pd
 import pandera.pandas as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from autovend.demand.settings import SITE_TYPES
-
 STATUSES: tuple[str, ...] = ("completed", "refunded", "failed")
 DEFAULT_STATUS = "completed"
 BOOL_WORDS: tuple[str, ...] = ("true", "false")
 META_FILE = "source.yaml"
 FORMATS: tuple[str, ...] = ("csv", "parquet")
+# Site types are open: any lower-case name. The benchmark's own ones (autovend.demand.settings.SITE_TYPES)
+# have demand settings; any other uses the pooled `unknown` settings (see DemandSettings).
+SITE_TYPE_PATTERN = r"[a-z][a-z0-9_]*"
 
 # ISO 3166-1 alpha-2 codes (the 249 officially assigned ones), so checks do not depend on system files.
 _ISO_3166_TEXT = """
@@ -109,6 +110,8 @@ class ColumnSpec:
     minimum: float | None = None
     strict: bool = False  # True: value > minimum; False: value >= minimum
     choices: tuple[str, ...] = ()
+    pattern: str | None = None  # every value must match this regular expression in full
+    pattern_fix: str = ""  # how to fix a value that does not match `pattern`
     unique: bool = False
     references: str | None = None  # stem of the table whose key this column must match
     rule_fix: str = ""  # how to fix a value that breaks `minimum`
@@ -145,7 +148,13 @@ MACHINES = TableSpec(
     check_location=True,
     columns=(
         ColumnSpec("machine_id", Kind.STRING, unique=True),
-        ColumnSpec("site_type", Kind.CHOICE, choices=SITE_TYPES),
+        ColumnSpec(
+            "site_type",
+            Kind.CHOICE,
+            pattern=SITE_TYPE_PATTERN,
+            pattern_fix="use a lower-case name of letters, digits and '_' that starts with a letter, e.g. worksite "
+            "or hospital",
+        ),
         ColumnSpec("location", Kind.STRING, required=False),
         ColumnSpec(
             "capacity",
@@ -267,7 +276,12 @@ def _bound_text(column: ColumnSpec) -> str:
 
 
 def _location_ok(frame: pd.DataFrame) -> pd.Series:
-    """True where location is blank or reads `site_type/detail` with the row's own site_type as prefix."""
+    """True where location is blank or reads `site_type/detail` with the row's own site_type as prefix.
+
+    All True when site_type is absent (the missing column is reported on its own).
+    """
+    if "site_type" not in frame.columns or "location" not in frame.columns:
+        return pd.Series(True, index=frame.index)
     location = frame["location"]
     parts = location.str.extract(_LOCATION)
     return location.isna() | (parts[0] == frame["site_type"]).fillna(False).astype(bool)
@@ -303,6 +317,15 @@ def rule_schema(table: TableSpec, keys: dict[str, Collection[str]] | None = None
                     name=f"{col.name}:choice",
                     error="is not an allowed value",
                     description=f"use one of: {allowed}{blank_note}",
+                )
+            )
+        if col.pattern is not None:
+            checks.append(
+                pa.Check.str_matches(
+                    f"^(?:{col.pattern})$",
+                    name=f"{col.name}:pattern",
+                    error=f"is not a valid {col.name} name",
+                    description=col.pattern_fix,
                 )
             )
         if col.unique:

@@ -10,13 +10,16 @@ refuses a source that breaks the contract.
 from __future__ import annotations
 
 import csv
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import yaml
 from pydantic import ValidationError
 
@@ -32,12 +35,41 @@ from autovend.data.contract import (
 )
 from autovend.errors import SourceError
 
+if TYPE_CHECKING:
+    from autovend.data.plausibility import CheckSettings
+
 _INTEGER = r"[+-]?\d+"
 _DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _DATE = r"\d{4}-\d{2}-\d{2}"
 _DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?"
 _OFFSET = _DATETIME + r"(?:Z|[+-]\d{2}(?::?\d{2})?)"
 _TIME_UNIT = "datetime64[ns]"
+# Type limits, not plausibility limits (those are in autovend.data.plausibility): a whole number must be
+# exact in float64 and fit int64; a decimal must be finite and small enough to keep cents exact; a
+# timestamp must fall in the years a nanosecond timestamp can hold, narrowed to a window real records use.
+MAX_INTEGER = 2**53
+MAX_DECIMAL = 1e12
+YEARS: tuple[int, int] = (1900, 2200)
+_SNIFF_BYTES = 4096
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def resave_utf8(encoding: str) -> str:
+    """How to re-save a table written in `encoding` as UTF-8."""
+    return (
+        "re-save it as UTF-8: in Excel choose Save As > 'CSV UTF-8 (Comma delimited)'; in LibreOffice tick "
+        f"'Edit filter settings' and pick 'Unicode (UTF-8)'; or run `iconv -f {encoding} -t UTF-8 old.csv > new.csv`"
+    )
+
+
+class TableReadError(SourceError):
+    """A table file cannot be read as a table: what is wrong, what to fix, and the column if one is to blame."""
+
+    def __init__(self, problem: str, fix: str, column: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+        self.column = column
 
 
 @dataclass(frozen=True)
@@ -87,30 +119,86 @@ def table_files(folder: Path, table: TableSpec) -> list[Path]:
     return [folder / name for name in table.file_names if (folder / name).is_file()]
 
 
-def read_table_file(path: Path) -> pd.DataFrame:
+def entry_problem(folder: Path, path: Path) -> tuple[str, str] | None:
+    """Why the entry `path` of the source folder cannot be read as a contract file (problem, fix), or None.
+
+    A folder where a file belongs, a link to nothing, and a link that leads outside the source folder
+    (whose target is never opened, so none of its content can be echoed) are refused.
+    """
+    if path.is_symlink():
+        if not path.exists():
+            return "is a link to nothing (its target does not exist)", f"put the file itself at {path.name}"
+        if not path.resolve().is_relative_to(folder.resolve()):
+            return (
+                "is a link to a file outside the source folder (not read)",
+                f"copy the file into the source folder as {path.name} instead of linking to it",
+            )
+    if path.is_dir():
+        return "is a folder, not a file", f"put the table's file at {path.name} (move the folder's content out)"
+    if path.exists() and not path.is_file():
+        return "is not a regular file", f"put the table's file at {path.name}"
+    return None
+
+
+def read_table_file(path: Path, columns: Collection[str] | None = None) -> pd.DataFrame:
     """Read one table file; CSV columns come back as text ('' for a blank cell), Parquet as stored.
 
-    Raises SourceError (message says why) when the file cannot be read as a table.
+    Parquet columns of lists, structs or maps are refused when named in `columns` (the contract's
+    columns of the table) and turned into text otherwise, so extra columns stay ignorable. Raises
+    TableReadError (a SourceError saying why and what to fix) when the file cannot be read as a table.
     """
+    export_again = "export the table again as a UTF-8 CSV with a header row"
     try:
         if path.suffix == ".csv":
+            _refuse_non_utf8(path)
             frame = pd.read_csv(path, engine="pyarrow", dtype=str, keep_default_na=False, encoding="utf-8")
         else:
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path, columns)
     except pd.errors.EmptyDataError as exc:
-        raise SourceError("the file is empty (not even a header row)") from exc
+        raise TableReadError("the file is empty (not even a header row)", export_again) from exc
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if "UTF8" in detail or "utf-8" in detail.lower():
-            detail = f"{detail} (save the file as UTF-8)"
-        raise SourceError(f"cannot be read as a table: {detail}") from exc
+            fix = resave_utf8("GB18030") + " (-f CP1252 for Western European text)"
+            raise TableReadError(f"cannot be read as a table: {detail} (save the file as UTF-8)", fix) from exc
+        raise TableReadError(f"cannot be read as a table: {detail}", export_again) from exc
     names = [str(c) for c in frame.columns]
     header = _csv_header(path) if path.suffix == ".csv" else names
     repeated = sorted({n for n in header if header.count(n) > 1})
     if repeated:
-        raise SourceError(f"the header repeats column names {repeated}; give each column one name")
+        raise TableReadError(f"the header repeats column names {repeated}", "give each column one name")
     frame.columns = names
     return frame.reset_index(drop=True)
+
+
+def _refuse_non_utf8(path: Path) -> None:
+    """Refuse a CSV in UTF-16 or UTF-32 (a byte-order mark or NUL bytes near the start) before parsing it."""
+    with path.open("rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    if head.startswith(_UTF16_BOMS) or head.startswith(b"\x00\x00\xfe\xff"):
+        raise TableReadError(
+            "is not UTF-8 text: it is UTF-16 or UTF-32 (it starts with that byte-order mark)", resave_utf8("UTF-16")
+        )
+    if b"\x00" in head:
+        raise TableReadError(
+            "is not UTF-8 text: it holds NUL bytes, as UTF-16 or binary files do", resave_utf8("UTF-16")
+        )
+
+
+def _read_parquet(path: Path, columns: Collection[str] | None) -> pd.DataFrame:
+    """A Parquet file as a DataFrame; nested columns are refused (contract columns) or turned into text."""
+    nested = [field for field in pq.read_schema(path) if pa.types.is_nested(field.type)]
+    for field in nested:
+        if columns is not None and field.name in columns:
+            raise TableReadError(
+                f"holds {field.type} values (lists or records), not one value per cell",
+                f"store one plain value (number, text, date or time) per cell in {field.name}",
+                column=field.name,
+            )
+    frame = pd.read_parquet(path)
+    for field in nested:
+        frame[field.name] = frame[field.name].map(lambda v: None if v is None else str(v))
+    return frame
 
 
 def _csv_header(path: Path) -> list[str]:
@@ -122,12 +210,17 @@ def _csv_header(path: Path) -> list[str]:
 def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, str, str]]]:
     """Parse source.yaml: (meta or None, problems as (key or None, what is wrong, what to fix))."""
     path = folder / META_FILE
+    problem = entry_problem(folder, path)
+    if problem is not None:
+        return None, [(None, *problem)]
     if not path.is_file():
         return None, [(None, "file not found", f"add {META_FILE} with name, currency, timezone, country, description")]
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [(None, f"cannot be read: {exc}", "save it as UTF-8 text")]
+    except UnicodeDecodeError:
+        return None, [(None, "is not UTF-8 text", "save it as UTF-8 text (e.g. `iconv -f UTF-16 -t UTF-8`)")]
+    except OSError as exc:
+        return None, [(None, f"cannot be read: {exc.strerror or type(exc).__name__}", "make the file readable")]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -196,8 +289,21 @@ def _coerce_number(column: ColumnSpec, series: pd.Series) -> Coerced:
         ok = _matches(text, _INTEGER if integer else _DECIMAL)
         bad = ~blank & ~ok
         values = pd.Series(_text_to_float(text, ok), index=series.index, dtype="float64")
-    values = values.where(~bad)
+    limit = MAX_INTEGER if integer else MAX_DECIMAL
+    magnitude = np.abs(values.to_numpy(dtype="float64"))
+    too_large = ~bad & ~blank & ~(magnitude <= limit)  # also catches text such as 1e999 that parses to inf
+    values = values.where(~bad & ~too_large)
     issues = _blank_issue(column, blank)
+    if too_large.any():
+        bound = "2^53 = 9007199254740992" if integer else "10^12"
+        issues.append(
+            ColumnIssue(
+                too_large,
+                f"is out of range (larger than {bound} in magnitude)",
+                "correct the number: no real count or amount is this large (look for a shifted column or a "
+                "scientific-notation export)",
+            )
+        )
     if bad.any():
         if integer:
             issues.append(ColumnIssue(bad, "is not a whole number", "write the number with digits only, e.g. 3"))
@@ -254,6 +360,11 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
             is_date = np.zeros_like(is_date)
         else:
             is_datetime = np.zeros_like(is_datetime)
+    year = pd.to_numeric(text.str.slice(0, 4), errors="coerce").to_numpy(dtype="float64")
+    out_of_years = (is_date | is_datetime) & ~((year >= YEARS[0]) & (year <= YEARS[1]))
+    if out_of_years.any():
+        issues.append(_years_issue(out_of_years))
+        is_date, is_datetime = is_date & ~out_of_years, is_datetime & ~out_of_years
     has_time = bool(is_datetime.any())
     values = pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT)
     if is_date.any():
@@ -269,6 +380,14 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     return Coerced(values, tuple(issues), has_time)
 
 
+def _years_issue(mask: np.ndarray) -> ColumnIssue:
+    return ColumnIssue(
+        mask,
+        f"is outside the years {YEARS[0]}-{YEARS[1]}",
+        "give the real date; a placeholder such as 9999-12-31 or 1900-01-01 is not one (drop the row if unknown)",
+    )
+
+
 def _coerce_typed_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     """A Parquet timestamp column: refuse time-zone-aware values; DATE columns must be at midnight."""
     blank = series.isna().to_numpy()
@@ -279,7 +398,12 @@ def _coerce_typed_time(column: ColumnSpec, series: pd.Series) -> Coerced:
             ColumnIssue(bad, "carries a time zone", "store local time of source.yaml's timezone without a time zone")
         )
         return Coerced(pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT), tuple(issues))
-    values = series.astype(_TIME_UNIT)
+    year = series.dt.year.to_numpy(dtype="float64", na_value=np.nan)
+    out_of_years = ~blank & ~((year >= YEARS[0]) & (year <= YEARS[1]))
+    if out_of_years.any():
+        issues.append(_years_issue(out_of_years))
+        blank = blank | out_of_years
+    values = series.where(~out_of_years).astype(_TIME_UNIT)
     off_midnight = (values != values.dt.normalize()).to_numpy() & ~blank
     if column.kind is Kind.DATE and off_midnight.any():
         issues.append(ColumnIssue(off_midnight, "is a date-time where a date is expected", "store the date only"))
@@ -333,14 +457,15 @@ def finalise_table(table: TableSpec, typed: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=typed.index)
 
 
-def load_source(path: str | Path) -> Source:
+def load_source(path: str | Path, settings: CheckSettings | None = None) -> Source:
     """Check the source folder at `path` and return its typed tables.
 
-    Raises SourceError carrying the formatted report when the folder breaks the contract.
+    `settings` holds the plausibility limits (params section `check`, see `load_check_settings`); None
+    means the defaults. Raises SourceError carrying the formatted report when the folder breaks the contract.
     """
     from autovend.data.check import inspect_source
 
-    inspection = inspect_source(Path(path))
+    inspection = inspect_source(Path(path), settings)
     report = inspection.report
     if not report.ok or inspection.meta is None or report.summary is None:
         raise SourceError(report.format())

@@ -1,9 +1,17 @@
-"""Benchmark settings of the demand model: fixed by design, never estimated (paper §3.3)."""
+"""Benchmark settings of the demand model: fixed by design, never estimated (paper §3.3).
+
+Site types are open: a source may name its own (`hospital`, `school`). The per-site-type settings
+(price elasticity, rain and calendar multipliers) are `SiteTable`s: a site type without an entry of its
+own reads the pooled entry, `unknown` (POOLED_SITE_TYPE), or the neutral value 1 where a rain or
+calendar table has no `unknown` entry. `DemandSettings.site_types_without_settings` names the site
+types that fell back, for the calibration report and the world README.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -18,10 +26,45 @@ SITE_TYPES: tuple[str, ...] = (
     "public",
     "unknown",
 )
+POOLED_SITE_TYPE = "unknown"  # the entry a site type without settings of its own reads
 DAY_TYPES: tuple[str, ...] = ("workday", "weekend", "holiday")
 RAIN_LEVELS: tuple[str, ...] = ("dry", "light", "heavy")
+_NEUTRAL_DAY_TYPE: dict[str, float] = dict.fromkeys(DAY_TYPES, 1.0)
 
 DayType = Literal["workday", "weekend", "holiday"]
+V = TypeVar("V")
+
+
+class SiteTable(dict[str, V]):
+    """A per-site-type mapping in which a site type without its own entry reads the pooled one.
+
+    `table[site]` and `table.get(site, default)` give the site's own entry, else the `unknown` entry,
+    else `neutral` (if set; `get` then falls back to `default`). `site in table` and iteration see own
+    entries only, so a table serialises exactly as the mapping it was built from.
+    """
+
+    def __init__(self, entries: dict[str, V], neutral: V | None = None) -> None:
+        super().__init__(entries)
+        self.neutral = neutral
+
+    def pooled(self) -> V | None:
+        """The value a site type without its own entry reads (None if the table has none)."""
+        if POOLED_SITE_TYPE in self:
+            return dict.__getitem__(self, POOLED_SITE_TYPE)
+        return self.neutral
+
+    def __missing__(self, key: str) -> V:
+        value = self.pooled()
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        """The site's own entry, else the pooled one, else `default`."""
+        if key in self:
+            return dict.__getitem__(self, key)
+        value = self.pooled()
+        return default if value is None else value
 
 
 class _Frozen(BaseModel):
@@ -52,8 +95,9 @@ class RainSettings(_Frozen):
             "office": 0.97,
             "public": 0.92,
             "unknown": 1.00,
-        }
-    )
+        },
+        validate_default=True,  # so the defaults become SiteTables too
+    )  # site types without an entry: the `unknown` entry, else 1
     heavy: dict[str, float] = Field(
         default_factory=lambda: {
             "worksite": 0.95,
@@ -63,8 +107,14 @@ class RainSettings(_Frozen):
             "office": 0.92,
             "public": 0.82,
             "unknown": 1.00,
-        }
-    )
+        },
+        validate_default=True,  # so the defaults become SiteTables too
+    )  # site types without an entry: the `unknown` entry, else 1
+
+    @field_validator("light", "heavy")
+    @classmethod
+    def _pooled(cls, v: dict[str, float]) -> SiteTable[float]:
+        return SiteTable(v, neutral=1.0)
 
 
 class CalendarSettings(_Frozen):
@@ -79,8 +129,9 @@ class CalendarSettings(_Frozen):
             "office": {"workday": 1.0, "weekend": 0.40, "holiday": 0.30},
             "public": {"workday": 1.0, "weekend": 1.10, "holiday": 1.10},
             "unknown": {"workday": 1.0, "weekend": 1.0, "holiday": 1.0},
-        }
-    )
+        },
+        validate_default=True,  # so the defaults become SiteTables too
+    )  # site types without an entry: the `unknown` entry, else 1 on every day type
     holiday_category: dict[str, float] = Field(
         default_factory=lambda: {"drinks": 1.0, "snacks": 1.10}
     )  # extra multiplier on holidays by category_l1; categories not listed: 1
@@ -92,7 +143,7 @@ class CalendarSettings(_Frozen):
             missing = set(DAY_TYPES) - set(row)
             if missing:
                 raise ValueError(f"calendar.day_type.{site} lacks {sorted(missing)}")
-        return v
+        return SiteTable(v, neutral=dict(_NEUTRAL_DAY_TYPE))
 
 
 class EnvironmentSettings(_Frozen):
@@ -117,23 +168,33 @@ class DemandSettings(_Frozen):
             "office": 2.6,
             "public": 2.9,
             "unknown": 2.9,
-        }
-    )  # site-type price elasticities, within 2.4-3.5 (paper §3.3)
+        },
+        validate_default=True,  # so the defaults become SiteTables too
+    )  # site-type price elasticities, within 2.4-3.5 (paper §3.3); other site types: the `unknown` entry
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
 
     @field_validator("elasticity")
     @classmethod
-    def _all_sites(cls, v: dict[str, float]) -> dict[str, float]:
+    def _all_sites(cls, v: dict[str, float]) -> SiteTable[float]:
         missing = set(SITE_TYPES) - set(v)
         if missing:
             raise ValueError(f"elasticity lacks site types {sorted(missing)}")
-        return v
+        return SiteTable(v)
 
     def elasticity_of(self, site_types: Any) -> Any:
-        """Vector of elasticities for an array of site types."""
+        """Vector of elasticities for an array of site types (the pooled `unknown` one for unlisted types)."""
         import numpy as np
 
         return np.array([self.elasticity[s] for s in site_types], dtype=float)
+
+    def site_types_without_settings(self, site_types: Iterable[str]) -> tuple[str, ...]:
+        """The distinct `site_types` (sorted) lacking an own entry in a per-site-type table: they use the pooled one.
+
+        The tables are the elasticities, the light and heavy rain multipliers and the calendar multipliers.
+        """
+        env = self.environment
+        tables = (self.elasticity, env.rain.light, env.rain.heavy, env.calendar.day_type)
+        return tuple(sorted({str(s) for s in site_types if any(str(s) not in t for t in tables)}))
 
 
 def load_demand_settings(path: str | Path | None = None) -> DemandSettings:

@@ -71,3 +71,43 @@ def test_results_round_trip_through_their_folder(tmp_path, synthetic_calibration
     pd.testing.assert_frame_equal(b1, b0)
     assert back.scalars["source_hash"] == synthetic_calibration.scalars["source_hash"]
     assert len(back.scalars["source_hash"]) == 64
+
+
+def _rewrite(src, stem, change):
+    frame = pd.read_csv(src / f"{stem}.csv", dtype=str, keep_default_na=False)
+    change(frame).to_csv(src / f"{stem}.csv", index=False)
+
+
+def test_a_machine_without_orders_is_left_out_with_a_note(tmp_path):
+    src = _source(tmp_path, 40, {"worksite/canteen": 2, "office/office_building": 1}, 2, 900)
+    before = calibrate(load_source(src))
+    idle = pd.DataFrame([{"machine_id": "MX99", "site_type": "hospital", "location": "", "capacity": "200"}])
+    _rewrite(src, "machines", lambda m: pd.concat([m, idle], ignore_index=True))
+    after = calibrate(load_source(src))  # used to raise IndexError in attach_sales
+    assert "1 machine without any sale of a kept product left out of the calibration: MX99" in after.scalars["notes"]
+    assert list(after.machines["machine_id"]) == ["SH0001", "SH0002", "SH0003"]
+    pd.testing.assert_frame_equal(after.machines, before.machines)
+    pd.testing.assert_frame_equal(after.popularity, before.popularity)
+    assert after.scalars["u"] == before.scalars["u"]
+
+
+def test_a_source_with_one_product_calibrates(tmp_path):
+    src = _source(tmp_path, 40, {"worksite/canteen": 2, "office/office_building": 1}, 2, 900)
+    orders = pd.read_csv(src / "orders.csv", dtype=str, keep_default_na=False)
+    busiest = orders[orders["machine_id"] == "SH0001"]["sku_id"].value_counts().index[0]
+    assert set(orders.loc[orders["sku_id"] == busiest, "machine_id"]) == {"SH0001"}  # only SH0001 ever sold it
+    for stem in ("orders", "inventory", "products"):
+        _rewrite(src, stem, lambda f: f[f["sku_id"] == busiest])
+    res = calibrate(load_source(src))  # used to raise IndexError for the machines that never sold it
+    assert list(res.popularity["sku_id"]) == [busiest]
+    assert list(res.machines["machine_id"]) == ["SH0001"]
+    note = "2 machines without any sale of a kept product left out of the calibration: SH0002, SH0003"
+    assert note in res.scalars["notes"]
+
+
+def test_no_sale_of_a_kept_product_names_keep_subcategories(tmp_path):
+    src = _source(tmp_path, 20, {"worksite/canteen": 2}, 1, 400)
+    novelty = {"sku_id": "NEW1", "name": "", "category_l1": "snacks", "category_l2": "novelty", "ref_price": "9"}
+    _rewrite(src, "products", lambda p: pd.concat([p, pd.DataFrame([novelty])], ignore_index=True))
+    with pytest.raises(InsufficientDataError, match=r"no completed order line .* kept subcategories"):
+        calibrate(load_source(src), CalibrationConfig(keep_subcategories=["novelty"]))

@@ -99,6 +99,34 @@ def source_tables() -> dict[str, pd.DataFrame]:
     }
 
 
+def daily_tables(start: str, days: int, lines_per_day: int) -> dict[str, pd.DataFrame]:
+    """Orders, inventory and weather over `days` days from `start`, every cell as text, to replace the tiny ones.
+
+    Each day has `lines_per_day` completed lines at 10:00, qty 1, cycling over machines M01..M03 and
+    products S1..S3 at their ref_price; weather covers every day; inventory counts M01's S1 on day 1.
+    """
+    dates = pd.date_range(start, periods=days, freq="D").strftime("%Y-%m-%d")
+    n = days * lines_per_day
+    refs = {"S1": "2.00", "S2": "4.50", "S3": "6"}
+    skus = [f"S{i % 3 + 1}" for i in range(n)]
+    orders = pd.DataFrame(
+        {
+            "order_id": [f"o{i}" for i in range(n)],
+            "machine_id": [f"M0{(i // 3) % 3 + 1}" for i in range(n)],
+            "sku_id": skus,
+            "ts": [f"{d}T10:00:00" for d in dates for _ in range(lines_per_day)],
+            "qty": "1",
+            "unit_price": [refs[k] for k in skus],
+            "status": "",
+        }
+    )
+    inventory = pd.DataFrame(
+        {"machine_id": ["M01"], "ts": [f"{dates[0]}T07:00:00"], "sku_id": ["S1"], "shelf_qty": ["20"]}
+    )
+    weather = pd.DataFrame({"date": list(dates), "t_max_c": "20", "precip_mm": "0"})
+    return {"orders": orders, "inventory": inventory, "weather": weather, "calendar": None}
+
+
 def write_source(
     folder: Path,
     tables: dict[str, pd.DataFrame | None] | None = None,

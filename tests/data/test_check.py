@@ -69,6 +69,22 @@ def meta(**changes):
     return mutate
 
 
+def replace_with_folder(name):
+    def mutate(folder):
+        (folder / name).unlink()
+        (folder / name).mkdir()
+        (folder / name / "part-0.csv").write_text("order_id\n")
+
+    return mutate
+
+
+def as_utf16(name):
+    def mutate(folder):
+        (folder / name).write_bytes((folder / name).read_text(encoding="utf-8").encode("utf-16"))
+
+    return mutate
+
+
 def add_parquet_orders(folder):
     typed_frame(source_tables()["orders"]).to_parquet(folder / "orders.parquet", index=False)
 
@@ -279,11 +295,11 @@ BROKEN = [
         id="empty-table",
     ),
     pytest.param(
-        cell("machines", 1, "site_type", "school"),
+        cell("machines", 1, "site_type", "School"),
         None,
         [
-            "machines.csv, row 2, column site_type: is not an allowed value (value 'school')",
-            "Fix: use one of: worksite, campus, residential, commercial, office, public, unknown",
+            "machines.csv, row 2, column site_type: is not a valid site_type name (value 'School')",
+            "Fix: use a lower-case name of letters, digits and '_' that starts with a letter",
         ],
         1,
         id="bad-site-type",
@@ -323,7 +339,7 @@ BROKEN = [
         cell("weather", 1, "date", "2025-03-03"),
         None,
         ["weather.csv, rows 1, 2, column date: appears on more than one row", "Fix: keep one row per date"],
-        2,
+        2 + 1,  # plus the weather now lacking 2025-03-04: 2 of the period's 3 days are below the 80% coverage
         id="weather-date-twice",
     ),
     pytest.param(
@@ -409,6 +425,81 @@ BROKEN = [
         ["source.yaml, key country: bad value False", "put the code in quotes"],
         1,
         id="yaml-country-no-is-boolean",
+    ),
+    # inputs that used to crash the checker with a traceback
+    pytest.param(
+        drop_column("machines", "site_type"),
+        None,
+        [
+            "machines.csv, column site_type: missing required column "
+            "(columns found: 'machine_id', 'location', 'capacity')",
+            "Fix: add a column named site_type",
+        ],
+        1,  # and no KeyError from the location rule, which needs site_type
+        id="machines-without-site-type",
+    ),
+    pytest.param(
+        cell("orders", 2, "ts", "9999-01-01T00:00:00"),
+        None,
+        ["orders.csv, row 3, column ts: is outside the years 1900-2200 (value '9999-01-01T00:00:00')", "Fix: give"],
+        1,
+        id="year-9999",
+    ),
+    pytest.param(
+        cell("weather", 1, "date", "1899-12-31"),
+        None,
+        ["weather.csv, row 2, column date: is outside the years 1900-2200"],
+        1 + 1,  # and the weather lacks 2025-03-04: 2 of 3 days
+        id="year-1899",
+    ),
+    pytest.param(
+        cell("orders", 2, "qty", "99999999999999999999"),
+        None,
+        ["orders.csv, row 3, column qty: is out of range (larger than 2^53 = 9007199254740992 in magnitude)"],
+        1,
+        id="qty-beyond-int64",
+    ),
+    pytest.param(
+        cell("inventory", 0, "shelf_qty", "-99999999999999999999"),
+        None,
+        ["inventory.csv, row 1, column shelf_qty: is out of range"],
+        1,
+        id="shelf-qty-beyond-int64",
+    ),
+    pytest.param(
+        cell("orders", 2, "unit_price", "1e999"),
+        None,
+        ["orders.csv, row 3, column unit_price: is out of range (larger than 10^12 in magnitude) (value '1e999')"],
+        1,
+        id="price-infinite",
+    ),
+    pytest.param(
+        None,
+        as_utf16("machines.csv"),
+        ["machines.csv: is not UTF-8 text: it is UTF-16", "Fix: re-save it as UTF-8", "CSV UTF-8 (Comma delimited)"],
+        1,  # machine ids are not checked against a machines table that cannot be read
+        id="utf-16",
+    ),
+    pytest.param(
+        None,
+        write("orders.csv", "order_id,machine_id\n".encode("utf-16-le")),
+        ["orders.csv: is not UTF-8 text: it holds NUL bytes", "iconv -f UTF-16 -t UTF-8"],
+        1,
+        id="utf-16-without-bom",
+    ),
+    pytest.param(
+        None,
+        replace_with_folder("orders.csv"),
+        ["orders.csv: is a folder, not a file", "Fix: put the table's file at orders.csv"],
+        1,
+        id="table-is-a-folder",
+    ),
+    pytest.param(
+        None,
+        replace_with_folder("source.yaml"),
+        ["source.yaml: is a folder, not a file"],
+        1,
+        id="yaml-is-a-folder",
     ),
 ]
 
@@ -506,7 +597,7 @@ def test_every_violation_reported_with_the_total(tmp_path):
     tables = source_tables()
     tables["orders"]["qty"] = ["0", "0", "x", "1", "-1", "1", "1", "1"]
     tables["orders"].loc[7, "sku_id"] = "S9"
-    tables["machines"].loc[1, "site_type"] = "mall"
+    tables["machines"].loc[1, "site_type"] = "Mall"
     tables["weather"].loc[0, "t_max_c"] = "warm"
     report = check_source(write_source(tmp_path / "src", tables=tables))
     assert report.n_errors == 3 + 1 + 1 + 1 + 1
@@ -535,7 +626,7 @@ def test_many_bad_rows_make_one_group_and_the_cap_counts_the_rest(tmp_path):
     )
     orders.loc[n - 1, "unit_price"] = "-1"
     tables = source_tables()
-    tables["machines"].loc[2, ["site_type", "location"]] = ["moon", ""]
+    tables["machines"].loc[2, ["site_type", "location"]] = ["Moon", ""]
     tables["products"].loc[0, "ref_price"] = "free"
     report = check_source(write_source(tmp_path / "src", tables={**tables, "orders": orders}))
     assert report.n_errors == 1000 + 1 + 1 + 1
@@ -626,3 +717,148 @@ def test_cli_missing_folder_exits_1(tmp_path):
     result = CliRunner().invoke(app, ["check", str(tmp_path / "absent")])
     assert result.exit_code == 1
     assert "source folder not found" in result.output
+
+
+# --- inputs that used to crash, and links -------------------------------------------------------
+
+
+def test_table_linked_from_outside_the_source_is_refused_unread(tmp_path):
+    secret = tmp_path / "elsewhere" / "machines.csv"
+    secret.parent.mkdir()
+    secret.write_text("machine_id,site_type\nTOP-SECRET-ROW,worksite\n")
+    folder = write_source(tmp_path / "src")
+    (folder / "machines.csv").unlink()
+    (folder / "machines.csv").symlink_to(secret)
+    report = check_source(folder)
+    assert report.n_errors == 1
+    text = report.format()
+    assert "machines.csv: is a link to a file outside the source folder (not read)" in text
+    assert "Fix: copy the file into the source folder as machines.csv" in text
+    assert "TOP-SECRET" not in text and "elsewhere" not in text
+
+
+def test_links_inside_the_source_folder_are_read(tmp_path):
+    folder = write_source(tmp_path / "src")
+    (folder / "exports").mkdir()
+    (folder / "orders.csv").rename(folder / "exports" / "orders-2025.csv")
+    (folder / "orders.csv").symlink_to(folder / "exports" / "orders-2025.csv")
+    report = check_source(folder)
+    assert report.ok, report.format()
+    assert report.summary.units_sold == 9
+
+
+def test_broken_link_and_yaml_linked_from_outside(tmp_path):
+    folder = write_source(tmp_path / "src")
+    (tmp_path / "meta.yaml").write_text((folder / "source.yaml").read_text())
+    (folder / "source.yaml").unlink()
+    (folder / "source.yaml").symlink_to(tmp_path / "meta.yaml")
+    (folder / "weather.csv").unlink()
+    (folder / "weather.csv").symlink_to(tmp_path / "gone.csv")
+    report = check_source(folder)
+    assert [(v.file, v.problem) for v in report.errors] == [
+        ("source.yaml", "is a link to a file outside the source folder (not read)"),
+        ("weather.csv", "is a link to nothing (its target does not exist)"),
+    ]
+
+
+def write_orders_parquet(folder, **columns):
+    orders = typed_frame(source_tables()["orders"])
+    for name, values in columns.items():
+        orders[name] = values
+    (folder / "orders.csv").unlink(missing_ok=True)
+    orders.to_parquet(folder / "orders.parquet", index=False)
+
+
+def test_parquet_timestamp_in_year_9999_is_an_error(tmp_path):
+    import datetime as dt
+
+    folder = write_source(tmp_path / "src")
+    stamps = [dt.datetime(2025, 3, 3, 8, 15)] * 7 + [dt.datetime(9999, 12, 31)]
+    write_orders_parquet(folder, ts=pd.Series(stamps, dtype="datetime64[us]"))
+    report = check_source(folder)
+    assert report.n_errors == 1
+    assert "orders.parquet, row 8, column ts: is outside the years 1900-2200 (value '9999-12-31')" in report.format()
+
+
+def test_parquet_column_of_lists_is_an_error_an_extra_one_is_ignored(tmp_path):
+    folder = write_source(tmp_path / "src")
+    write_orders_parquet(folder, qty=[[1]] * 8)
+    report = check_source(folder)
+    assert report.n_errors == 1
+    assert (
+        "orders.parquet, column qty: holds list<element: int64> values (lists or records), not one value per cell. "
+        "Fix: store one plain value (number, text, date or time) per cell in qty"
+    ) in report.format()
+    write_orders_parquet(folder, tags=[["promo", "card"]] * 6 + [None, None])
+    report = check_source(folder)
+    assert report.ok, report.format()
+    assert report.summary.duplicate_rows["orders.parquet"] == 1  # the extra column is compared as text
+
+
+def parquet_year_9999(folder):
+    import datetime as dt
+
+    stamps = [dt.datetime(2025, 3, 3, 8, 15)] * 7 + [dt.datetime(9999, 12, 31)]
+    write_orders_parquet(folder, ts=pd.Series(stamps, dtype="datetime64[us]"))
+
+
+def parquet_lists(folder):
+    write_orders_parquet(folder, qty=[[1]] * 8)
+
+
+def link_outside(folder):
+    outside = folder.parent / "outside.csv"
+    (folder / "products.csv").rename(outside)
+    (folder / "products.csv").symlink_to(outside)
+
+
+CRASHES = {
+    "no-site-type": (drop_column("machines", "site_type"), None, "machines.csv, column site_type: missing required"),
+    "year-9999": (
+        cell("orders", 2, "ts", "9999-01-01T00:00:00"),
+        None,
+        "orders.csv, row 3, column ts: is outside the years",
+    ),
+    "utf-16": (None, as_utf16("orders.csv"), "orders.csv: is not UTF-8 text"),
+    "folder": (None, replace_with_folder("orders.csv"), "orders.csv: is a folder, not a file"),
+    "parquet-year-9999": (None, parquet_year_9999, "orders.parquet, row 8, column ts: is outside the years"),
+    "parquet-lists": (None, parquet_lists, "orders.parquet, column qty: holds list<element: int64> values"),
+    "link-outside": (None, link_outside, "products.csv: is a link to a file outside the source folder (not read)"),
+    "qty-int64": (cell("orders", 0, "qty", "99999999999999999999"), None, "orders.csv, row 1, column qty: is out of"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CRASHES))
+def test_cli_turns_former_crashes_into_exit_1_with_the_message(tmp_path, case):
+    mutate_tables, mutate_folder, message = CRASHES[case]
+    tables = source_tables()
+    if mutate_tables is not None:
+        mutate_tables(tables)
+    folder = write_source(tmp_path / "src", tables=tables)
+    if mutate_folder is not None:
+        mutate_folder(folder)
+    result = CliRunner().invoke(app, ["check", str(folder)])
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_cli_params_loosen_a_limit_and_print_warnings(tmp_path):
+    tables = source_tables()
+    tables["orders"].loc[0, "qty"] = "150"
+    tables["orders"].loc[1, "unit_price"] = "13.5"  # 3 x the ref_price of S2: a warning
+    folder = write_source(tmp_path / "src", tables=tables)
+    strict = CliRunner().invoke(app, ["check", str(folder)])
+    assert strict.exit_code == 1
+    assert "orders.csv, row 1, column qty: is more than 100 units on one order line" in strict.output
+    params = tmp_path / "params.yaml"
+    params.write_text("check:\n  max_qty_per_line: 200\n")
+    loose = CliRunner().invoke(app, ["check", str(folder), "--params", str(params), "--json", str(tmp_path / "s.json")])
+    assert loose.exit_code == 0, loose.output
+    assert "Warnings (1 group; they do not fail the check" in loose.output
+    assert "warning: orders.csv, row 2, column unit_price: is more than 2 times the product's ref_price" in loose.output
+    import json
+
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert len(summary["warnings"]) == 1 and "row 2, column unit_price" in summary["warnings"][0]

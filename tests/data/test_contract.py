@@ -6,12 +6,13 @@ from autovend.data.contract import (
     CONTRACT_FILES,
     ISO_3166_ALPHA2,
     ORDERS,
-    SITE_TYPES,
+    SITE_TYPE_PATTERN,
     TABLES,
     Kind,
     SourceMeta,
     rule_schema,
 )
+from autovend.demand.settings import SITE_TYPES
 
 GOOD = {"name": "op-1", "currency": "CNY", "timezone": "Asia/Shanghai", "country": "CN", "description": "x"}
 
@@ -46,6 +47,7 @@ def test_contract_files_are_yaml_and_two_formats_per_table():
 
 def test_site_types_and_iso_list():
     assert SITE_TYPES == ("worksite", "campus", "residential", "commercial", "office", "public", "unknown")
+    assert SITE_TYPE_PATTERN == "[a-z][a-z0-9_]*"
     assert len(ISO_3166_ALPHA2) == 249
     assert {"CN", "US", "NA", "NO"} <= ISO_3166_ALPHA2
     assert "XX" not in ISO_3166_ALPHA2
@@ -127,6 +129,19 @@ def test_location_check_wants_own_site_type_as_prefix():
     assert check.title == "location"
     ok = check(frame).check_output.to_list()
     assert ok == [True, True, False, False, False]
+
+
+def test_site_types_are_open_lower_case_names():
+    machines = TABLES[0]
+    names = ["hospital", "school_2", "worksite", "School", "2nd_floor", "food court", "café", "x-y"]
+    frame = pd.DataFrame({"machine_id": [f"M{i}" for i in range(8)], "site_type": names})
+    assert failing_rows(rule_schema(machines), frame, "site_type") == [4, 5, 6, 7, 8]
+
+
+def test_location_check_skips_a_missing_site_type_column():
+    frame = pd.DataFrame({"machine_id": ["M1"], "location": pd.Series(["worksite/canteen"], dtype="str")})
+    (check,) = rule_schema(TABLES[0]).checks
+    assert check(frame).check_output.to_list() == [True]
 
 
 def test_unique_check_flags_every_copy():

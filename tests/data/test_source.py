@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from autovend.data.contract import CALENDAR, MACHINES, ORDERS, PRODUCTS, WEATHER
-from autovend.data.source import coerce_column, load_source, read_table_file
+from autovend.data.source import TableReadError, coerce_column, entry_problem, load_source, read_table_file
 from autovend.errors import SourceError
 from tests.data.make_source import source_tables, write_source
 
@@ -49,6 +49,47 @@ def test_unreadable_files_raise_source_error(tmp_path, content, message):
         read_table_file(path)
 
 
+def test_utf16_is_named_with_how_to_resave_and_never_echoed(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes("id,qty\nSECRET-ID,2\n".encode("utf-16"))
+    with pytest.raises(TableReadError) as caught:
+        read_table_file(path)
+    assert caught.value.problem == "is not UTF-8 text: it is UTF-16 or UTF-32 (it starts with that byte-order mark)"
+    assert "CSV UTF-8 (Comma delimited)" in caught.value.fix and "iconv -f UTF-16 -t UTF-8" in caught.value.fix
+    assert "SECRET" not in str(caught.value)
+
+
+def test_parquet_nested_columns_refused_when_asked_for_else_text(tmp_path):
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"id": ["a", "b"], "tags": [["x", "y"], None], "info": [{"k": 1}, {"k": 2}]}).to_parquet(path)
+    with pytest.raises(TableReadError, match="holds list<element: string> values") as caught:
+        read_table_file(path, columns=("id", "tags"))
+    assert caught.value.column == "tags"
+    frame = read_table_file(path, columns=("id",))
+    assert frame["tags"].iloc[0] == "['x' 'y']" and frame["tags"].isna().to_list() == [False, True]
+    assert frame["info"].to_list() == ["{'k': 1}", "{'k': 2}"]
+    assert read_table_file(path)["info"].to_list() == ["{'k': 1}", "{'k': 2}"]  # no column named: none refused
+
+
+def test_entry_problems_of_folders_and_links(tmp_path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "ok.csv").write_text("a\n")
+    (folder / "dir.csv").mkdir()
+    (folder / "inside.csv").symlink_to(folder / "ok.csv")
+    (tmp_path / "out.csv").write_text("a\n")
+    (folder / "outside.csv").symlink_to(tmp_path / "out.csv")
+    (folder / "dangling.csv").symlink_to(folder / "nothing.csv")
+    problems = {name: entry_problem(folder, folder / name) for name in sorted(p.name for p in folder.iterdir())}
+    assert {name: (found[0] if found else None) for name, found in problems.items()} == {
+        "dangling.csv": "is a link to nothing (its target does not exist)",
+        "dir.csv": "is a folder, not a file",
+        "inside.csv": None,
+        "ok.csv": None,
+        "outside.csv": "is a link to a file outside the source folder (not read)",
+    }
+
+
 # --- coercion ------------------------------------------------------------------------------
 
 
@@ -58,6 +99,20 @@ def test_integer_text():
     assert np.isnan(out.values.to_numpy()[1:4]).all()
     assert out.values.to_list()[4:] == [2.0, 4.0]
     assert issues(out) == {"is blank": [2], "is not a whole number": [3, 4]}
+
+
+def test_whole_numbers_beyond_2_to_the_53_are_out_of_range():
+    out = coerce_column(ORDERS.column("qty"), text("9007199254740992", "9007199254740993", "99999999999999999999"))
+    assert issues(out) == {"is out of range (larger than 2^53 = 9007199254740992 in magnitude)": [3]}
+    assert out.values.iloc[0] == 2.0**53 and out.values.iloc[1:].isna().to_list() == [False, True]
+    typed = coerce_column(ORDERS.column("qty"), pd.Series([1, -(2**62)], dtype="Int64"))
+    assert list(issues(typed)) == ["is out of range (larger than 2^53 = 9007199254740992 in magnitude)"]
+
+
+def test_decimals_must_be_finite_and_at_most_10_to_the_12():
+    out = coerce_column(ORDERS.column("unit_price"), text("1e12", "1.5e12", "1e999", "-1e400", "1e-400"))
+    assert issues(out) == {"is out of range (larger than 10^12 in magnitude)": [2, 3, 4]}
+    assert out.values.iloc[0] == 1e12 and out.values.iloc[4] == 0.0  # a tiny one underflows to 0: the bound's job
 
 
 def test_optional_integer_blank_is_unknown_not_an_error():
@@ -142,6 +197,24 @@ def test_typed_parquet_timestamps():
         pd.Series(pd.to_datetime(["2025-03-04", "2025-03-05 06:00"], format="ISO8601")),
     )
     assert issues(days) == {"is a date-time where a date is expected": [2]}
+
+
+def test_timestamps_outside_1900_to_2200_are_named_not_crashing():
+    out = coerce_column(ORDERS.column("ts"), text("9999-12-31T00:00:00", "2200-12-31T23:59:59", "1899-12-31T10:00:00"))
+    assert issues(out) == {"is outside the years 1900-2200": [1, 3]}
+    assert out.values.isna().to_list() == [True, False, True]
+    days = coerce_column(WEATHER.column("date"), text("0001-01-01", "2025-03-04"))
+    assert issues(days) == {"is outside the years 1900-2200": [1]}
+
+
+def test_typed_timestamps_outside_1900_to_2200_are_named_not_crashing():
+    import datetime as dt
+
+    stamps = pd.Series([dt.datetime(9999, 1, 1), dt.datetime(2025, 3, 4, 10), None], dtype="datetime64[us]")
+    out = coerce_column(ORDERS.column("ts"), stamps)
+    assert issues(out) == {"is outside the years 1900-2200": [1], "is blank": [3]}
+    assert out.values.dtype == "datetime64[ns]" and out.values.iloc[1] == pd.Timestamp("2025-03-04 10:00")
+    assert out.has_time
 
 
 def test_booleans():

@@ -46,6 +46,7 @@ def test_headline_figures(synthetic_dirs, synthetic_source):
 def test_checker_accepts_the_synthetic_source(synthetic_dirs):
     report = check_source(synthetic_dirs[0])
     assert report.ok, report.format(20)
+    assert report.warnings == [], report.format(20)  # nor does any plausibility rule find it odd
 
 
 def test_truth_is_beside_the_source_and_documented(synthetic_dirs):
