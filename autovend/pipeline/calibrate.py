@@ -8,6 +8,7 @@ from pathlib import Path
 from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.report import write_report
+from autovend.data.plausibility import load_check_settings
 from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
 
@@ -21,7 +22,7 @@ def run(
 ) -> tuple[CalibrationResult, float]:
     """Load and check the source (refused if it breaks the contract), calibrate, write."""
     t0 = time.perf_counter()
-    source = load_source(source_dir)
+    source = load_source(source_dir, load_check_settings(params))
     result = calibrate(source, load_calibration_config(params), load_demand_settings(settings))
     result.write(out_dir)
     if report_dir is not None:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from autovend.calibration.config import load_calibration_config
+from autovend.data.plausibility import load_check_settings
 from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
 from autovend.validation.config import load_validation_config
@@ -22,7 +23,7 @@ def run(
 ) -> tuple[ValidationResult, float]:
     """Validate and write; `calibration_out` keeps the training-window calibration."""
     t0 = time.perf_counter()
-    source = load_source(source_dir)
+    source = load_source(source_dir, load_check_settings(params))
     vconf = load_validation_config(params)
     res = validate(source, load_calibration_config(params), vconf, load_demand_settings(settings))
     write_validation(res, out_dir, source.meta.name, vconf.limits.strip(), vconf.other_share)
