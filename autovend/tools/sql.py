@@ -105,7 +105,7 @@ class _QueryProcess:
         self.broken = False  # set when a request got no reply
         self._finalizer = weakref.finalize(self, _end, self.proc)
 
-    def ask(self, message: tuple[Any, ...], timeout_s: float | None) -> tuple[Any, ...] | None:
+    def ask(self, message: tuple[Any, ...], timeout_s: float | None, blob: bytes = b"") -> tuple[Any, ...] | None:
         """Send one request; its reply, or None if the process ended first (killed after `timeout_s`)."""
         timer = None
         if timeout_s is not None:
@@ -113,8 +113,9 @@ class _QueryProcess:
             timer.daemon = True
             timer.start()
         try:
-            send_frame(self.proc.stdin, message)  # type: ignore[arg-type]
-            reply = read_frame(self.proc.stdout)  # type: ignore[arg-type]
+            send_frame(self.proc.stdin, message, blob)  # type: ignore[arg-type]
+            frame = read_frame(self.proc.stdout)  # type: ignore[arg-type]
+            reply = None if frame is None else frame[0]
         except (OSError, ValueError, EOFError, pickle.UnpicklingError):  # a broken pipe or a frame cut off
             reply = None
         finally:
@@ -158,7 +159,7 @@ class SqlSandbox:
         if self._process is None or not self._process.usable:
             self.close()
             self._process = _QueryProcess()
-        if self._process.ask(("load", self.records.serialize()), None) != ("loaded",):
+        if self._process.ask(("load",), None, self.records.serialize()) != ("loaded",):
             self.close()
             raise ToolError("query_sql: the query process could not load the records; try again")
         self._version = version

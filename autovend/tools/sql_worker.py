@@ -1,10 +1,12 @@
 """The process that runs `query_sql` statements on a guarded in-memory copy of the records.
 
 `autovend.tools.sql.SqlSandbox` starts this file as `python -I sql_worker.py` and talks to it over
-stdin/stdout in frames (an 8-byte big-endian length, then a pickle of plain values: tuples, str,
-bytes, int, float, None; loading refuses anything else). Requests and replies:
+stdin/stdout in frames: two 8-byte big-endian lengths, a pickle of plain values (tuples, str, bytes,
+int, float, None; loading refuses anything else) and a raw blob, so that a database is sent as it
+is, without a pickle copy. Requests and replies:
 
-- ("load", data) -> ("loaded",): replace the copy with `data` (`sqlite3.Connection.serialize()` bytes);
+- ("load",) with the blob -> ("loaded",): replace the copy with the blob, the bytes of
+  `sqlite3.Connection.serialize()`;
 - ("query", sql, time_limit_s, max_rows) -> ("rows", columns, rows, more, cut), ("stopped",) when the
   time limit stopped the statement, or ("error", message) with SQLite's message.
 
@@ -38,7 +40,7 @@ DENIED_FUNCTIONS = frozenset(
     {"load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "zipfile", "sqlar_uncompress"}
 )
 _ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
-_HEADER = struct.Struct(">Q")
+_HEADER = struct.Struct(">QQ")  # sizes of the pickle and of the blob
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
@@ -116,38 +118,42 @@ class _PlainUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"a query_sql frame may hold plain values only, not {module}.{name}")
 
 
-def send_frame(stream: IO[bytes], message: tuple[Any, ...]) -> None:
-    """Write one frame and flush."""
+def send_frame(stream: IO[bytes], message: tuple[Any, ...], blob: bytes = b"") -> None:
+    """Write one frame (`message` and `blob`) and flush."""
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(body)) + body)
+    stream.write(_HEADER.pack(len(body), len(blob)) + body)
+    if blob:
+        stream.write(blob)
     stream.flush()
 
 
-def read_frame(stream: IO[bytes]) -> tuple[Any, ...] | None:
-    """Read one frame; None at the end of the stream (the other side closed or was killed)."""
+def read_frame(stream: IO[bytes]) -> tuple[tuple[Any, ...], bytes] | None:
+    """Read one frame: its message and blob; None at the end of the stream (the other side ended)."""
     head = stream.read(_HEADER.size)
     if len(head) < _HEADER.size:
         return None
-    (size,) = _HEADER.unpack(head)
+    size, blob_size = _HEADER.unpack(head)
     body = stream.read(size)
-    if len(body) < size:
+    blob = stream.read(blob_size) if blob_size else b""
+    if len(body) < size or len(blob) < blob_size:
         return None
     message = _PlainUnpickler(io.BytesIO(body)).load()
     if not isinstance(message, tuple) or not message or not isinstance(message[0], str):
         raise pickle.UnpicklingError("a query_sql frame must be a tuple that starts with its kind")
-    return message
+    return message, blob
 
 
 def main() -> None:
     """Serve requests from stdin until it closes."""
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     conn: sqlite3.Connection | None = None
-    while (request := read_frame(source)) is not None:
+    while (frame := read_frame(source)) is not None:
+        request, blob = frame
         kind = request[0]
         if kind == "load":
             if conn is not None:
                 conn.close()
-            conn = open_copy(request[1])
+            conn = open_copy(blob)
             send_frame(sink, ("loaded",))
         elif kind == "query" and conn is not None:
             _, sql, time_limit_s, max_rows = request
