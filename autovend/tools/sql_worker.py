@@ -13,23 +13,27 @@ is, without a pickle copy. Requests and replies:
 A progress handler stops a statement between virtual-machine steps once the time limit has passed;
 one step can run far longer (a single LIKE, GLOB, instr or replace over long strings), and nothing
 inside the process can interrupt it, so the parent kills the process when no reply comes in time.
-Rows come back with long cells already cut, so a reply is small. Only the standard library is
-imported, which keeps the start of a (re)started process short.
+Rows come back with long cells already cut, so a reply is small. If the parent dies, the process
+ends within a second even in the middle of a statement. Only the standard library is imported,
+which keeps the start of a (re)started process short.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import os
 import pickle
 import sqlite3
 import struct
 import sys
+import threading
 import time
 from typing import IO, Any
 
 MAX_CELL_CHARS = 2_000  # longer text cells are cut in the result
 PROGRESS_EVERY = 2_000  # SQLite VM steps between deadline checks
+PARENT_CHECK_S = 0.5  # how often the process looks whether its parent is still there
 LIMITS: dict[str, int] = {
     "SQLITE_LIMIT_LENGTH": 1_000_000,
     "SQLITE_LIMIT_SQL_LENGTH": 100_000,
@@ -143,8 +147,16 @@ def read_frame(stream: IO[bytes]) -> tuple[tuple[Any, ...], bytes] | None:
     return message, blob
 
 
+def _exit_with_parent(parent: int) -> None:
+    """End this process soon after its parent is gone (a statement under way never sees stdin close)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
+
+
 def main() -> None:
-    """Serve requests from stdin until it closes."""
+    """Serve requests from stdin until it closes (or the parent process ends)."""
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     conn: sqlite3.Connection | None = None
     while (frame := read_frame(source)) is not None:

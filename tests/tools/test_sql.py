@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -247,3 +251,41 @@ def test_long_statements_are_quoted_not_echoed(sess):
 )
 def test_first_word(sql, word):
     assert first_word(sql) == word
+
+
+ORPHAN = """
+import os, sqlite3, sys
+from autovend.tools.sql import _QueryProcess
+from autovend.tools.sql_worker import send_frame
+db = sqlite3.connect(":memory:")
+db.execute("CREATE TABLE t (x)")
+p = _QueryProcess()
+assert p.ask(("load",), None, db.serialize()) == ("loaded",)
+print(p.proc.pid, flush=True)
+send_frame(p.proc.stdin, ("query", sys.argv[1], 600.0, 500))
+os._exit(0)  # the parent dies at once (no clean-up), its query process is busy for about a minute
+"""
+
+
+def _running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "\nState:\tZ" not in status.read_text()  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_the_query_process_ends_with_its_parent_even_mid_statement():
+    slow = "SELECT " + ", ".join(
+        f"instr(printf('%.*c', 999999, 'a'), printf('%.*c', {500000 + i}, 'a') || 'b')" for i in range(6)
+    )
+    parent = subprocess.run(  # stderr not captured: the query process inherits it and would hold it open
+        [sys.executable, "-c", ORPHAN, slow], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60
+    )
+    pid = int(parent.stdout.split()[0])
+    waited = 0.0
+    while _running(pid) and waited < 10:  # unwatched, the statement would run for about a minute
+        time.sleep(0.1)
+        waited += 0.1
+    orphaned = _running(pid)
+    if orphaned:
+        os.kill(pid, signal.SIGKILL)
+    assert not orphaned
