@@ -36,6 +36,8 @@ from autovend.tools.schemas import (
     ReduceArgs,
     RestockArgs,
     WriteMemoryArgs,
+    clip,
+    quote,
 )
 from autovend.tools.views import money, round2, rows_of, table
 
@@ -49,9 +51,17 @@ def _batch(res: BatchResult) -> dict[str, Any]:
         "day": out["day"],
         "n_accepted": res.n_accepted,
         "n_rejected": res.n_rejected,
-        "accepted": out["accepted"],
-        "rejected": out["rejected"],
+        "accepted": [_echo(a) for a in out["accepted"]],
+        "rejected": [_echo(r) for r in out["rejected"]],
     }
+
+
+def _echo(entry: dict[str, Any]) -> dict[str, Any]:
+    """An accepted or rejected entry whose echoed item has long strings clipped (a huge bad id is not repeated)."""
+    item = entry.get("item")
+    if isinstance(item, dict) and any(isinstance(v, str) for v in item.values()):
+        entry = {**entry, "item": {k: clip(v) if isinstance(v, str) else v for k, v in item.items()}}
+    return entry
 
 
 def _device(ctx: ToolContext, device_id: str) -> int:
@@ -59,7 +69,7 @@ def _device(ctx: ToolContext, device_id: str) -> int:
         return ctx.sim.device_index(device_id)
     except KeyError:
         ids = ", ".join(ctx.sim.device_ids)
-        raise ToolError(f"device_id {device_id!r} is not one of the machines; use one of: {ids}") from None
+        raise ToolError(f"device_id {quote(device_id)} is not one of the machines; use one of: {ids}") from None
 
 
 def _sku(ctx: ToolContext, sku_id: str) -> int:
@@ -67,7 +77,7 @@ def _sku(ctx: ToolContext, sku_id: str) -> int:
         return ctx.sim.sku_index(sku_id)
     except KeyError:
         raise ToolError(
-            f"sku_id {sku_id!r} is not in the catalog (ids look like {ctx.sim.sku_ids[0]!r}); "
+            f"sku_id {quote(sku_id)} is not in the catalog (ids look like {ctx.sim.sku_ids[0]!r}); "
             "find products with get_catalog"
         ) from None
 
@@ -181,7 +191,7 @@ def get_catalog(ctx: ToolContext, args: GetCatalogArgs, raw: dict[str, Any]) -> 
             hit = np.char.lower(col.astype(str)) == value.strip().lower()
             if not hit.any():
                 known = ", ".join(sorted(set(col)))
-                notes.append(f"no {name} {value!r}; known values: {known}")
+                notes.append(f"no {name} {quote(value)}; known values: {known}")
             mask &= hit
     if args.price_min is not None:
         mask &= cat.ref_price >= args.price_min
@@ -227,7 +237,7 @@ def get_categories(ctx: ToolContext, args: GetCategoriesArgs, raw: dict[str, Any
         part = cats[cats["category_l1"].str.lower() == want]
         if part.empty:
             known = ", ".join(sorted(cats["category_l1"].unique()))
-            raise ToolError(f"category_l1 {args.category_l1!r} does not exist; use one of: {known}")
+            raise ToolError(f"category_l1 {quote(args.category_l1)} does not exist; use one of: {known}")
         cats = part
     rows = [
         [str(a), str(b), int(n), float(lo), float(hi), round(float(med), 4)]

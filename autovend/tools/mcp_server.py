@@ -9,6 +9,8 @@ arguments, unknown tool or id, refused SQL, after the episode), so the agent rea
 correct itself; a failing tool never stops the server. A server process hosts one episode: every
 client connection, over stdio or HTTP, acts on the same run. The system prompt is the server's
 `instructions` and, with today's daily prompt, is also offered as the prompts `system` and `daily`.
+Over stdio, a line that is not a JSON-RPC message is answered with a JSON-RPC error (-32700 parse
+error, or -32600 for JSON that is no message; id null) and serving goes on.
 """
 
 from __future__ import annotations
@@ -17,17 +19,23 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from autovend import __version__
 from autovend.errors import BundleError
 from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import World
+
+if TYPE_CHECKING:
+    from mcp.shared._stream_protocols import ReadStream, WriteStream  # the SDK's stream protocols
 
 SERVER_NAME = "autovend"
 HTTP_HOST = "127.0.0.1"  # the HTTP transport never listens beyond the loopback interface
@@ -95,6 +103,69 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
 
 
+def bad_line_error(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC 2.0 answer to a line that is no message: -32700 for invalid JSON, else -32600; id null.
+
+    The line itself is not repeated (it may be huge); only the kind of problem is named.
+    """
+    kinds = {e.get("type") for e in exc.errors()} if isinstance(exc, ValidationError) else set()
+    if kinds and "json_invalid" not in kinds:
+        error = types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response",
+        )
+    else:
+        error = types.ErrorData(
+            code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON (send one JSON object per line)"
+        )
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+
+
+class AnswerBadLines:
+    """The stdio read stream with every unreadable line answered by an error instead of dropped.
+
+    The SDK's stdio transport puts the exception of a line it cannot parse on the read stream, and
+    the server drops it silently; here each such exception is answered on the write stream with
+    `bad_line_error` and the next message is read, so the client learns of it and serving goes on.
+    """
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], answers: WriteStream[SessionMessage]) -> None:
+        self._inner = inner
+        self._answers = answers
+
+    @property
+    def last_context(self) -> Any:
+        """The sender context of the last message (the SDK's context streams keep one)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next message that parsed; unreadable lines before it are answered."""
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._answers.send(SessionMessage(bad_line_error(item)))
+
+    async def aclose(self) -> None:
+        """Close the underlying stream."""
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnswerBadLines:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnswerBadLines:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 @dataclass(eq=False)
 class MCPApp:
     """An MCP server bound to one episode: `server` (the SDK's low-level `Server`) and its `session`."""
@@ -107,7 +178,8 @@ class MCPApp:
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (read_stream, write_stream):
-            await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+            answering = AnswerBadLines(read_stream, write_stream)
+            await self.server.run(answering, write_stream, self.server.create_initialization_options())
 
     def http_app(self) -> Any:
         """The Starlette app of the streamable-HTTP transport (path /mcp, loopback host checks on)."""

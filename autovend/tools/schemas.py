@@ -22,12 +22,13 @@ CALENDAR_DAYS_DEFAULT = 60
 CALENDAR_DAYS_MAX = 400
 SORT_KEYS = ("catalog", "price_asc", "price_desc", "margin")
 MAX_ERRORS_SHOWN = 8  # problems listed in one rejection message
+QUOTE_CHARS = 60  # characters of a caller's value quoted in a message (see `quote`)
 
 
 def _window_int(value: Any) -> Any:
     """Refuse anything but a JSON integer for a window (true would read as 1, 7.0 as 7)."""
     if value is not None and type(value) is not int:
-        raise ValueError(f"must be one of 1, 3, 7 or 30, got {_show(value)}")
+        raise ValueError(f"must be one of 1, 3, 7 or 30, got {quote(value)}")
     return value
 
 
@@ -274,17 +275,36 @@ def _where(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else str(part)
+            name = clip(str(part))  # an unknown key is the caller's text
+            text += f".{name}" if text else name
     return text or "arguments"
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
+def clip(text: str, limit: int = QUOTE_CHARS) -> str:
+    """`text` when it is short, else its first `limit` characters, '...' and its length in characters."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """A value the caller sent, for a message: repr-like (true/false/null as in JSON), at most about `limit` long.
+
+    A long string keeps its first `limit` characters and says how long it was, so an error never
+    repeats a huge argument: 'SKU0001xxxx...' (1,000,000 characters).
+    """
     if isinstance(value, bool):
-        text = str(value).lower()
-    elif value is None:
-        text = "null"
-    return text if len(text) <= 60 else text[:57] + "..."
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        head = repr(value[:limit])
+        return f"{head[:-1]}...{head[-1]} ({len(value):,} characters)"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value):,} items)" if isinstance(value, list | tuple | dict) else ""
+    return f"{text[:limit]}...{size}"
 
 
 def _fields_of(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -314,36 +334,36 @@ def describe_error(model: type[BaseModel], err: dict[str, Any]) -> str:
             return f"{where} is not a parameter: this tool takes no arguments (send {{}})"
         return f"{where} is not a known field (allowed: {', '.join(allowed)})"
     if kind in ("int_type", "int_from_float", "int_parsing"):
-        return f"{where} must be a whole number (JSON integer), got {_show(given)}"
+        return f"{where} must be a whole number (JSON integer), got {quote(given)}"
     if kind in ("float_type", "float_parsing"):
-        return f"{where} must be a number, got {_show(given)}"
+        return f"{where} must be a number, got {quote(given)}"
     if kind == "finite_number":
-        return f"{where} must be a finite number, got {_show(given)}"
+        return f"{where} must be a finite number, got {quote(given)}"
     if kind in ("string_type",):
-        return f"{where} must be a string, got {_show(given)}"
+        return f"{where} must be a string, got {quote(given)}"
     if kind == "bool_type":
-        return f"{where} must be true or false, got {_show(given)}"
+        return f"{where} must be true or false, got {quote(given)}"
     if kind == "string_too_short":
         return f"{where} must not be empty"
     if kind == "greater_than_equal":
-        return f"{where} must be at least {ctx.get('ge')}, got {_show(given)}"
+        return f"{where} must be at least {ctx.get('ge')}, got {quote(given)}"
     if kind == "less_than_equal":
-        return f"{where} must be at most {ctx.get('le')}, got {_show(given)}"
+        return f"{where} must be at most {ctx.get('le')}, got {quote(given)}"
     if kind == "too_short":
         return f"{where} needs at least {ctx.get('min_length', 1)} item"
     if kind == "too_long":
         n = len(given) if isinstance(given, list) else "more"
         return f"{where} holds {n} items, at most {ctx.get('max_length')} are allowed: split the batch"
     if kind == "list_type":
-        return f"{where} must be a list of objects, got {_show(given)}"
+        return f"{where} must be a list of objects, got {quote(given)}"
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         fields = ", ".join(_fields_of(model, (*loc, "x")))
-        return f"{where} must be an object with the fields {fields}, got {_show(given)}"
+        return f"{where} must be an object with the fields {fields}, got {quote(given)}"
     if kind == "literal_error":
-        return f"{where} must be one of {ctx.get('expected')}, got {_show(given)}"
+        return f"{where} must be one of {ctx.get('expected')}, got {quote(given)}"
     if kind == "value_error":
         return f"{where} {str(err.get('msg', '')).removeprefix('Value error, ')}"
-    return f"{where}: {err.get('msg', 'invalid')} (got {_show(given)})"
+    return f"{where}: {err.get('msg', 'invalid')} (got {quote(given)})"
 
 
 def validation_message(tool: str, model: type[BaseModel], exc: ValidationError) -> str:

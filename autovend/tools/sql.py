@@ -1,47 +1,47 @@
 """The read-only SQL sandbox of `query_sql` over the agent-visible operating records.
 
-Each query runs on a private in-memory copy of the records (`RecordStore.serialize()` ->
-`deserialize()`), refreshed only when the records change, so nothing a query does can reach the
-simulator's own database. On that copy, in depth:
+Each query runs in a separate process (`autovend.tools.sql_worker`) on a private in-memory copy of
+the records (`RecordStore.serialize()`), sent again only when the records have changed, so nothing
+a query does can reach the simulator's own database. On that copy, in depth:
 
 - the statement must start with SELECT, WITH or VALUES, and only one statement is run;
 - `PRAGMA query_only` is on and an authorizer allows nothing but reading tables, calling functions
   (except extension loaders) and recursive CTEs: writes, schema changes, ATTACH (and so VACUUM
   INTO), PRAGMA, transactions and `load_extension` are refused;
-- SQLite limits cap strings and blobs at 1,000,000 bytes, the SQL text at 100,000 characters and
-  attached databases at 0;
-- a progress handler stops the query after the time limit (2 s), and at most 500 rows are returned
-  (the result says when more existed).
+- SQLite limits cap strings and blobs at 1,000,000 bytes, LIKE and GLOB patterns at 100 characters,
+  the SQL text at 100,000 characters and attached databases at 0;
+- the time limit (2 s) holds for every statement: a progress handler stops it between SQLite
+  steps, and one that is still inside a single step (a LIKE or instr over long strings can run for
+  minutes there) is stopped by killing the process shortly after the limit; the next query starts
+  a new one;
+- at most 500 rows are returned (the result says when more existed), long text cells are cut.
 
 The hidden evaluation log is a separate store and is never in the copy.
 """
 
 from __future__ import annotations
 
-import math
+import pickle
 import re
-import sqlite3
+import subprocess
+import sys
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from autovend.sim.records import RECORD_TABLES, RecordStore
+from autovend.tools import sql_worker
 from autovend.tools.context import ToolError
+from autovend.tools.schemas import clip
+from autovend.tools.sql_worker import LIMITS, read_frame, send_frame
 
 TIME_LIMIT_S = 2.0
 MAX_ROWS = 500
-MAX_CELL_CHARS = 2_000  # longer text cells are cut in the result
-PROGRESS_EVERY = 2_000  # SQLite VM steps between deadline checks
-LIMITS: dict[str, int] = {
-    "SQLITE_LIMIT_LENGTH": 1_000_000,
-    "SQLITE_LIMIT_SQL_LENGTH": 100_000,
-    "SQLITE_LIMIT_ATTACHED": 0,
-}
+KILL_AFTER_S = 0.5  # a query process that has not answered this long after the time limit is killed
+MAX_MESSAGE_CHARS = 300  # SQLite's error text is cut here (it can quote long parts of the statement)
 ALLOWED_FIRST_WORDS = ("select", "with", "values")
-DENIED_FUNCTIONS = frozenset(
-    {"load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "zipfile", "sqlar_uncompress"}
-)
-_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
 _LEADING = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
 
 # One line per agent-visible table: what a row is (columns come from the table definitions).
@@ -75,15 +75,6 @@ def schema_text() -> str:
     return "\n".join(lines)
 
 
-def _authorize(action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None) -> int:
-    """Allow reading and computing only (see the module docstring)."""
-    if action in _ALLOWED_ACTIONS:
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in DENIED_FUNCTIONS else sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
-
-
 def first_word(sql: str) -> str:
     """The first keyword of a statement after leading blanks and comments, lower-cased ('' if none)."""
     rest = sql[_LEADING.match(sql).end() :]  # type: ignore[union-attr]
@@ -91,16 +82,62 @@ def first_word(sql: str) -> str:
     return m.group(0).lower() if m else ""
 
 
-def _cell(value: Any) -> tuple[Any, bool]:
-    """A JSON-ready cell and whether it was cut."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value), False
-    if isinstance(value, bytes):
-        text = "x'" + value[: MAX_CELL_CHARS // 2].hex() + "'"
-        return (text + "...", True) if len(value) > MAX_CELL_CHARS // 2 else (text, False)
-    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
-        return value[:MAX_CELL_CHARS] + "...", True
-    return value, False
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a query process and release its pipes (also run when its owner is collected or at exit)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()
+
+
+class _QueryProcess:
+    """One running `sql_worker` process: a request and its reply at a time; `kill` works from any thread."""
+
+    def __init__(self) -> None:
+        if not sys.executable:
+            raise ToolError("query_sql is unavailable: the Python interpreter that would run queries is unknown")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", sql_worker.__file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.killed = False  # set when `kill` ended the process
+        self.broken = False  # set when a request got no reply
+        self._finalizer = weakref.finalize(self, _end, self.proc)
+
+    def ask(self, message: tuple[Any, ...], timeout_s: float | None, blob: bytes = b"") -> tuple[Any, ...] | None:
+        """Send one request; its reply, or None if the process ended first (killed after `timeout_s`)."""
+        timer = None
+        if timeout_s is not None:
+            timer = threading.Timer(timeout_s, self.kill)
+            timer.daemon = True
+            timer.start()
+        try:
+            send_frame(self.proc.stdin, message, blob)  # type: ignore[arg-type]
+            frame = read_frame(self.proc.stdout)  # type: ignore[arg-type]
+            reply = None if frame is None else frame[0]
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError):  # a broken pipe or a frame cut off
+            reply = None
+        finally:
+            if timer is not None:
+                timer.cancel()
+        self.broken |= reply is None
+        return reply
+
+    def kill(self) -> None:
+        """Stop the process at once (its pending request then gets no reply)."""
+        self.killed = True
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    @property
+    def usable(self) -> bool:
+        """True while the process can take the next request."""
+        return not (self.killed or self.broken) and self.proc.poll() is None
+
+    def close(self) -> None:
+        """End the process."""
+        self._finalizer()
 
 
 @dataclass(eq=False)
@@ -110,72 +147,56 @@ class SqlSandbox:
     records: RecordStore
     time_limit_s: float = TIME_LIMIT_S
     max_rows: int = MAX_ROWS
-    _conn: sqlite3.Connection | None = None
+    _process: _QueryProcess | None = None
     _version: tuple[int, int] | None = None
-    _deadline: float = 0.0
 
-    def _connection(self) -> sqlite3.Connection:
+    def _ready(self) -> _QueryProcess:
+        """The query process holding the current records (started or refreshed as needed)."""
         live = self.records.connection
         version = (id(live), live.total_changes)
-        if self._conn is not None and version == self._version:
-            return self._conn
-        self.close()
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        conn.deserialize(self.records.serialize())
-        if hasattr(conn, "enable_load_extension"):
-            conn.enable_load_extension(False)
-        for name, value in LIMITS.items():
-            code = getattr(sqlite3, name, None)
-            if code is not None:
-                conn.setlimit(code, value)
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # parse the schema before the authorizer
-        conn.set_authorizer(_authorize)
-        conn.set_progress_handler(self._progress, PROGRESS_EVERY)
-        self._conn, self._version = conn, version
-        return conn
-
-    def _progress(self) -> int:
-        return 1 if time.monotonic() > self._deadline else 0
+        if self._process is not None and self._process.usable and version == self._version:
+            return self._process
+        if self._process is None or not self._process.usable:
+            self.close()
+            self._process = _QueryProcess()
+        if self._process.ask(("load",), None, self.records.serialize()) != ("loaded",):
+            self.close()
+            raise ToolError("query_sql: the query process could not load the records; try again")
+        self._version = version
+        return self._process
 
     def run(self, sql: str) -> dict[str, Any]:
         """Run one SELECT; return columns, rows (at most `max_rows`), truncation flags and the time taken.
 
-        Raises `ToolError` with a reason and a hint for anything refused or failing.
+        Raises `ToolError` with a reason and a hint for anything refused, failing or stopped.
         """
         word = first_word(sql)
         if word not in ALLOWED_FIRST_WORDS:
-            shown = word.upper() or "an empty statement"
+            shown = clip(word.upper()) or "an empty statement"
             raise ToolError(
                 f"query_sql only runs a read-only SELECT (it may start with WITH or VALUES); got {shown}. "
                 "The records cannot be changed; use the action tools to act."
             )
-        conn = self._connection()
+        process = self._ready()
         start = time.monotonic()
-        self._deadline = start + self.time_limit_s
-        try:
-            cur = conn.execute(sql)
-            rows = cur.fetchmany(self.max_rows + 1)
-            columns = [d[0] for d in cur.description or ()]
-            cur.close()
-        except (sqlite3.Error, sqlite3.Warning) as exc:
-            raise ToolError(self._explain(exc, time.monotonic() - start)) from None
+        reply = process.ask(("query", sql, self.time_limit_s, self.max_rows), self.time_limit_s + KILL_AFTER_S)
         elapsed = time.monotonic() - start
-        truncated = len(rows) > self.max_rows
-        rows = rows[: self.max_rows]
-        cut = 0
-        out = []
-        for row in rows:
-            cells = []
-            for value in row:
-                cell, was_cut = _cell(value)
-                cut += was_cut
-                cells.append(cell)
-            out.append(cells)
+        if not process.usable:
+            self.close()
+        if reply is None and not process.killed:
+            raise ToolError("query_sql: the query process ended before answering; the query may be too big to run")
+        if reply is None or reply[0] == "stopped":
+            raise ToolError(
+                f"query_sql stopped the query after {self.time_limit_s:g} s (the time limit). "
+                "Narrow it with WHERE on day/device_id/sku_id, aggregate, or bound recursive CTEs."
+            )
+        if reply[0] != "rows":
+            raise ToolError(self._explain(str(reply[-1])))
+        _, columns, rows, truncated, cut = reply
         result: dict[str, Any] = {
-            "columns": columns,
-            "rows": out,
-            "row_count": len(out),
+            "columns": list(columns),
+            "rows": [list(row) for row in rows],
+            "row_count": len(rows),
             "truncated": truncated,
             "elapsed_ms": round(elapsed * 1000, 1),
         }
@@ -185,13 +206,8 @@ class SqlSandbox:
             result["cells_cut"] = cut
         return result
 
-    def _explain(self, exc: BaseException, elapsed: float) -> str:
-        text = str(exc)
-        if "interrupted" in text and elapsed >= self.time_limit_s * 0.9:
-            return (
-                f"query_sql stopped the query after {self.time_limit_s:g} s (the time limit). "
-                "Narrow it with WHERE on day/device_id/sku_id, aggregate, or bound recursive CTEs."
-            )
+    def _explain(self, text: str) -> str:
+        """A SQLite error message as a reason with a hint (the message cut to `MAX_MESSAGE_CHARS`)."""
         if "not authorized" in text or "prohibited" in text or "readonly" in text:
             return (
                 "query_sql is read-only: only SELECT over the record tables is allowed "
@@ -199,15 +215,19 @@ class SqlSandbox:
             )
         if "one statement" in text:
             return "query_sql runs exactly one statement; remove everything after the first ';'."
+        text = clip(text, MAX_MESSAGE_CHARS)
         if "no such table" in text:
             names = ", ".join(t.name for t in RECORD_TABLES)
             return f"query_sql: {text}. The tables are: {names}."
         if "too big" in text:
-            return f"query_sql: {text} (strings and blobs are limited to 1,000,000 bytes)."
+            return f"query_sql: {text} (strings and blobs are limited to {LIMITS['SQLITE_LIMIT_LENGTH']:,} bytes)."
+        if "pattern too complex" in text:
+            n = LIMITS["SQLITE_LIMIT_LIKE_PATTERN_LENGTH"]
+            return f"query_sql: {text} (LIKE and GLOB patterns are limited to {n} characters; use a shorter pattern)."
         return f"query_sql: SQLite error: {text}. Check the statement against the table list."
 
     def close(self) -> None:
-        """Drop the private copy."""
-        if self._conn is not None:
-            self._conn.close()
-        self._conn, self._version = None, None
+        """End the query process (and with it the private copy)."""
+        if self._process is not None:
+            self._process.close()
+        self._process, self._version = None, None

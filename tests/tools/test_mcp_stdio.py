@@ -9,7 +9,10 @@ deterministic), which ties each result to the simulator's state.
 from __future__ import annotations
 
 import json
+import queue
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import anyio
 import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
@@ -32,24 +36,13 @@ def _world():
     return toy_world(3, 12, seed=0, economics=Economics(horizon_days=DAYS))
 
 
+SERVE = ["-m", "autovend.cli", "serve", "--toy", "3x12", "--days", str(DAYS), "--seed", str(SEED)]
+
+
 async def _play(trajectory: Path) -> dict[str, Any]:
     """The whole stdio session; returns what the tests check."""
     params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "autovend.cli",
-            "serve",
-            "--toy",
-            "3x12",
-            "--days",
-            str(DAYS),
-            "--seed",
-            str(SEED),
-            "--trajectory",
-            str(trajectory),
-        ],
-        cwd=str(ROOT),
+        command=sys.executable, args=[*SERVE, "--trajectory", str(trajectory)], cwd=str(ROOT)
     )
     out: dict[str, Any] = {"calls": []}
 
@@ -208,3 +201,58 @@ def test_the_server_wrote_the_trajectory(played):
     assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
     ends = [c for c in calls if c["tool"] == "end_day"]
     assert [c["day"] for c in ends] == list(range(1, DAYS + 1))
+
+
+# ----------------------------------------------------------------------------------- lines that are no message
+
+
+def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
+    proc = subprocess.Popen(
+        [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+
+    def ask(line: str) -> dict[str, Any]:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        return json.loads(lines.get(timeout=60))
+
+    try:
+        parse = ask('{"jsonrpc": "2.0", "id": 1, "method": "ping"')  # cut off
+        assert (parse["id"], parse["error"]["code"]) == (None, -32700)
+        assert "Parse error" in parse["error"]["message"]
+        assert ask('{"jsonrpc": "2.0", "id": 1}')["error"]["code"] == -32600  # JSON, but no request
+        init = ask(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            )
+        )
+        assert (init["id"], init["result"]["serverInfo"]["name"]) == (1, "autovend")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        huge = ask("x" * 1_000_000)
+        assert (huge["id"], huge["error"]["code"]) == (None, -32700) and len(json.dumps(huge)) < 300
+        call = ask(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "query_sql", "arguments": {"sql": "SELECT COUNT(*) FROM catalog"}},
+                }
+            )
+        )
+        assert call["id"] == 2 and json.loads(call["result"]["content"][0]["text"])["rows"] == [[12]]
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        proc.stdout.close()

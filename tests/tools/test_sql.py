@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from autovend.tools.session import ToolSession
 from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, first_word, schema_text
+from autovend.tools.sql_worker import open_copy
 
-from .conftest import ok, stock_warehouse
+from .conftest import fail, ok, stock_warehouse
 
 READ_ONLY = "query_sql is read-only"
 ONLY_SELECT = "only runs a read-only SELECT"
@@ -59,6 +66,14 @@ def hostile(tmp: str) -> list:
         pytest.param("SELECT * FROM lead_times", "no such table: lead_times", id="hidden-lead-times"),
         pytest.param("SELECT zeroblob(2000000000)", "too big", id="huge-blob"),
         pytest.param("SELECT hex(zeroblob(600000))", "too big", id="huge-string"),
+        pytest.param(  # ran 35 s before patterns were limited (SQLite's default allows 50,000 characters)
+            "SELECT printf('%.*c', 999000, 'a') LIKE ('%' || printf('%.*c', 48998, 'a') || 'b')",
+            "LIKE and GLOB patterns are limited to 100 characters",
+            id="long-like-pattern",
+        ),
+        pytest.param(
+            "SELECT 'abc' GLOB printf('%.*c', 101, '*')", "LIKE and GLOB patterns are limited to 100", id="glob-101"
+        ),
         pytest.param("SELECT * FROM", "SQLite error", id="syntax"),
         pytest.param("", "got an empty statement", id="empty-after-strip"),
         pytest.param("   ", "got an empty statement", id="blank"),
@@ -144,13 +159,85 @@ def test_the_copy_follows_the_records(sess):
 
 def test_the_sandbox_is_a_separate_database(sess):
     box = SqlSandbox(sess.sim.records)
-    box.run("SELECT 1")
-    assert box._conn is not None and box._conn is not sess.sim.records.connection
-    box._conn.set_authorizer(None)  # even with every guard removed, the copy is not the simulator's store
-    box._conn.execute("PRAGMA query_only = OFF")
-    box._conn.execute("DELETE FROM orders")
+    assert box.run("SELECT COUNT(*) FROM orders")["rows"] == [[1]]
+    proc = box._process.proc
+    assert proc.pid != os.getpid() and proc.poll() is None  # queries run in a process of their own
+    copy = open_copy(sess.sim.records.serialize())  # the copy that process holds, opened here
+    copy.set_authorizer(None)  # even with every guard removed, the copy is not the simulator's store
+    copy.execute("PRAGMA query_only = OFF")
+    copy.execute("DELETE FROM orders")
     assert sess.sim.records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1
     box.close()
+    assert box._process is None and proc.poll() is not None
+
+
+def test_a_sandbox_never_closed_ends_its_process(sess):
+    box = SqlSandbox(sess.sim.records)
+    box.run("SELECT 1")
+    proc = box._process.proc
+    del box
+    gc.collect()
+    assert proc.poll() is not None
+
+
+# Each runs inside one or a few SQLite steps, where the progress handler never looks at the clock:
+# about 10 s each on a 2024 laptop, the LIKE one 40 calls of 0.3 s in a single row.
+STUCK = [
+    pytest.param("SELECT instr(printf('%.*c', 999999, 'a'), printf('%.*c', 500000, 'a') || 'b')", id="instr"),
+    pytest.param(
+        "SELECT length(replace(printf('%.*c', 999999, 'a'), printf('%.*c', 500000, 'a') || 'b', ''))", id="replace"
+    ),
+    pytest.param(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 40) "
+        "SELECT sum(printf('%.*c', 999999, 'a') LIKE ('%' || printf('%.*c', 98 + i % 1, 'a') || 'b')) FROM n",
+        id="like-100-char-pattern",
+    ),
+]
+
+
+@pytest.mark.parametrize("sql", STUCK)
+def test_a_query_stuck_inside_sqlite_is_stopped_at_the_time_limit(world, sql):
+    s = ToolSession(world, seed=1, sql_time_limit_s=0.5)
+    assert ok(s, "query_sql", {"sql": "SELECT COUNT(*) FROM catalog"})["rows"] == [[12]]
+    start = time.monotonic()
+    res = s.call("query_sql", {"sql": sql})
+    took = time.monotonic() - start
+    assert not res.ok and "stopped the query after 0.5 s (the time limit)" in res.error
+    assert took < 10  # generous for slow machines; the point is "stopped", not how fast
+    ok(s, "place_order", {"items": [{"sku_id": "SKU0002", "qty": 3}]})
+    assert ok(s, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"] == [[1]]  # a new process, fresh copy
+    s.close()
+
+
+ORDINARY = [
+    "SELECT * FROM daily_summary ORDER BY day",
+    "SELECT * FROM catalog ORDER BY sku_id",
+    "SELECT device_id, sku_id, SUM(units), SUM(revenue), AVG(revenue) FROM daily_sales GROUP BY 1, 2 ORDER BY 1, 2",
+    "SELECT 1.0 / 3, 2e-308 * 1e-10, -0.0, 9007199254740993, x'00ff10', 'é\u4e2d'",
+]
+
+
+@pytest.mark.parametrize("sql", ORDINARY)
+def test_ordinary_results_equal_sqlite_itself_every_time(sess, sql):
+    for _ in range(2):
+        ok(sess, "end_day")
+    direct = [list(r) for r in sess.sim.records.connection.execute(sql).fetchall()]
+    direct = [[f"x'{v.hex()}'" if isinstance(v, bytes) else v for v in r] for r in direct]
+    first = ok(sess, "query_sql", {"sql": sql})
+    again = ok(sess, "query_sql", {"sql": sql})
+    assert first["rows"] == again["rows"] == direct and len(direct) >= 1
+    assert [type(v) for r in first["rows"] for v in r] == [type(v) for r in direct for v in r]
+    first.pop("elapsed_ms"), again.pop("elapsed_ms")
+    assert first == again
+
+
+def test_long_statements_are_quoted_not_echoed(sess):
+    word = "A" * 1_000_000
+    msg = fail(sess, "query_sql", {"sql": word})
+    assert f"got {'A' * 60}... (1,000,000 characters)." in msg and len(msg) < 300
+    column = "c" * 50_000
+    msg = fail(sess, "query_sql", {"sql": f"SELECT {column} FROM orders"})
+    assert "no such column: ccc" in msg and "(50,016 characters)" in msg and len(msg) < 500
 
 
 @pytest.mark.parametrize(
@@ -164,3 +251,41 @@ def test_the_sandbox_is_a_separate_database(sess):
 )
 def test_first_word(sql, word):
     assert first_word(sql) == word
+
+
+ORPHAN = """
+import os, sqlite3, sys
+from autovend.tools.sql import _QueryProcess
+from autovend.tools.sql_worker import send_frame
+db = sqlite3.connect(":memory:")
+db.execute("CREATE TABLE t (x)")
+p = _QueryProcess()
+assert p.ask(("load",), None, db.serialize()) == ("loaded",)
+print(p.proc.pid, flush=True)
+send_frame(p.proc.stdin, ("query", sys.argv[1], 600.0, 500))
+os._exit(0)  # the parent dies at once (no clean-up), its query process is busy for about a minute
+"""
+
+
+def _running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "\nState:\tZ" not in status.read_text()  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
+def test_the_query_process_ends_with_its_parent_even_mid_statement():
+    slow = "SELECT " + ", ".join(
+        f"instr(printf('%.*c', 999999, 'a'), printf('%.*c', {500000 + i}, 'a') || 'b')" for i in range(6)
+    )
+    parent = subprocess.run(  # stderr not captured: the query process inherits it and would hold it open
+        [sys.executable, "-c", ORPHAN, slow], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=60
+    )
+    pid = int(parent.stdout.split()[0])
+    waited = 0.0
+    while _running(pid) and waited < 10:  # unwatched, the statement would run for about a minute
+        time.sleep(0.1)
+        waited += 0.1
+    orphaned = _running(pid)
+    if orphaned:
+        os.kill(pid, signal.SIGKILL)
+    assert not orphaned

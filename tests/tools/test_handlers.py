@@ -1,0 +1,39 @@
+"""Tool errors and batch results quote a caller's ids: a huge bad id is shown as a short prefix and its length."""
+
+from __future__ import annotations
+
+from .conftest import fail, ok
+
+BIG = "SKU" + "9" * 999_997  # 1,000,000 characters
+SHOWN = "SKU" + "9" * 57 + "... (1,000,000 characters)"
+
+
+def test_a_batch_of_huge_bad_ids_is_answered_briefly(session):
+    res = session.call("place_order", {"items": [{"sku_id": BIG, "qty": 1}] * 100})
+    assert res.ok
+    out = res.content
+    assert (out["n_accepted"], out["n_rejected"]) == (0, 100)
+    assert [r["item"] for r in out["rejected"]] == [{"sku_id": SHOWN, "qty": 1}] * 100
+    assert {r["code"] for r in out["rejected"]} == {"unknown_sku"}
+    assert len(res.to_json()) < 100 * 400  # not 100 MB
+
+
+def test_items_are_echoed_as_sent_with_long_strings_clipped(session):
+    out = ok(session, "place_order", {"items": [{"sku_id": "SKU0001", "qty": 2}]})
+    assert out["accepted"][0]["item"] == {"sku_id": "SKU0001", "qty": 2}
+    out = ok(session, "adjust_price", {"items": [{"device_id": BIG, "sku_id": "SKU0001", "price": 3.0}]})
+    assert out["rejected"][0]["item"] == {"device_id": SHOWN, "sku_id": "SKU0001", "price": 3.0}
+
+
+def test_unknown_ids_in_queries_are_quoted(session):
+    quoted = f"'{SHOWN[:-26]}...' (1,000,000 characters)"
+    msg = fail(session, "get_device_detail", {"device_id": BIG})
+    assert msg.startswith(f"device_id {quoted} is not one of the machines; use one of: CN_WORKSITE_01")
+    msg = fail(session, "get_sku_across_devices", {"sku_id": BIG})
+    assert msg.startswith(f"sku_id {quoted} is not in the catalog")
+    msg = fail(session, "get_categories", {"category_l1": BIG})
+    assert msg.startswith(f"category_l1 {quoted} does not exist; use one of: drinks, snacks")
+    note = ok(session, "get_catalog", {"category_l2": BIG})["note"]
+    assert note.startswith(f"no category_l2 {quoted}; known values: ")
+    assert all(len(m) < 400 for m in (msg, note))
+    assert "device_id 'X' is not one of the machines" in fail(session, "get_device_detail", {"device_id": "X"})
