@@ -26,16 +26,27 @@ def export_world_cmd(
         "--settings",
         help="Benchmark settings YAML (sections `demand`, `economics`); defaults when omitted.",
     ),
+    network: Path | None = typer.Option(
+        None,
+        "--network",
+        help="Network file (CSV: device_id, location[, capacity]) mapping devices onto calibrated machines, e.g. "
+        "the paper's autovend/export/networks/paper-cn20.csv; default: the source's own machines.",
+    ),
+    machines: int | None = typer.Option(
+        None, "--machines", min=1, help="Only N of the source's own machines (seeded, stratified by site type)."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
 ) -> None:
-    """Freeze a calibration into a world bundle: network, catalog, demand, weather, calendar, manifest."""
+    """Freeze a calibration into a world bundle: devices, catalog, demand, economics, weather, calendar, manifest."""
     from rich.console import Console
 
-    from autovend.world.bundle import export_world
+    from autovend.export.build import export_world
 
     console = Console(highlight=False)
     with console.status(f"exporting {calibration_dir} to {out}..."):
-        res = export_world(calibration_dir, source_dir, out, params, settings, force=force)
+        res = export_world(
+            calibration_dir, source_dir, out, params, settings, network=network, n_machines=machines, force=force
+        )
     w = res.world
     total = sum(res.sizes.values())
     console.print(

@@ -2,9 +2,9 @@
 
 A bundle is a folder of nine files:
 
-- `machines.parquet`: the devices (network rule in `autovend.world.network`) with U, kappa, R and
+- `machines.parquet`: the devices (network rule in `autovend.export.network`) with U, kappa, R and
   the source machine each came from;
-- `catalog.parquet`: the products with prices, unit costs and shelf lives (`autovend.world.catalog`);
+- `catalog.parquet`: the products with prices, unit costs and shelf lives (`autovend.export.catalog`);
 - `base_attraction.parquet`: b_{m,k} in long form (device_id, sku_id, b), devices in device order
   and, within a device, products in catalog order. Long form is kept because it is about 2.5 times
   smaller on disk than one column per product (the default cn20: 263 KB against 657 KB, zstd);
@@ -36,8 +36,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,35 +43,23 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from autovend import __version__
-from autovend.calibration.calibrate import CalibrationResult
 from autovend.canonical import (
     SIGNIFICANT_DIGITS,
-    NonFiniteError,
-    canonical_frame,
     canonical_value,
     frame_hash,
     json_bytes,
     json_hash,
     parquet_bytes,
-    round_array,
-    round_sig,
 )
-from autovend.config import load_section
-from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
-from autovend.data.contract import MACHINES, PRODUCTS, Kind, TableSpec
-from autovend.data.hashing import source_hash
-from autovend.data.source import coerce_column, finalise_table, read_table_file, table_files
-from autovend.data.weather import SHANGHAI, WEATHER_COLUMNS, ClimateNormals, daily_weather, forecast_weather
-from autovend.demand.settings import DemandSettings, load_demand_settings
-from autovend.errors import BundleError, ExportError, OutputExistsError, SourceError
+from autovend.data.calendar import CALENDAR_COLUMNS
+from autovend.data.weather import WEATHER_COLUMNS
+from autovend.demand.settings import DemandSettings
+from autovend.errors import BundleError, NonFiniteError, OutputExistsError
 from autovend.io import atomic_dir
-from autovend.world.catalog import CATALOG_EXPORT_COLUMNS, DEFAULT_MARGINS, OTHER_MARGIN, build_catalog
-from autovend.world.describe import readme_text
-from autovend.world.model import BUNDLE_SCHEMA_VERSION, Economics, World
-from autovend.world.network import MIN_DAYS, PAPER_CAPACITY, select_network
+from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 
 SCHEMA_VERSION = BUNDLE_SCHEMA_VERSION
 MANIFEST = "manifest.json"
@@ -91,7 +77,6 @@ BUNDLE_FILES: tuple[str, ...] = (README, *TABLE_FILES, SETTINGS)  # every file b
 FORECAST_COLUMNS = ["issue_date", "target_date", "lead", "t_max_c", "precip_mm"]
 DATE_COLUMNS = ("date", "issue_date", "target_date")
 DATE_DTYPE = "datetime64[s]"  # dates are midnight timestamps at one-second resolution
-CLIMATES: dict[str, ClimateNormals] = {SHANGHAI.name: SHANGHAI}
 REEXPORT = "re-export the bundle with `autovend export-world`"
 _MANIFEST_KEYS = (
     "schema_version",
@@ -104,224 +89,12 @@ _MANIFEST_KEYS = (
     "world_hash",
     "manifest_hash",
 )
-ESTIMATE_COLUMNS = ("U", "kappa", "R")  # machines' estimated columns, rounded (autovend.canonical)
-
-
-# ---------------------------------------------------------------------------------------------- params
-
-
-class ExportParams(BaseModel):
-    """The `export` section of a source's params file (DVC params of the `export_world` stage)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    seed: int = Field(20250101, ge=0)  # network draw, margin draws, weather and forecasts
-    start: dt.date = dt.date(2025, 1, 1)  # day 1 of the episode (paper: 2025-01-01)
-    climate: str = "Shanghai"  # climate normals of the seeded weather
-    country: str = "CN"  # public holidays and makeup workdays
-    timezone: str = "Asia/Shanghai"
-    calendar_language: str | None = "zh_CN"  # language of holiday names
-    capacity: int = Field(PAPER_CAPACITY, ge=1)  # units per device
-    min_days: int = Field(MIN_DAYS, ge=0)  # days of records a preferred source machine has
-    forecast_days: int = Field(7, ge=0)  # the agent sees this many days ahead
-    calendar_lookahead_days: int = Field(400, ge=0)  # get_calendar looks this far past any day
-    calendar_margin_days: int = Field(35, ge=0)  # extra calendar days beyond that
-    margins: dict[str, tuple[float, float]] = Field(default_factory=lambda: dict(DEFAULT_MARGINS))
-    other_margin: tuple[float, float] = OTHER_MARGIN  # categories without a band in `margins`
-
-    @field_validator("climate")
-    @classmethod
-    def _known_climate(cls, v: str) -> str:
-        if v not in CLIMATES:
-            raise ValueError(f"unknown climate {v!r}; known: {sorted(CLIMATES)}")
-        return v
-
-    @field_validator("margins")
-    @classmethod
-    def _bands(cls, v: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
-        for cat, (lo, hi) in v.items():
-            if not 0.0 <= lo <= hi < 1.0:
-                raise ValueError(f"margins.{cat} must be [low, high] with 0 <= low <= high < 1")
-        return v
-
-
-def load_export_params(path: str | Path | None) -> ExportParams:
-    """Read the `export` section of a params YAML file; defaults when `path` is None."""
-    return load_section(ExportParams, path, "export")
-
-
-def load_economics(path: str | Path | None) -> Economics:
-    """Read the `economics` section of a benchmark settings YAML file; defaults when `path` is None."""
-    return load_section(Economics, path, "economics")
-
-
-# ---------------------------------------------------------------------------------------------- source
-
-
-@dataclass(frozen=True, eq=False)
-class SourceTables:
-    """The two source tables an export needs (typed as the contract says) and the source's identity."""
-
-    machines: pd.DataFrame
-    products: pd.DataFrame
-    content_hash: str
-
-
-def _read_typed(folder: Path, spec: TableSpec) -> pd.DataFrame:
-    files = table_files(folder, spec)
-    if len(files) != 1:
-        raise SourceError(
-            f"{folder} needs exactly one of {' or '.join(spec.file_names)}; run `autovend check {folder}`"
-        )
-    raw = read_table_file(files[0])
-    typed: dict[str, pd.Series] = {}
-    for col in spec.columns:
-        if col.name not in raw.columns:
-            if col.required:
-                raise SourceError(f"{files[0]} lacks column {col.name}; run `autovend check {folder}`")
-            typed[col.name] = pd.Series(np.nan if col.kind in (Kind.INTEGER, Kind.DECIMAL) else pd.NA, index=raw.index)
-            continue
-        coerced = coerce_column(col, raw[col.name])
-        if coerced.issues:
-            raise SourceError(
-                f"{files[0]} column {col.name} {coerced.issues[0].problem}; run `autovend check {folder}`"
-            )
-        typed[col.name] = coerced.values
-    out = finalise_table(spec, pd.DataFrame(typed, index=raw.index))
-    for col in spec.columns:
-        if col.kind in (Kind.INTEGER, Kind.DECIMAL) and not col.required:
-            out[col.name] = out[col.name].astype("float64")
-    return out
-
-
-def read_source_tables(source_dir: str | Path) -> SourceTables:
-    """The machines and products tables of a source folder, and its content hash (nothing is written)."""
-    folder = Path(source_dir)
-    if not folder.is_dir():
-        raise SourceError(f"source folder {folder} does not exist; pass the folder the calibration was made from")
-    return SourceTables(
-        machines=_read_typed(folder, MACHINES),
-        products=_read_typed(folder, PRODUCTS),
-        content_hash=source_hash(folder),
-    )
-
-
-# ---------------------------------------------------------------------------------------------- build
-
-
-def _check_inputs(calibration: CalibrationResult, source: SourceTables, demand: DemandSettings) -> None:
-    """Refuse a calibration made from another source or under other demand settings."""
-    cal_hash = str(calibration.scalars.get("source_hash", ""))
-    if cal_hash != source.content_hash:
-        raise ExportError(
-            f"the calibration was made from a source with content hash {cal_hash[:12]}..., but the source "
-            f"folder given has hash {source.content_hash[:12]}...; pass the source the calibration was made "
-            "from, or calibrate this source again"
-        )
-    used = calibration.scalars.get("settings")
-    if used is not None and used != demand.model_dump(mode="json"):
-        differ = sorted(k for k, v in demand.model_dump(mode="json").items() if used.get(k) != v)
-        raise ExportError(
-            f"the demand settings differ from those the calibration was made with (in {differ}); pass the "
-            "settings file used for calibration (--settings), or calibrate again with the new settings"
-        )
-
-
-def _candidates(calibration: CalibrationResult, source: SourceTables) -> pd.DataFrame:
-    """Calibrated machines with the source's location (the calibration does not carry it)."""
-    mach = calibration.machines.copy()
-    mach["machine_id"] = mach["machine_id"].astype(str)
-    loc = source.machines.assign(machine_id=source.machines["machine_id"].astype(str)).set_index("machine_id")
-    mach["location"] = loc["location"].reindex(mach["machine_id"]).to_numpy()
-    if "kappa_source" not in mach:
-        mach["kappa_source"] = "structural_fit"
-    if "n_days" not in mach:
-        mach["n_days"] = 0
-    return mach
-
-
-def build_world(
-    calibration: CalibrationResult,
-    source: SourceTables,
-    name: str,
-    params: ExportParams,
-    demand: DemandSettings,
-    economics: Economics,
-) -> World:
-    """The world of a calibration: network, catalog, b, U, shocks, weather, forecasts and calendar.
-
-    Pure apart from reading nothing: every random choice comes from `params.seed`. Raises
-    ExportError when the calibration does not belong to the source or to these demand settings.
-    """
-    _check_inputs(calibration, source, demand)
-    machines = select_network(
-        _candidates(calibration, source), params.seed, capacity=params.capacity, min_days=params.min_days
-    )
-    catalog = build_catalog(
-        calibration.popularity[["sku_id", "category_l1", "category_l2"]],
-        source.products,
-        params.seed,
-        params.margins,
-        params.other_margin,
-    )
-    b_frame = calibration.base_attraction(machines["source_machine_id"].tolist())
-    if [str(c) for c in b_frame.columns] != catalog["sku_id"].tolist():
-        raise ExportError("the calibration's base attraction and popularity table list different products")
-    b = np.ascontiguousarray(round_array(b_frame.to_numpy(dtype=np.float64)))
-    if not np.all(np.isfinite(b) & (b >= 0)):
-        raise ExportError(
-            "the calibration gives non-finite or negative base attractions for the chosen machines; "
-            "check the calibration's site preference and subcategory tables"
-        )
-    start = params.start
-    horizon = economics.horizon_days
-    weather = daily_weather(
-        start,
-        start + dt.timedelta(days=horizon + params.forecast_days),
-        params.seed,
-        CLIMATES[params.climate],
-    )
-    forecast = forecast_weather(weather, params.seed, horizon=params.forecast_days)
-    calendar = build_calendar(
-        params.country,
-        start,
-        start + dt.timedelta(days=horizon + params.calendar_lookahead_days + params.calendar_margin_days),
-        params.calendar_language,
-    )
-    try:
-        machines = canonical_frame(machines, rounded=ESTIMATE_COLUMNS, what="the world's machines")
-        sigma, rho = (_finite_scalar(calibration, k) for k in ("sigma", "rho"))
-    except NonFiniteError as exc:
-        raise ExportError(f"{exc}; a world needs every demand parameter (see the calibration report)") from exc
-    return World(
-        name=name,
-        machines=machines,
-        catalog=catalog,
-        base_attraction=b,
-        demand=demand,
-        shock_sigma=sigma,
-        shock_rho=rho,
-        start_date=start,
-        weather=_dated(weather[WEATHER_COLUMNS]),
-        forecast=_dated(forecast[FORECAST_COLUMNS]),
-        calendar=_dated(calendar[CALENDAR_COLUMNS]),
-        economics=economics,
-        timezone=params.timezone,
-        country=params.country,
-    )
-
-
-def _finite_scalar(calibration: CalibrationResult, key: str) -> float:
-    value = calibration.scalars.get(key)
-    if not isinstance(value, (int, float)) or not np.isfinite(value):
-        raise NonFiniteError(f"the calibration's {key} is {value!r}, not a finite number")
-    return round_sig(float(value))
 
 
 # ---------------------------------------------------------------------------------------------- bytes
 
 
-def _dated(frame: pd.DataFrame) -> pd.DataFrame:
+def dated(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with its date columns at DATE_DTYPE (Parquet readers may pick another resolution)."""
     out = frame.reset_index(drop=True).copy()
     for col in DATE_COLUMNS:
@@ -363,11 +136,11 @@ def bundle_tables(world: World) -> dict[str, pd.DataFrame]:
     """The bundle's tables as written: canonical values, fixed column and row order."""
     return {
         "base_attraction.parquet": _long_attraction(world),
-        "calendar.parquet": _dated(world.calendar[CALENDAR_COLUMNS]),
+        "calendar.parquet": dated(world.calendar[CALENDAR_COLUMNS]),
         "catalog.parquet": world.catalog.reset_index(drop=True),
-        "forecast.parquet": _dated(world.forecast[FORECAST_COLUMNS]),
+        "forecast.parquet": dated(world.forecast[FORECAST_COLUMNS]),
         "machines.parquet": world.machines.reset_index(drop=True),
-        "weather.parquet": _dated(world.weather[WEATHER_COLUMNS]),
+        "weather.parquet": dated(world.weather[WEATHER_COLUMNS]),
     }
 
 
@@ -378,11 +151,10 @@ def content_hashes(world: World) -> dict[str, str]:
     return dict(sorted(hashes.items()))
 
 
-def world_files(world: World, provenance: dict[str, Any]) -> dict[str, bytes]:
-    """Every bundle file but the manifest, as bytes; `provenance` feeds the README."""
+def world_files(world: World) -> dict[str, bytes]:
+    """The bytes of every file that defines the world (the tables and settings.json), by file name."""
     files = {name: parquet_bytes(table) for name, table in bundle_tables(world).items()}
     files[SETTINGS] = json_bytes(canonical_value(settings_payload(world)))
-    files[README] = readme_text(world, provenance, files).encode("utf-8")
     return dict(sorted(files.items()))
 
 
@@ -424,17 +196,7 @@ def make_manifest(
     return manifest
 
 
-# ---------------------------------------------------------------------------------------------- README
-
-
-@dataclass(frozen=True, eq=False)
-class ExportResult:
-    """What an export wrote: the world, its manifest, file sizes in bytes and the time it took."""
-
-    world: World
-    manifest: dict[str, Any]
-    sizes: dict[str, int]
-    seconds: float
+# ---------------------------------------------------------------------------------------------- write
 
 
 def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
@@ -445,7 +207,8 @@ def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[st
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
-def _check_output(out_dir: Path, force: bool) -> None:
+def check_output(out_dir: Path, force: bool) -> None:
+    """Refuse to write a bundle over a non-empty folder that is not one (unless `force`)."""
     if force or not out_dir.exists():
         return
     if not out_dir.is_dir():
@@ -454,69 +217,6 @@ def _check_output(out_dir: Path, force: bool) -> None:
         raise OutputExistsError(
             f"{out_dir} is not empty and is not a world bundle; choose another folder, or pass --force to replace it"
         )
-
-
-def export_world(
-    calibration_dir: str | Path,
-    source_dir: str | Path,
-    out_dir: str | Path,
-    params_path: str | Path | None = None,
-    settings_path: str | Path | None = None,
-    *,
-    force: bool = False,
-) -> ExportResult:
-    """Read a calibration and its source, build the world and write it as a bundle named after `out_dir`.
-
-    An existing bundle at `out_dir` is replaced; another non-empty folder only with `force`.
-    """
-    t0 = time.perf_counter()
-    out_dir = Path(out_dir)
-    _check_output(out_dir, force)
-    cal_dir = Path(calibration_dir)
-    try:
-        calibration = CalibrationResult.read(cal_dir)
-    except (OSError, ValueError) as exc:
-        raise ExportError(
-            f"cannot read the calibration in {cal_dir} ({exc}); run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
-        ) from exc
-    source = read_source_tables(source_dir)
-    params = load_export_params(params_path)
-    demand = load_demand_settings(settings_path)
-    economics = load_economics(settings_path)
-    world = build_world(calibration, source, out_dir.name, params, demand, economics)
-    provenance = {
-        "source_name": calibration.scalars.get("source_name", ""),
-        "source_hash": source.content_hash,
-        "calibration_hash": calibration.content_hash(),
-        "export": params.model_dump(mode="json"),
-        "command": "autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/"
-        + out_dir.name
-        + (" --params PARAMS" if params_path else "")
-        + (" --settings SETTINGS" if settings_path else ""),
-    }
-    files = world_files(world, provenance)
-    manifest = make_manifest(
-        world,
-        files,
-        source.content_hash,
-        provenance["calibration_hash"],
-        {
-            "export": params.model_dump(mode="json"),
-            "calibration": calibration.scalars.get("params", {}),
-            "source_name": provenance["source_name"],
-        },
-    )
-    write_bundle(out_dir, files, manifest)
-    sizes = {n: len(d) for n, d in files.items()}
-    sizes[MANIFEST] = len(json_bytes(manifest))
-    world = _with_hash(world, manifest["world_hash"])
-    return ExportResult(world=world, manifest=manifest, sizes=sizes, seconds=time.perf_counter() - t0)
-
-
-def _with_hash(world: World, hash_: str) -> World:
-    import dataclasses
-
-    return dataclasses.replace(world, world_hash=hash_)
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -666,7 +366,7 @@ def load_world(path: str | Path) -> World:
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
     machines = _read_parquet(folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"])
-    catalog = _read_parquet(folder, "catalog.parquet", CATALOG_EXPORT_COLUMNS[:7])
+    catalog = _read_parquet(folder, "catalog.parquet", CATALOG_COLUMNS)
     long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"])
     b = _attraction_matrix(long, machines, catalog, folder / "base_attraction.parquet")
     try:
@@ -679,9 +379,9 @@ def load_world(path: str | Path) -> World:
             shock_sigma=sigma,
             shock_rho=rho,
             start_date=start,
-            weather=_dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS)),
-            forecast=_dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS)),
-            calendar=_dated(_read_parquet(folder, "calendar.parquet", CALENDAR_COLUMNS)),
+            weather=dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS)),
+            forecast=dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS)),
+            calendar=dated(_read_parquet(folder, "calendar.parquet", CALENDAR_COLUMNS)),
             economics=economics,
             timezone=timezone,
             country=country,

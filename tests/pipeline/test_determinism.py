@@ -25,6 +25,8 @@ import numpy as np
 import pytest
 import yaml
 
+from autovend.export.network import PAPER_NETWORK
+
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "params" / "benchmark.yaml"
 DEFAULT_PARAMS = ROOT / "params" / "synthetic-cn.yaml"
@@ -85,10 +87,11 @@ def run_pipeline(out: Path, params: Path, env_extra: dict[str, str]) -> dict[str
     env.update(env_extra)
     cli = [sys.executable, "-m", "autovend.cli"]
     common = ["--params", str(params), "--settings", str(SETTINGS)]
+    network = ["--network", str(PAPER_NETWORK)]
     steps = [
         ["synth", "-o", str(out / "source"), "--truth", str(out / "truth"), *common],
         ["calibrate", str(out / "source"), "-o", str(out / "calibration"), *common],
-        ["export-world", str(out / "calibration"), str(out / "source"), "-o", str(out / "cn20"), *common],
+        ["export-world", str(out / "calibration"), str(out / "source"), "-o", str(out / "cn20"), *network, *common],
     ]
     for step in steps:
         done = subprocess.run([*cli, *step], env=env, capture_output=True, text=True, check=False)
@@ -146,7 +149,7 @@ def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, 
     from autovend.calibration.config import load_calibration_config
     from autovend.data.source import load_source
     from autovend.demand.settings import load_demand_settings
-    from autovend.world.bundle import export_world
+    from autovend.export.build import export_world
 
     params = reduced_params(tmp_path)
     reference = run_pipeline(tmp_path / "reference", params, {})
@@ -156,7 +159,12 @@ def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, 
     assert noisy.content_hash() == reference["calibration"]
     noisy.write(tmp_path / "noisy-calibration")
     res = export_world(
-        tmp_path / "noisy-calibration", tmp_path / "reference" / "source", tmp_path / "cn20", params, SETTINGS
+        tmp_path / "noisy-calibration",
+        tmp_path / "reference" / "source",
+        tmp_path / "cn20",
+        params,
+        SETTINGS,
+        network=PAPER_NETWORK,
     )
     assert res.manifest["world_hash"] == reference["world"]
 

@@ -17,12 +17,13 @@ from autovend.cli import app
 from autovend.data.hashing import source_hash
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, ExportError, OutputExistsError
+from autovend.export.build import export_world
+from autovend.export.network import PAPER_NETWORK, paper_devices
 from autovend.sim import Simulator
 from autovend.world.bundle import (
     BUNDLE_FILES,
     MANIFEST,
     SCHEMA_VERSION,
-    export_world,
     load_world,
     read_manifest,
     verify_bundle,
@@ -30,7 +31,14 @@ from autovend.world.bundle import (
 )
 from autovend.world.describe import summarize
 from autovend.world.model import World
-from autovend.world.network import PAPER_DEVICES
+
+PAPER_DEVICES = [(d.device_id, d.location) for d in paper_devices()]
+
+
+def export_paper(*args, **kwargs):
+    """export_world onto the paper's 20-device network (the shipped network file)."""
+    return export_world(*args, network=PAPER_NETWORK, **kwargs)
+
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "worlds" / "cn20"
@@ -156,7 +164,7 @@ def small(tmp_path_factory) -> tuple[Path, Path, Path]:
     """(calibration, source, exported bundle) of the small inputs."""
     folder = tmp_path_factory.mktemp("small")
     cal, src = write_small_inputs(folder)
-    export_world(cal, src, folder / "worlds" / "tiny20")
+    export_paper(cal, src, folder / "worlds" / "tiny20")
     return cal, src, folder / "worlds" / "tiny20"
 
 
@@ -180,7 +188,7 @@ def assert_worlds_equal(a: World, b: World) -> None:
 
 def test_round_trip_loads_the_world_that_was_exported(small, tmp_path):
     cal, src, _ = small
-    res = export_world(cal, src, tmp_path / "tiny20")
+    res = export_paper(cal, src, tmp_path / "tiny20")
     loaded = load_world(tmp_path / "tiny20")
     assert_worlds_equal(loaded, res.world)
     content = {k: v for k, v in res.manifest["files"].items() if k != "README.md"}
@@ -240,7 +248,7 @@ def test_horizon_weather_forecast_and_calendar(small):
     cal = w.calendar.set_index("date")
     assert cal.index[0] == pd.Timestamp("2025-01-01") and cal.index[-1] == pd.Timestamp("2026-09-08")
     assert len(cal) == 180 + 400 + 35 + 1
-    assert cal.loc["2025-01-01", "day_type"] == "holiday" and cal.loc["2025-01-01", "holiday_name"] == "元旦"
+    assert cal.loc["2025-01-01", "day_type"] == "holiday" and cal.loc["2025-01-01", "holiday_name"] == "New Year's Day"  # the library's default language
     assert bool(cal.loc["2025-01-26", "is_workday"])  # a Sunday made a workday for the Spring Festival
     assert cal.loc["2025-01-29", "day_type"] == "holiday"
 
@@ -260,7 +268,7 @@ def test_manifest_lists_every_file_with_its_hash(small):
 
 def test_export_is_byte_identical_when_repeated(small, tmp_path):
     cal, src, first = small
-    export_world(cal, src, tmp_path / "tiny20")
+    export_paper(cal, src, tmp_path / "tiny20")
     for name in [*BUNDLE_FILES, MANIFEST]:
         assert (tmp_path / "tiny20" / name).read_bytes() == (first / name).read_bytes(), name
 
@@ -269,7 +277,7 @@ def test_another_seed_changes_the_world_and_its_hash(small, tmp_path):
     cal, src, first = small
     params = tmp_path / "params.yaml"
     params.write_text("export:\n  seed: 7\n")
-    res = export_world(cal, src, tmp_path / "tiny20", params_path=params)
+    res = export_paper(cal, src, tmp_path / "tiny20", params_path=params)
     assert res.manifest["world_hash"] != read_manifest(first)["world_hash"]
     assert res.manifest["params"]["export"]["seed"] == 7
 
@@ -343,7 +351,7 @@ def test_export_refuses_a_source_the_calibration_was_not_made_from(small, tmp_pa
     shutil.copytree(src, other)
     (other / "orders.csv").write_text((other / "orders.csv").read_text().replace("M001", "M002"))
     with pytest.raises(ExportError, match="content hash .* pass the source the calibration was made from"):
-        export_world(cal, other, tmp_path / "w")
+        export_paper(cal, other, tmp_path / "w")
     assert not (tmp_path / "w").exists()
 
 
@@ -352,7 +360,7 @@ def test_export_refuses_other_demand_settings(small, tmp_path):
     settings = tmp_path / "benchmark.yaml"
     settings.write_text("demand:\n  phi: 4.0\n")
     with pytest.raises(ExportError, match=r"differ .*\['phi'\]"):
-        export_world(cal, src, tmp_path / "w", settings_path=settings)
+        export_paper(cal, src, tmp_path / "w", settings_path=settings)
 
 
 def test_export_replaces_a_bundle_but_not_another_folder(small, tmp_path):
@@ -361,10 +369,10 @@ def test_export_replaces_a_bundle_but_not_another_folder(small, tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(OutputExistsError, match="--force"):
-        export_world(cal, src, out)
+        export_paper(cal, src, out)
     assert (out / "notes.txt").read_text() == "mine"
-    export_world(cal, src, out, force=True)
-    export_world(cal, src, out)  # now a bundle: replaced without --force
+    export_paper(cal, src, out, force=True)
+    export_paper(cal, src, out)  # now a bundle: replaced without --force
     assert not (out / "notes.txt").exists()
     verify_bundle(out)
 
@@ -398,7 +406,7 @@ def test_summary_of_a_bundle(small):
     }
     assert {k: len(v) for k, v in s["sources_by_site"].items()} == dict(zip(SITES, (6, 2, 4, 6, 2), strict=True))
     assert s["catalog"]["by_category"] == {"drinks": 4, "snacks": 4}
-    assert s["holidays"][0] == ("2025-01-01", "元旦", False)
+    assert s["holidays"][0] == ("2025-01-01", "New Year's Day", False)
     assert ("2025-01-26", "makeup workday", True) in s["holidays"]
     assert s["demand"]["eta"] == 0.5 and s["demand"]["phi"] == 5.0
 
@@ -407,12 +415,12 @@ def test_cli_export_and_info(small, tmp_path):
     cal, src, _ = small
     runner = CliRunner()
     out = tmp_path / "worlds" / "tiny20"
-    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out)])
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out), "--network", str(PAPER_NETWORK)])
     assert res.exit_code == 0, res.output
     assert "wrote" in res.output and "20 devices, 8 products" in res.output
     res = runner.invoke(app, ["world", "info", str(out)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
-    assert "tiny20: verified" in res.output and "worksite" in res.output and "元旦" in res.output
+    assert "tiny20: verified" in res.output and "worksite" in res.output and "New Year" in res.output
     catalog = pd.read_parquet(out / "catalog.parquet")
     catalog.loc[0, "ref_price"] += 0.01  # one fen more: another world
     (out / "catalog.parquet").write_bytes(parquet_bytes(catalog))
@@ -442,7 +450,7 @@ def real(tmp_path_factory, synthetic_dirs, synthetic_calibration):
     synthetic_calibration.write(base / "calibration")
     out = base / "cn20"
     params, settings = ROOT / "params" / "synthetic-cn.yaml", ROOT / "params" / "benchmark.yaml"
-    res = export_world(base / "calibration", synthetic_dirs[0], out, params, settings)
+    res = export_paper(base / "calibration", synthetic_dirs[0], out, params, settings)
     return res, out
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from autovend.errors import ExportError
-from autovend.world.catalog import CATALOG_EXPORT_COLUMNS, build_catalog, is_perishable, unit_costs
+from autovend.export.catalog import CATALOG_EXPORT_COLUMNS, build_catalog, is_perishable, unit_costs
 
 NAN = float("nan")
 

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from autovend.errors import InsufficientDataError
-from autovend.world.network import NETWORK_COLUMNS, PAPER_DEVICES, select_network
+from autovend.export.network import NETWORK_COLUMNS, paper_devices, select_network
 
-# Appendix A.2 of the paper, copied by hand as the reference for PAPER_DEVICES.
+# Appendix A.2 of the paper, copied by hand as the reference for the shipped network file.
 APPENDIX_A = [
     ("CN_WORKSITE_01", "worksite/canteen"),
     ("CN_WORKSITE_02", "worksite/canteen"),
@@ -58,17 +58,21 @@ SALES = ("sales_rule", 120)
 SHORT = ("structural_fit", 30)
 
 
+PAPER = paper_devices()
+
+
 def plenty(n: int = 5) -> pd.DataFrame:
     """n preferred machines in every Appendix A sub-location."""
     return candidates({loc: [GOOD] * n for loc in dict.fromkeys(loc for _, loc in APPENDIX_A)})
 
 
 def test_devices_are_exactly_appendix_a():
-    assert list(PAPER_DEVICES) == APPENDIX_A
+    assert [(d.device_id, d.location) for d in paper_devices()] == APPENDIX_A
+    assert {d.capacity for d in paper_devices()} == {200}
 
 
 def test_network_has_the_paper_mix_ids_locations_and_capacity():
-    net = select_network(plenty(), seed=1)
+    net = select_network(plenty(), seed=1, devices=PAPER)
     assert list(net.columns) == NETWORK_COLUMNS
     assert list(zip(net["device_id"], net["location"], strict=True)) == APPENDIX_A
     assert Counter(net["site_type"]) == {
@@ -84,7 +88,7 @@ def test_network_has_the_paper_mix_ids_locations_and_capacity():
 
 def test_each_device_takes_its_source_machines_parameters_unchanged():
     cand = plenty()
-    net = select_network(cand, seed=3)
+    net = select_network(cand, seed=3, devices=PAPER)
     src = cand.set_index("machine_id").loc[net["source_machine_id"]]
     np.testing.assert_array_equal(net["kappa"], src["kappa"])
     np.testing.assert_array_equal(net["R"], src["R"])
@@ -96,9 +100,9 @@ def test_each_device_takes_its_source_machines_parameters_unchanged():
 
 def test_same_seed_same_network_other_seeds_usually_differ():
     cand = plenty()
-    first = select_network(cand, seed=7)["source_machine_id"].tolist()
-    assert select_network(cand, seed=7)["source_machine_id"].tolist() == first
-    others = {tuple(select_network(cand, seed=s)["source_machine_id"]) for s in range(8)}
+    first = select_network(cand, seed=7, devices=PAPER)["source_machine_id"].tolist()
+    assert select_network(cand, seed=7, devices=PAPER)["source_machine_id"].tolist() == first
+    others = {tuple(select_network(cand, seed=s, devices=PAPER)["source_machine_id"]) for s in range(8)}
     assert len(others) >= 6  # 8 seeds, 5 candidates per slot: collisions are rare
 
 
@@ -108,7 +112,7 @@ def test_known_shelves_and_enough_days_are_preferred_over_the_sub_location():
     spec["worksite/canteen"] = [GOOD, SALES, SALES, SHORT, SHORT]
     spec["worksite/plant_floor"] = [GOOD] * 6
     cand = candidates(spec)
-    net = select_network(cand, seed=0)
+    net = select_network(cand, seed=0, devices=PAPER)
     work = net[net["site_type"] == "worksite"]
     assert (work["kappa_source"] == "structural_fit").all()
     ids = cand.set_index("machine_id")
@@ -121,7 +125,7 @@ def test_known_shelves_and_enough_days_are_preferred_over_the_sub_location():
 def test_sub_location_without_machines_falls_back_to_the_site_type():
     spec = {loc: [GOOD] * 5 for loc in dict.fromkeys(loc for _, loc in APPENDIX_A)}
     del spec["campus/school_dormitory"]
-    net = select_network(candidates(spec), seed=2)
+    net = select_network(candidates(spec), seed=2, devices=PAPER)
     campus = net[net["site_type"] == "campus"]
     assert list(campus["location"]) == ["campus/university", "campus/school_dormitory"]
     assert list(campus["source_location"]) == ["campus/university", "campus/university"]
@@ -131,7 +135,7 @@ def test_non_preferred_machines_fill_in_when_preferred_ones_run_out():
     spec = {loc: [GOOD] * 5 for loc in dict.fromkeys(loc for _, loc in APPENDIX_A)}
     spec["office/industrial_park"] = [SALES]
     spec["office/office_building"] = [SHORT]
-    net = select_network(candidates(spec), seed=4)
+    net = select_network(candidates(spec), seed=4, devices=PAPER)
     office = net[net["site_type"] == "office"]
     assert list(office["source_location"]) == ["office/industrial_park", "office/office_building"]
     assert list(office["kappa_source"]) == ["sales_rule", "structural_fit"]
@@ -140,7 +144,7 @@ def test_non_preferred_machines_fill_in_when_preferred_ones_run_out():
 def test_unusable_machines_are_never_chosen():
     cand = plenty(6)
     cand.loc[cand["location"] == "worksite/canteen", "kappa"] = [np.nan, 0.0, np.inf, -1.0, np.nan, 0.0]
-    net = select_network(cand, seed=5)
+    net = select_network(cand, seed=5, devices=PAPER)
     chosen = cand.set_index("machine_id").loc[net["source_machine_id"]]
     assert np.isfinite(chosen["kappa"]).all() and (chosen["kappa"] > 0).all()
     canteen = net[net["location"] == "worksite/canteen"]
@@ -152,13 +156,13 @@ def test_site_type_with_too_few_machines_fails_naming_it_and_the_numbers():
     spec["office/industrial_park"] = [GOOD]
     spec["office/office_building"] = []
     with pytest.raises(InsufficientDataError, match=r"needs 2 office machines .* only 1 usable office"):
-        select_network(candidates(spec), seed=0)
+        select_network(candidates(spec), seed=0, devices=PAPER)
 
 
 def test_missing_locations_use_the_site_type():
     cand = plenty()
     cand["location"] = pd.Series([pd.NA] * len(cand), dtype="str")
-    net = select_network(cand, seed=1)
+    net = select_network(cand, seed=1, devices=PAPER)
     assert list(net["location"]) == [loc for _, loc in APPENDIX_A]
     assert (net["source_location"] == "").all()
     assert net["source_machine_id"].is_unique
