@@ -23,6 +23,7 @@ import numpy as np
 from scipy import optimize, special
 
 from autovend.calibration.solve import polish
+from autovend.errors import CalibrationError
 
 GH_X, GH_W = np.polynomial.hermite.hermgauss(24)  # Gauss-Hermite rule of the log-normal prior's quadrature
 MODE_STEPS = 60  # Newton steps to each product's posterior mode (monotone; converged long before)
@@ -115,7 +116,13 @@ def _fit_gamma(y: np.ndarray, e: np.ndarray) -> Prior | None:
     )
     if not np.isfinite(res.fun):
         return None
-    p = _polished(res.x, lambda q: _gamma_score(q, y, e), GAMMA_BOUNDS, "the Gamma popularity prior")
+    p = _polished(
+        res.x,
+        lambda q: _gamma_score(q, y, e),
+        GAMMA_BOUNDS,
+        "the Gamma popularity prior",
+        lambda q: _tight(_gamma_negloglik, q, GAMMA_BOUNDS, (y, e)),
+    )
     a, b = np.exp(p)
     return Prior("gamma", float(a), float(b), -_gamma_negloglik(p, y, e))
 
@@ -130,7 +137,13 @@ def _fit_lognormal(y: np.ndarray, e: np.ndarray) -> Prior | None:
     res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=LOGNORMAL_BOUNDS)
     if not np.isfinite(res.fun):
         return None
-    p = _polished(res.x, lambda q: _lognormal_score(q, y, e), LOGNORMAL_BOUNDS, "the log-normal popularity prior")
+    p = _polished(
+        res.x,
+        lambda q: _lognormal_score(q, y, e),
+        LOGNORMAL_BOUNDS,
+        "the log-normal popularity prior",
+        lambda q: _tight(lambda r: nll(r), q, LOGNORMAL_BOUNDS, ()),
+    )
     return Prior("lognormal", float(p[0]), float(np.exp(p[1])), -nll(p))
 
 
@@ -151,13 +164,31 @@ def _lognormal_score(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> np.ndarray:
     return np.array([float(np.sum(w * dev)) / tau, float(np.sum(w * (dev * dev - 1.0)))])
 
 
+def _tight(fun: Callable[..., float], x0: np.ndarray, bounds: list[tuple[float, float]], args: tuple) -> np.ndarray:
+    """L-BFGS-B from x0 with zero tolerances: it stops only where it cannot improve (or at a bound)."""
+    res = optimize.minimize(fun, x0, args=args, method="L-BFGS-B", bounds=bounds, options={"ftol": 0.0, "gtol": 0.0})
+    return np.asarray(res.x, dtype=float)
+
+
 def _polished(
-    x: np.ndarray, score: Callable[[np.ndarray], np.ndarray], bounds: list[tuple[float, float]], what: str
+    x: np.ndarray,
+    score: Callable[[np.ndarray], np.ndarray],
+    bounds: list[tuple[float, float]],
+    what: str,
+    refit: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
-    """x polished to the score's root (`solve.polish`), unless the optimiser stopped at a bound."""
+    """x polished to the score's root (`solve.polish`), unless the optimiser stopped at a bound.
+
+    A likelihood that is flat in some direction (a subcategory whose counts show no overdispersion
+    pushes the Gamma shape towards infinity) has no interior root: the fit is then run again with
+    tolerances of zero, which carries it to the bound it tends to, and kept there.
+    """
     if any(min(v - lo, hi - v) < BOUND_MARGIN for v, (lo, hi) in zip(x, bounds, strict=True)):
         return np.asarray(x, dtype=float)
-    return polish(score, x, what=what)
+    try:
+        return polish(score, x, what=what)
+    except CalibrationError:
+        return refit(x)
 
 
 def fit_prior(

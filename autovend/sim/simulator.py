@@ -1357,9 +1357,10 @@ def _check_world(world: World) -> None:
     U = mach["U"].to_numpy(dtype=float)
     if not np.all(np.isfinite(U) & (U >= 0)):
         problems.append("U must be finite and >= 0")
-    unknown_sites = set(mach["site_type"].astype(str)) - set(world.demand.elasticity)
-    if unknown_sites:
-        problems.append(f"site types without an elasticity: {sorted(unknown_sites)}")
+    try:  # a site type without its own settings reads the pooled `unknown` ones (DemandSettings)
+        world.demand.elasticity_of(mach["site_type"].astype(str).to_numpy())
+    except KeyError as exc:
+        problems.append(f"a site type has no elasticity and the settings have no pooled `unknown` one ({exc})")
     dates = {world.date_of(d) for d in range(1, horizon + 1)}
     wx = world.weather.dropna(subset=["t_max_c", "precip_mm"])
     missing_wx = dates - set(pd.to_datetime(wx["date"]).dt.date)
