@@ -4,8 +4,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from autovend.errors import InsufficientDataError
-from autovend.export.network import NETWORK_COLUMNS, paper_devices, select_network
+from autovend.errors import ExportError, InsufficientDataError
+from autovend.export.network import (
+    NETWORK_COLUMNS,
+    Device,
+    allocate,
+    own_network,
+    paper_devices,
+    read_network,
+    select_network,
+)
 
 # Appendix A.2 of the paper, copied by hand as the reference for the shipped network file.
 APPENDIX_A = [
@@ -166,3 +174,57 @@ def test_missing_locations_use_the_site_type():
     assert list(net["location"]) == [loc for _, loc in APPENDIX_A]
     assert (net["source_location"] == "").all()
     assert net["source_machine_id"].is_unique
+
+
+# ---------------------------------------------------------------------------------- the source's own network
+
+
+def test_own_network_takes_every_usable_machine_by_id_at_its_own_location():
+    spec = {"worksite/canteen": [GOOD, SALES], "campus/university": [GOOD], "office/office_building": [GOOD]}
+    cand = candidates(spec)
+    cand.loc[cand["machine_id"] == "M004", "kappa"] = float("nan")  # not usable
+    cand["capacity"] = [150.0, 180.0, 200.0, 220.0]
+    net = own_network(cand, seed=1)
+    assert net["device_id"].tolist() == ["M001", "M002", "M003"]
+    assert net["device_id"].tolist() == net["source_machine_id"].tolist()
+    assert net["location"].tolist() == ["worksite/canteen", "worksite/canteen", "campus/university"]
+    assert net["capacity"].tolist() == [150, 180, 200]  # the source's capacities
+    assert own_network(cand, seed=1, capacity=300)["capacity"].tolist() == [300, 300, 300]
+
+
+def test_allocate_shares_devices_in_proportion_with_one_per_site_type_first():
+    # 10 of 20 machines over 12/6/2 usable: one each, then 7 more by largest remainder of 11/5/1 * 7/17
+    assert allocate({"worksite": 12, "campus": 6, "office": 2}, 10) == {"campus": 3, "office": 1, "worksite": 6}
+    assert allocate({"worksite": 12, "campus": 6, "office": 2}, 2) == {"campus": 1, "office": 0, "worksite": 1}
+    assert sum(allocate({"a": 3, "b": 3, "c": 3}, 7).values()) == 7
+    with pytest.raises(InsufficientDataError, match="more than the 4 usable"):
+        allocate({"a": 3, "b": 1}, 5)
+
+
+def test_own_network_with_n_machines_is_seeded_and_prefers_known_shelves():
+    spec = {"worksite/canteen": [GOOD] * 3 + [SALES] * 5, "campus/university": [SALES] * 4 + [GOOD]}
+    cand = candidates(spec)
+    cand["capacity"] = 200.0
+    net = own_network(cand, seed=3, n_machines=5)
+    assert len(net) == 5
+    assert net["site_type"].value_counts().to_dict() == {"worksite": 3, "campus": 2}
+    # the three worksite machines with known shelves and the one campus machine with them come first
+    assert {"M001", "M002", "M003", "M013"} <= set(net["device_id"])
+    assert own_network(cand, seed=3, n_machines=5).equals(net)
+
+
+def test_a_network_file_is_read_and_its_mistakes_named(tmp_path):
+    good = tmp_path / "net.csv"
+    good.write_text("device_id,location,capacity\nA1,hospital/ward,120\nA2,school,\n")
+    assert read_network(good) == (Device("A1", "hospital/ward", 120), Device("A2", "school", None))
+    cases = {
+        "device_id,location\nA1,x\nA1,y\n": "row 2, column device_id: A1 appears twice",
+        "device_id,location\nA1,Hospital/x\n": "row 1, column location",
+        "device_id,location,capacity\nA1,x,0\n": "row 1, column capacity",
+        "device,location\nA1,x\n": "lacks column",
+    }
+    for text, message in cases.items():
+        bad = tmp_path / "bad.csv"
+        bad.write_text(text)
+        with pytest.raises(ExportError, match=message):
+            read_network(bad)
