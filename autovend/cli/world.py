@@ -133,3 +133,51 @@ def info(world_dir: Path = typer.Argument(..., help="A world bundle folder, e.g.
     for key, value in s["economics"].items():
         settings.add_row(key, _fmt(value))
     console.print(settings)
+
+
+@world_app.command("ship")
+def ship(
+    bundle_dir: Path = typer.Argument(..., help="An exported bundle, e.g. data/worlds/cn20."),
+    out: Path = typer.Option(..., "-o", "--out", help="Where the shipped world goes, e.g. worlds/cn20."),
+    validation: Path | None = typer.Option(None, "--validation", help="The source's validation metrics.json."),
+    runs: list[Path] = typer.Option([], "--run", help="A finished baseline run on the bundle (repeat per seed)."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
+) -> None:
+    """Ship a world: copy the bundle with its validation and baseline results in the README (same world hash)."""
+    from rich.console import Console
+
+    from autovend.export.ship import ship_world
+
+    manifest = ship_world(bundle_dir, out, validation=validation, runs=runs, force=force)
+    Console(highlight=False).print(
+        f"shipped {out} (world hash {manifest['world_hash'][:12]}, {len(runs)} baseline runs)", soft_wrap=True
+    )
+
+
+@world_app.command("list")
+def list_worlds(
+    folders: list[Path] = typer.Argument(None, help="Folders to look in; default: ./worlds and the shipped ones."),
+) -> None:
+    """List the worlds found: name, devices, days, currency, source and world hash."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from autovend.world.catalogue import find_worlds
+
+    found = find_worlds(folders or None)
+    table = Table(title=f"{len(found)} worlds")
+    for col in ("name", "devices", "products", "days", "currency", "source", "world hash", "where", "state"):
+        table.add_column(col)
+    for w in found:
+        table.add_row(
+            w.name,
+            str(w.devices),
+            str(w.products),
+            str(w.days),
+            w.currency,
+            w.source,
+            w.world_hash[:12],
+            str(w.path),
+            w.state,
+        )
+    Console(highlight=False).print(table)

@@ -1,0 +1,149 @@
+"""Shipping a world: the exported bundle with its validation and its baseline results in the README.
+
+An exported bundle (`autovend export-world`, a DVC output under data/) is frozen first; its held-out
+validation and baseline runs are made on it; `ship_world` then copies it to worlds/NAME with a
+"Results" section in the README: the validation's headline numbers and each baseline seed's net assets
+and metrics. The world's content, hence its world_hash, is untouched; only the README's hash and the
+manifest_hash change. Runs of another world (by world_hash) or of another horizon are refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autovend.canonical import json_bytes
+from autovend.errors import ExportError
+from autovend.io import atomic_dir
+from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle
+
+RESULTS_HEADING = "## Results"
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """The headline of one finished run of the baseline on the world."""
+
+    seed: int
+    days: int
+    net_assets: float
+    metrics: dict[str, Any]
+
+
+def read_run(run_dir: Path, world_hash: str) -> BaselineRun:
+    """A finished run's metrics; ExportError when it is unfinished or was made on another world."""
+    path = run_dir / "metrics.json"
+    if not path.is_file():
+        raise ExportError(f"{run_dir} has no metrics.json: finish the run (autovend run ... --resume) first")
+    metrics = json.loads(path.read_text(encoding="utf-8"))
+    run = metrics.get("run", {})
+    if run.get("world_hash") != world_hash:
+        raise ExportError(
+            f"{run_dir} was run on world hash {str(run.get('world_hash'))[:12]}..., not on this world "
+            f"({world_hash[:12]}...); run the baseline on the bundle being shipped"
+        )
+    if run.get("days") != run.get("horizon_days"):
+        raise ExportError(
+            f"{run_dir} played {run.get('days')} of {run.get('horizon_days')} days; run the whole horizon"
+        )
+    return BaselineRun(int(run["seed"]), int(run["days"]), float(metrics["net_assets"]), metrics)
+
+
+def _fmt(value: Any, spec: str) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return format(value, spec)
+
+
+def validation_lines(metrics: dict[str, Any]) -> list[str]:
+    """The validation's headline numbers as Markdown lines."""
+    return [
+        f"Held-out validation on the last {metrics.get('test_weeks')} weeks of the source "
+        f"({metrics.get('test_start')} to {metrics.get('test_end')}, {metrics.get('n_machines')} machines, "
+        f"{metrics.get('seeds')} replay seeds):",
+        "",
+        "| statistic | model | references |",
+        "|---|---|---|",
+        f"| volume error | {_fmt(metrics.get('volume_error'), '+.1%')} | |",
+        f"| machine-week WAPE | {_fmt(metrics.get('wape'), '.3f')} | persistence "
+        f"{_fmt(metrics.get('wape_persistence'), '.3f')}, naive {_fmt(metrics.get('wape_naive'), '.3f')} |",
+        f"| subcategory TVD | {_fmt(metrics.get('tvd'), '.3f')} | naive {_fmt(metrics.get('tvd_naive'), '.3f')} |",
+        f"| median within-machine Spearman | {_fmt(metrics.get('spearman_median'), '.3f')} | |",
+    ]
+
+
+def baseline_lines(runs: list[BaselineRun], currency: str) -> list[str]:
+    """Each seed's net assets and main metrics, then mean and standard deviation."""
+    runs = sorted(runs, key=lambda r: r.seed)
+    assets = [r.net_assets for r in runs]
+    lines = [
+        f"The rule-based baseline (`autovend run --agent baseline --seed S`), {runs[0].days} days:",
+        "",
+        f"| seed | net assets ({currency}) | assortment | waste rate | pricing regret | shelf use |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        m = r.metrics
+        lines.append(
+            f"| {r.seed} | {r.net_assets:,.2f} | {_fmt(m.get('assortment'), '.3f')} | "
+            f"{_fmt(m.get('waste_rate'), '.1%')} | {_fmt(m.get('pricing_regret'), '.1f')} | "
+            f"{_fmt(m.get('shelf_utilization'), '.1%')} |"
+        )
+    sd = statistics.stdev(assets) if len(assets) > 1 else 0.0
+    lines += ["", f"Mean {statistics.fmean(assets):,.2f} {currency}, standard deviation {sd:,.2f}."]
+    return lines
+
+
+def results_section(validation: dict[str, Any] | None, runs: list[BaselineRun], currency: str) -> str:
+    """The README's Results section."""
+    lines = [RESULTS_HEADING, ""]
+    if validation is not None:
+        lines += ["### Validation", "", *validation_lines(validation), ""]
+    if runs:
+        lines += ["### Baseline", "", *baseline_lines(runs, currency), ""]
+    return "\n".join(lines)
+
+
+def ship_world(
+    bundle_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    validation: str | Path | None = None,
+    runs: list[Path] | tuple[Path, ...] = (),
+    force: bool = False,
+) -> dict[str, Any]:
+    """Copy the bundle at `bundle_dir` to `out_dir` with the Results section; returns the new manifest."""
+    src, out = Path(bundle_dir), Path(out_dir)
+    manifest = verify_bundle(src)
+    check_output(out, force)
+    settings = json.loads((src / "settings.json").read_text(encoding="utf-8"))
+    currency = str(settings.get("economics", {}).get("currency", ""))
+    metrics = json.loads(Path(validation).read_text(encoding="utf-8")) if validation is not None else None
+    baseline = [read_run(Path(r), manifest["world_hash"]) for r in runs]
+    seeds = [r.seed for r in baseline]
+    if len(set(seeds)) != len(seeds):
+        raise ExportError(f"the runs repeat a seed ({sorted(seeds)}); give one run per seed")
+    readme = (src / README).read_text(encoding="utf-8").split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n")
+    text = readme + "\n\n" + results_section(metrics, baseline, currency)
+    new = dict(manifest)
+    new["files"] = {**manifest["files"], README: _sha256_text(text)}
+    new.pop("manifest_hash", None)
+    new["manifest_hash"] = manifest_hash(new)
+    with atomic_dir(out) as tmp:
+        for path in sorted(src.iterdir()):
+            if path.name not in (README, MANIFEST):
+                shutil.copyfile(path, tmp / path.name)
+        (tmp / README).write_text(text, encoding="utf-8")
+        (tmp / MANIFEST).write_bytes(json_bytes(new))
+    verify_bundle(out)
+    return new
+
+
+def _sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
