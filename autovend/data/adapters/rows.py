@@ -1,10 +1,11 @@
 """Reading the order-line fields of a one-table export row by row, and the reasons rows are left out.
 
-Each row is either kept or left out for exactly one reason, the first that applies in this order:
-`drop_rows`, a blank product, the status, a blank machine, the order id, the timestamp, the quantity, the
-unit price, the extra columns, the product and machine number columns (ref_price, unit_cost, capacity),
-and last a product never sold at a price > 0 when ref_price comes from the unit prices. Reasons of *bad*
-rows (unreadable as the mapping says) carry the column and the fix; rows left out on purpose are not bad.
+Each row is either kept or left out for exactly one reason, the first that applies in this order: every
+cell the mapping reads is blank (trailing rows of a spreadsheet export), `drop_rows`, a blank product, the
+status, a blank machine, the order id, the timestamp, the quantity, the unit price, the extra columns, the
+product and machine number columns (ref_price, unit_cost, capacity), and last a product never sold at a
+price > 0 when ref_price comes from the unit prices. Reasons of *bad* rows (unreadable as the mapping says)
+carry the column and the fix; rows left out on purpose are not bad.
 """
 
 from __future__ import annotations
@@ -227,6 +228,8 @@ def _times(cells: pd.DataFrame, mapping: TableMapping, drops: Drops) -> pd.Serie
 def read_lines(cells: pd.DataFrame, mapping: TableMapping, drops: Drops) -> Lines:
     """Every order-line field, leaving out (in `drops`) each row that cannot be read or is dropped on purpose."""
     o = mapping.orders
+    empty = (cells == "").all(axis=1).to_numpy()
+    drops.add(empty, "every cell the mapping reads is blank", column=None, fix="", bad=False)
     for rule in mapping.drop_rows:
         folded = {v.strip().casefold() for v in rule.values}
         hit = cells[rule.column].str.casefold().isin(folded)

@@ -218,11 +218,15 @@ def test_status_map_drop_and_refuse() -> None:
     ]
 
 
-def test_drop_rows_leave_rows_out_on_purpose_even_when_refusing() -> None:
-    rows = [*ROWS, ["", "M1", "Gare", "", "", "", "", ""]]
+def test_drop_rows_and_blank_rows_are_left_out_on_purpose_even_when_refusing() -> None:
+    rows = [*ROWS, ["", "M1", "Gare", "", "", "", "", ""], [""] * len(COLUMNS), [" "] * len(COLUMNS)]
     mapping = _mapping(drop_rows=[{"column": "Ticket", "values": [""]}])
     result = adapt_table(_frame(rows), mapping, "shop.csv")
-    assert [(g.reason, g.rows, g.bad) for g in result.dropped] == [("Ticket is '' (drop_rows)", (4,), False)]
+    assert [(g.reason, g.rows, g.bad) for g in result.dropped] == [
+        ("every cell the mapping reads is blank", (5, 6), False),
+        ("Ticket is '' (drop_rows)", (4,), False),
+    ]
+    assert result.rows_written == 3
 
 
 def test_unmapped_product_value_is_refused_naming_the_rows() -> None:
