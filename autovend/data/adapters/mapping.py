@@ -43,6 +43,13 @@ def _check_targets(key: str, mapped: Mapped, allowed: tuple[str, ...] | None, wh
             raise ValueError(f"{key}: {target!r} cannot be written; use {what}")
 
 
+def _no_drop(section: str, **fields: Mapped | None) -> None:
+    """Refuse `drop` in a machine or product field: it leaves rows out, which only order-line fields may do."""
+    for name, mapped in fields.items():
+        if mapped is not None and (mapped.policy == DROP or DROP in mapped.values.values()):
+            raise ValueError(f"{section}.{name}: drop is for order-line fields; use refuse or a value")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
@@ -99,6 +106,8 @@ class Mapped(ColumnOrValue):
             raise ValueError("`values` and `otherwise` recode a column: give `column`, or drop them")
         folded: dict[str, str] = {}
         for key, target in self.values.items():
+            if target in (REFUSE, KEEP):
+                raise ValueError(f"`values` maps {key!r} to {target!r}, which only `otherwise` can say")
             other = folded.setdefault(key.strip().casefold(), target)
             if other != target:
                 raise ValueError(
@@ -264,10 +273,7 @@ class Machines(_Model):
         if capacity is not None and not re.fullmatch(r"[1-9][0-9]*", capacity):
             raise ValueError(f"machines.capacity.value: {capacity!r} is not a whole number >= 1")
         _check_targets("machines.site_type", self.site_type, None, "a lower-case name ([a-z][a-z0-9_]*)")
-        for field in ("site_type", "name"):
-            mapped = getattr(self, field)
-            if mapped is not None and mapped.policy == DROP:
-                raise ValueError(f"machines.{field}.otherwise: drop is for order-line fields; use refuse or a value")
+        _no_drop("machines", site_type=self.site_type, name=self.name)
         return self
 
 
@@ -282,10 +288,7 @@ class Products(_Model):
 
     @model_validator(mode="after")
     def _targets(self) -> Products:
-        for field in ("name", "category_l1", "category_l2"):
-            mapped = getattr(self, field)
-            if mapped is not None and mapped.policy == DROP:
-                raise ValueError(f"products.{field}.otherwise: drop is for order-line fields; use refuse or a value")
+        _no_drop("products", name=self.name, category_l1=self.category_l1, category_l2=self.category_l2)
         for field in ("category_l1", "category_l2"):
             if any(not t.strip() for t in getattr(self, field).targets()):
                 raise ValueError(f"products.{field}: a category cannot be blank; write e.g. unknown")

@@ -105,6 +105,18 @@ def test_the_shipped_mappings_load() -> None:
             id="drop-on-a-product",
         ),
         pytest.param(
+            "machines.site_type",
+            {"column": "Lieu", "values": {"Entrepôt": "drop"}},
+            r"machines\.site_type: drop is for order-line fields",
+            id="drop-target-on-a-machine",
+        ),
+        pytest.param(
+            "orders.status",
+            {"column": "Etat", "values": {"?": "keep"}},
+            r"`values` maps '\?' to 'keep', which only `otherwise` can say",
+            id="action-as-target",
+        ),
+        pytest.param(
             "products.category_l2",
             {"column": "Famille", "values": {"x": "a", "X ": "b"}},
             r"maps 'X ' twice",
