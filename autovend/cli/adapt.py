@@ -1,4 +1,4 @@
-"""The `autovend adapt` commands: turn a public or operator export into a source folder."""
+"""The `autovend adapt` commands: turn an operator's one-table export, or the public NJ export, into a source."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from autovend.cli.app import app
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from autovend.data.adapters.nj_vending import AdaptResult
+    from autovend.data.adapters.result import AdaptResult
 
 adapt_app = typer.Typer(
     help="Turn a public or operator export into a source folder under the raw-records contract.",
@@ -28,13 +28,31 @@ def _adapt() -> None:
     """Turn a public or operator export into a source folder under the raw-records contract."""
 
 
+@adapt_app.command("table")
+def table(
+    export: Annotated[Path, typer.Argument(help="The export: a CSV with one row per order line; only read.")],
+    mapping: Annotated[Path, typer.Option("--map", "-m", help="Mapping YAML (see docs/data-contract.md).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (must be empty or new).")],
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output folder.")] = False,
+) -> None:
+    """Adapt a one-table export (any column names, date forms, currency) into a source, as a mapping says."""
+    from rich.console import Console
+
+    from autovend.data.adapters.files import write_table_source
+
+    result = write_table_source(export, mapping, out, force=force)
+    console = Console()
+    print_report(result, console)
+    console.print(f"[green]wrote[/] {out} (source.yaml, machines.csv, products.csv, orders.csv)")
+
+
 @adapt_app.command("nj-vending")
 def nj_vending(
     csv_path: Annotated[Path, typer.Argument(help="vending_machine_sales.csv (full-year 2022 NJ export); only read.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (must be empty or new).")],
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output folder.")] = False,
 ) -> None:
-    """Adapt the public New Jersey vending export (Kaggle, 2022) into a source folder."""
+    """Adapt the public New Jersey vending export (Kaggle, 2022) with its packaged mapping."""
     from rich.console import Console
 
     from autovend.data.adapters.nj_vending import write_nj_vending
@@ -45,8 +63,15 @@ def nj_vending(
     console.print(f"[green]wrote[/] {out} (source.yaml, machines.csv, products.csv, orders.csv)")
 
 
+def _rows_text(rows: tuple[int, ...]) -> str:
+    shown = ", ".join(str(x) for x in rows[:MAX_LINES_SHOWN])
+    if len(rows) > MAX_LINES_SHOWN:
+        shown += f", ... and {len(rows) - MAX_LINES_SHOWN} more"
+    return shown
+
+
 def print_report(result: AdaptResult, console: Console) -> None:
-    """Print what the adapter read, wrote, dropped and could not map."""
+    """Print what the adapter read, wrote, left out, mapped and found conflicting."""
     from rich.table import Table
 
     counts = Table(title=f"adapted {result.source['name']}", show_header=False)
@@ -56,7 +81,7 @@ def print_report(result: AdaptResult, console: Console) -> None:
     rows = [
         ("rows read", result.rows_read),
         ("order lines written", result.rows_written),
-        ("rows dropped", result.rows_dropped),
+        ("rows left out", result.rows_dropped),
         ("machines", len(result.machines)),
         ("products", len(result.products)),
         ("transactions", orders["order_id"].nunique()),
@@ -70,39 +95,36 @@ def print_report(result: AdaptResult, console: Console) -> None:
     console.print(counts)
 
     if result.dropped:
-        drops = Table(title="dropped rows (line numbers, header = line 1)")
+        drops = Table(title="rows left out (1-based, header excluded)")
         drops.add_column("reason")
+        drops.add_column("kind")
         drops.add_column("rows", justify="right")
-        drops.add_column("lines")
+        drops.add_column("row numbers")
         for group in result.dropped:
-            shown = ", ".join(str(x) for x in group.lines[:MAX_LINES_SHOWN])
-            if group.n_rows > MAX_LINES_SHOWN:
-                shown += f", ... and {group.n_rows - MAX_LINES_SHOWN} more"
-            drops.add_row(group.reason, str(group.n_rows), shown)
+            kind = "bad row" if group.bad else "on purpose"
+            drops.add_row(group.reason, kind, f"{group.n_rows:,}", _rows_text(group.rows))
         console.print(drops)
 
-    maps = Table(title="mappings applied")
-    maps.add_column("column")
-    maps.add_column("raw value")
-    maps.add_column("becomes")
-    for raw, label in result.location_map.items():
-        maps.add_row("Location", raw or "(blank)", label or "(blank)")
-    for raw, (l1, l2) in result.category_map.items():
-        maps.add_row("Category", raw or "(blank)", f"{l1}/{l2}")
-    for raw, status in result.status_map.items():
-        maps.add_row("Status", raw, status)
-    console.print(maps)
-
-    for raw, n in result.unmapped_locations.items():
-        console.print(f"[yellow]unmapped Location[/] {raw or '(blank)'!s}: {n:,} rows -> site_type unknown")
-    for raw, n in result.unmapped_categories.items():
-        console.print(f"[yellow]unmapped Category[/] {raw or '(blank)'!s}: {n:,} rows")
-    if result.unknown_category_products:
-        names = "; ".join(result.unknown_category_products)
-        console.print(f"[yellow]{len(result.unknown_category_products)} products with category unknown:[/] {names}")
-    for name, values in result.category_conflicts.items():
-        detail = ", ".join(f"{v} {n}" for v, n in values.items())
-        console.print(f"[yellow]product with several categories[/] {name}: {detail} (most frequent kept)")
-    for key, values in result.machine_conflicts.items():
-        detail = ", ".join(f"{v} {n}" for v, n in values.items())
-        console.print(f"[yellow]machine with several values[/] {key}: {detail} (most frequent kept)")
+    if result.fields:
+        maps = Table(title="value maps applied to the written rows")
+        maps.add_column("mapping key")
+        maps.add_column("column")
+        maps.add_column("cell")
+        maps.add_column("becomes")
+        for field in result.fields:
+            for raw, value in field.applied.items():
+                maps.add_row(field.key, field.column, raw or "(blank)", value)
+        console.print(maps)
+    for field in result.fields:
+        for raw, n in field.unmapped.items():
+            becomes = "kept as is" if field.policy == "keep" else f"-> {field.policy}"
+            console.print(
+                f"[yellow]not in {field.key}.values[/] {field.column} {raw or '(blank)'!s}: {n:,} rows, {becomes}"
+            )
+        if field.defaulted:
+            names = "; ".join(field.defaulted)
+            console.print(f"[yellow]{len(field.defaulted)} with {field.key} = {field.policy}:[/] {names}")
+    for conflict in result.conflicts:
+        detail = ", ".join(f"{v} {n:,}" for v, n in conflict.counts.items())
+        what = f"{conflict.table[:-1]} with several {conflict.column}"
+        console.print(f"[yellow]{what}[/] {conflict.key}: {detail} (most frequent kept)")

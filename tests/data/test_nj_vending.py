@@ -1,4 +1,6 @@
-"""Tests of the NJ vending adapter: mapping rules on a tiny hand-written export, then the real public file."""
+"""Tests of the NJ vending adapter (its packaged mapping run by the generic adapter): the mapping rules on a tiny
+hand-written export, then the real public file, whose output must stay byte-identical to the adapter's output before
+it became a mapping (commit 27e5d1b)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,15 @@ import yaml
 from typer.testing import CliRunner
 
 from autovend.data.adapters import nj_vending
+from autovend.data.adapters.ids import sku_ids, slugify
 from autovend.data.adapters.nj_vending import (
-    AdaptResult,
+    MAPPING_PATH,
     adapt_nj_vending,
+    nj_mapping,
     read_nj_vending_csv,
-    sku_ids,
-    slugify,
     write_nj_vending,
 )
+from autovend.data.adapters.result import AdaptResult
 from autovend.errors import AdaptError, OutputExistsError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -88,11 +91,13 @@ def test_tiny_counts_and_drop_reasons_by_line(tiny: AdaptResult) -> None:
     assert tiny.rows_written == 8
     assert tiny.rows_dropped == 4
     assert [(g.reason, g.lines) for g in tiny.dropped] == [
-        ("no product name", (7,)),
-        ("unknown Status 'Pending'", (8,)),
-        ("TransDate is not a date (M/D/YYYY or ISO)", (11,)),  # 30 February
+        ("Product is blank", (7,)),
+        ("Status 'Pending' is not in orders.status.values", (8,)),
+        ("TransDate is not a date in the form %m/%d/%Y or %Y-%m-%d", (11,)),  # 30 February
         ("RQty is not a whole number >= 1", (13,)),
     ]
+    assert [g.rows for g in tiny.dropped] == [(6,), (7,), (10,), (12,)]  # rows: 1-based, header excluded
+    assert all(g.bad for g in tiny.dropped)
 
 
 def test_tiny_modal_price_tie_goes_to_lower(tiny: AdaptResult) -> None:
@@ -107,11 +112,12 @@ def test_tiny_categories_blank_and_unmapped_become_unknown(tiny: AdaptResult) ->
     assert cats.loc["Cola B"].tolist() == ["unknown", "unknown"]
     # Water C: Water on 2 kept rows, Candy on 1 -> water wins, and the conflict is reported.
     assert cats.loc["Water C"].tolist() == ["drinks", "water"]
-    assert tiny.unknown_category_products == ("Cola B",)
-    assert tiny.unmapped_categories == {"": 1, "Candy": 1}
-    assert tiny.category_conflicts == {"Water C": {"Candy": 1, "Water": 2}}
-    assert tiny.category_map["Candy"] == ("unknown", "unknown")
-    assert tiny.category_map["Food"] == ("snacks", "food")
+    l1, l2 = tiny.field("products.category_l1"), tiny.field("products.category_l2")
+    assert l1.defaulted == l2.defaulted == ("Cola B",)
+    assert l1.unmapped == l2.unmapped == {"": 1, "Candy": 1}  # written rows carrying them
+    assert l1.policy == l2.policy == "unknown"
+    assert tiny.conflicts_of("products", "Category") == {"Water C": {"Candy": 1, "Water": 2}}
+    assert (l1.applied["Food"], l2.applied["Food"]) == ("snacks", "food")
 
 
 def test_tiny_machines_and_unknown_location(tiny: AdaptResult) -> None:
@@ -125,8 +131,10 @@ def test_tiny_machines_and_unknown_location(tiny: AdaptResult) -> None:
     ]
     assert m["capacity"].tolist() == ["", "", ""]
     assert m.loc["M2", "name"] == "Moon Base xM2"
-    assert tiny.unmapped_locations == {"Moon Base": 2}  # the 2 written rows of M2
-    assert tiny.machine_conflicts == {}
+    assert tiny.field("machines.site_type").unmapped == {"Moon Base": 2}  # the 2 written rows of M2
+    assert tiny.field("machines.site_type").defaulted == ("M2",)
+    assert tiny.conflicts_of("machines", "Location") == {}
+    assert tiny.conflicts_of("machines", "Machine") == {}
 
 
 def test_tiny_orders_columns_and_values(tiny: AdaptResult) -> None:
@@ -152,10 +160,10 @@ def test_tiny_orders_columns_and_values(tiny: AdaptResult) -> None:
     assert set(o["sku_id"]) == {"nj-chips-a", "nj-cola-b", "nj-water-c"}
     assert tiny.n_units == 11
     assert tiny.n_completed_units == 8
-    assert tiny.status_map == {  # every raw value seen, as written (matching ignores case)
+    # every cell value of the written rows, as written (matching ignores case); the Unlinked row was left out
+    assert tiny.field("orders.status").applied == {
         "Processed": "completed",
         "Refunded": "refunded",
-        "Unlinked": "completed",
         "processed": "completed",
     }
 
@@ -166,6 +174,41 @@ def test_tiny_source_meta(tiny: AdaptResult) -> None:
     assert tiny.source["timezone"] == "America/New_York"
     assert tiny.source["country"] == "US"
     assert tiny.source["licence"] == "unknown; public Kaggle dataset, see README"
+
+
+# The files the adapter wrote for the tiny export before it became a mapping (commit 27e5d1b), byte for byte.
+TINY_FILES = {
+    "machines.csv": (
+        "machine_id,site_type,location,capacity,name\n"
+        "M1,commercial,commercial/brunswick-sq-mall,,Brunswick Sq Mall xM1\n"
+        "M2,unknown,unknown/moon-base,,Moon Base xM2\n"
+        "M3,public,public/eb-public-library,,EB Public Library xM3\n"
+    ),
+    "products.csv": (
+        "sku_id,name,category_l1,category_l2,ref_price,unit_cost,shelf_life_days\n"
+        "nj-chips-a,Chips A,snacks,food,1.50,,\n"
+        "nj-cola-b,Cola B,unknown,unknown,3.00,,\n"
+        "nj-water-c,Water C,drinks,water,1.25,,\n"
+    ),
+    "orders.csv": (
+        "order_id,machine_id,sku_id,ts,qty,unit_price,status,payment,coil\n"
+        "t1,M1,nj-chips-a,2022-01-01,1,1.50,completed,cash,101\n"
+        "t2,M1,nj-chips-a,2022-01-02,1,2.00,completed,cash,101\n"
+        "t3,M1,nj-chips-a,2022-01-03,2,2.00,completed,cash,101\n"
+        "t4,M1,nj-chips-a,2022-01-03,1,1.50,completed,cash,101\n"
+        "t4,M1,nj-cola-b,2022-01-03,1,3.00,completed,cash,101\n"
+        "t7,M2,nj-water-c,2022-12-31,3,1.25,refunded,cash,101\n"
+        "t8,M2,nj-water-c,2022-12-31,1,1.25,completed,cash,101\n"
+        "t10,M3,nj-water-c,2022-03-14,1,1.00,completed,cash,101\n"
+    ),
+}
+
+
+def test_tiny_files_are_byte_identical_to_the_adapter_before_the_mapping(tmp_path: Path) -> None:
+    out = tmp_path / "nj"
+    write_nj_vending(_tiny_csv(tmp_path / "tiny.csv"), out)
+    for name, text in TINY_FILES.items():
+        assert (out / name).read_bytes() == text.encode("utf-8"), name
 
 
 def test_zero_price_only_product_is_dropped_not_priced_at_zero(tmp_path: Path) -> None:
@@ -182,7 +225,7 @@ def test_zero_price_only_product_is_dropped_not_priced_at_zero(tmp_path: Path) -
 
 def test_missing_columns_are_named() -> None:
     with pytest.raises(AdaptError, match=r"lacks the columns \['RCoil', 'RPrice', 'RQty'\]"):
-        adapt_nj_vending(pd.DataFrame(columns=[c for c in nj_vending.RAW_COLUMNS if c[0] != "R"]))
+        adapt_nj_vending(pd.DataFrame(columns=[c for c in nj_mapping().columns() if c[0] != "R"]))
 
 
 def test_missing_input_file(tmp_path: Path) -> None:
@@ -200,8 +243,8 @@ def test_slugify() -> None:
 
 def test_sku_ids_stable_and_collision_free() -> None:
     names = ["Chips - BBQ", "Chips  BBQ", "chips bbq 2", "???", "Cola"]
-    ids = sku_ids(names)
-    assert ids == sku_ids(reversed(names))  # independent of order
+    ids = sku_ids(names, "nj-")
+    assert ids == sku_ids(reversed(names), "nj-")  # independent of order
     assert len(set(ids.values())) == len(names)
     assert ids["Cola"] == "nj-cola"
     assert ids["chips bbq 2"] == "nj-chips-bbq-2"
@@ -299,7 +342,7 @@ def test_cli_writes_and_prints_the_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "rows read" in result.output
-    assert "no product name" in result.output
+    assert "Product is blank" in result.output
     assert "Moon Base" in result.output
     assert (out / "products.csv").is_file()
     again = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)])
@@ -334,7 +377,7 @@ def real() -> AdaptResult:
 def test_real_counts_match_the_readme(real: AdaptResult) -> None:
     assert real.rows_read == 9_617
     assert len(real.machines) == 5
-    assert [(g.reason, g.n_rows) for g in real.dropped] == [("no product name", 6)]
+    assert [(g.reason, g.n_rows) for g in real.dropped] == [("Product is blank", 6)]
     assert real.dropped[0].lines == (1234, 1433, 1441, 5502, 6949, 7462)
     assert real.rows_written == 9_611
     assert real.orders["ts"].min() == "2022-01-01"
@@ -362,12 +405,14 @@ def test_real_mappings(real: AdaptResult) -> None:
         "VJ300320686": "worksite",
         "VJ300320692": "public",
     }
-    assert real.unmapped_locations == {}
-    assert real.unmapped_categories == {"": 261}  # 267 blank rows in the README, 6 of them dropped
-    assert len(real.unknown_category_products) == 8
+    assert real.field("machines.site_type").unmapped == {}
+    # 267 blank rows in the README, 6 of them dropped
+    assert real.field("products.category_l1").unmapped == {"": 261}
+    assert len(real.field("products.category_l1").defaulted) == 8
     l1 = real.products["category_l1"].value_counts().to_dict()
     assert l1 == {"snacks": 124, "drinks": 52, "unknown": 8}
-    assert real.category_conflicts == {"Keto Krisp - Almond Butter": {"Carbonated": 27, "Food": 2}}
+    assert real.conflicts_of("products", "Category") == {"Keto Krisp - Almond Butter": {"Carbonated": 27, "Food": 2}}
+    assert real.conflicts_of("machines", "Location") == real.conflicts_of("machines", "Machine") == {}
     assert real.products["sku_id"].is_unique
     library = real.orders.loc[real.orders["machine_id"] == "VJ300320692", "ts"]
     assert library.min() == "2022-03-14"
@@ -380,3 +425,25 @@ def test_real_source_passes_the_contract_check(tmp_path: Path) -> None:
     write_nj_vending(REAL_CSV, tmp_path / "nj")
     assert _sha256(REAL_CSV) == before == "cb4e8371db53b2eafab47a5ae4e7e3b019b4c79db7fba769f4cd88e01fc9bacb"
     _assert_contract_ok(tmp_path / "nj")
+
+
+# sha256 of the files `autovend adapt nj-vending` wrote from the 2022 file before the adapter became a mapping
+# (commit 27e5d1b); the real-data pipeline (pipelines/nj-vending/dvc.yaml) depends on these bytes.
+REAL_SHA256 = {
+    "source.yaml": "e0bedc74fb764191978cfa914820d99f1214d12d7ede1e644c5756a86336994f",
+    "machines.csv": "5fa98980699da173d2c52bac5f73a836a994e5540bea06abb6fad43a6198ce06",
+    "products.csv": "7adc201a86df253555a4e3a00f30d389826580e7846cf56afd29672eb7440a3a",
+    "orders.csv": "a05f701400e7fe203c778d54a32efd9b95258f9545c181415ffb5cf71e13ba11",
+}
+
+
+@needs_real_csv
+@pytest.mark.realdata
+def test_real_files_are_byte_identical_through_both_commands(tmp_path: Path) -> None:
+    from autovend.cli import app
+
+    for command in (["nj-vending"], ["table", "--map", str(MAPPING_PATH)]):
+        out = tmp_path / command[0]
+        result = CliRunner().invoke(app, ["adapt", *command, str(REAL_CSV), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert {p.name: _sha256(p) for p in out.iterdir()} == REAL_SHA256
