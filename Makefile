@@ -12,7 +12,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install lock repro test lint format bench real-data clean-data
+.PHONY: help install lock repro test lint format bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -51,7 +51,11 @@ format: install ## Format the code with ruff
 bench: install ## Run the benchmarks (timings are reported, not asserted)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; python $$f || exit 1; done
 
-real-data: install ## Run the real-data pipeline (needs the public NJ vending CSV; see docs/real-data.md)
+real-data: install ## Run the real-data pipeline and ship worlds/nj5 (needs the public NJ vending CSV; docs/real-data.md)
+	dvc repro pipelines/nj-vending/dvc.yaml
+
+worlds: install ## Build the other shipped worlds: worlds/cn99 (all 99 synthetic machines) and worlds/nj5 (real data)
+	dvc repro pipelines/synthetic-cn99/dvc.yaml
 	dvc repro pipelines/nj-vending/dvc.yaml
 
 clean-data: ## Delete generated data (data/, runs/); committed worlds/ and reports/ stay
