@@ -162,6 +162,7 @@ def _product_split(
         max_iter=config.mm_iterations,
         tol=config.mm_tolerance,
         scale_prior=scale_prior,
+        pseudo_units=config.mm_pseudo_units,
     )
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()

@@ -13,10 +13,11 @@ minorise-maximise updates (Hunter & Lange 2004), each of which is one of the pap
 Sales are min(demand, shelf). A product that sold out (units = opening shelf) is censored: its demand is
 imputed as E[D | D >= q] under Poisson(lambda), lambda its share of the machine-day's demand scale,
 the scale being estimated from the day's uncensored products (so it carries the day's shock). The MM
-fit and the imputation alternate (EM) for a fixed number of `em_rounds` rounds; each MM loop runs to its
-fixed point (no parameter moves by more than `tol`, relative, in a sweep), so the result does not depend
-on where a loose stopping rule happened to cut the iterations (1-ulp differences between CPUs' math
-kernels would otherwise move it by up to 1e-4).
+fit (`autovend.calibration.mm`: a weak prior keeps every omega finite, the flat rescalings are removed,
+SQUAREM accelerates) and the imputation alternate (EM) for a fixed number of `em_rounds` rounds; each MM
+loop runs to its fixed point (no parameter moves by more than `tol`, relative, in a sweep), so the
+result does not depend on where a loose stopping rule happened to cut the iterations (1-ulp differences
+between CPUs' math kernels would otherwise move it by up to 1e-4).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from autovend.calibration.mm import Params, SplitProblem, solve
 from autovend.calibration.panel import Panel
 from autovend.demand.environment import environment_multiplier
 from autovend.demand.settings import DemandSettings
@@ -247,15 +249,6 @@ def _bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(idx, weights=w, minlength=n)
 
 
-def _relative_change(new: np.ndarray, old: np.ndarray) -> float:
-    """Largest |new / old - 1| over the entries (1 where an entry left or reached 0)."""
-    pos = old > 0
-    if not np.any(pos):
-        return 0.0 if np.array_equal(new, old) else 1.0
-    gone = np.any((new > 0) != pos)
-    return 1.0 if gone else float(np.max(np.abs(new[pos] / old[pos] - 1.0)))
-
-
 def fit_choice(
     data: ChoiceData,
     *,
@@ -265,8 +258,14 @@ def fit_choice(
     omega_fixed: np.ndarray | None = None,
     impute: bool = True,
     scale_prior: tuple[np.ndarray, float] | None = None,
+    pseudo_units: float = 0.01,
 ) -> ChoiceFit:
     """Fit omega, pi, gamma by MM with EM imputation of censored demand (module docstring).
+
+    `pseudo_units` a: each product's likelihood gets a pseudo-observation of a units per a units of
+    exposure at popularity 1 (a Gamma(1 + a, a) prior on omega): the maximum-likelihood split does not
+    exist for a product that sold on every machine-day it was offered while nothing else did (its omega
+    runs to infinity), and with a = 0.01 a product with n units moves by about 0.01 / n.
 
     With `omega_fixed`, only pi and gamma are updated (used after empirical-Bayes shrinkage of omega).
     `impute=False` treats censored sales as demand (the uncorrected estimator, for comparison).
@@ -281,12 +280,13 @@ def fit_choice(
     pi = np.ones((S, C1))
     gamma = np.ones(C2)
     md, k, a = data.cell_md, data.k, data.a
-    site_g1 = data.site * C1 + data.g1
     y = data.y.copy()
     dhat = y.copy()
     cens = data.censored & ~np.isnan(data.q) & impute
     it_total = 0
     all_converged = True
+    g1_of_g2 = np.zeros(C2, dtype=np.int64)
+    g1_of_g2[data.g2] = data.g1
     var_adjust = np.zeros(n_md)
 
     def expected(v: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -294,34 +294,23 @@ def fit_choice(
         return total[md] * v / np.where(V[md] > 0, V[md], 1.0)
 
     for _round in range(em_rounds + 1 if impute else 1):
-        total = _bincount(md, dhat, n_md)
-        before = (omega.copy(), pi.copy(), gamma.copy())
-        converged = False
-        for _it in range(max_iter):
-            it_total += 1
-            if omega_fixed is None:
-                ex = expected(omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a, total)
-                num = _bincount(k, dhat, K)
-                den = _bincount(k, ex, K)
-                upd = den > 0
-                omega[upd] *= num[upd] / den[upd]
-            ex = expected(omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a, total)
-            num = _bincount(site_g1, dhat, S * C1).reshape(S, C1)
-            den = _bincount(site_g1, ex, S * C1).reshape(S, C1)
-            pi = np.where(den > 0, pi * num / np.where(den > 0, den, 1.0), pi)
-            ex = expected(omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a, total)
-            num = _bincount(data.g2, dhat, C2)
-            den = _bincount(data.g2, ex, C2)
-            gamma = np.where(den > 0, gamma * num / np.where(den > 0, den, 1.0), gamma)
-            # keep the scale stable (b is identified only up to these rescalings)
-            scale = np.exp(np.mean(np.log(gamma[gamma > 0]))) if np.any(gamma > 0) else 1.0
-            gamma /= scale
-            change = max(_relative_change(omega, before[0]), _relative_change(pi, before[1]))
-            change = max(change, _relative_change(gamma, before[2]))
-            before = (omega.copy(), pi.copy(), gamma.copy())
-            if change <= tol:
-                converged = True
-                break
+        problem = SplitProblem(
+            md=md,
+            k=k,
+            site=data.site,
+            g1=data.g1,
+            g2=data.g2,
+            a=a,
+            demand=dhat,
+            n_md=n_md,
+            n_products=K,
+            g1_of_g2=g1_of_g2,
+            pseudo_units=pseudo_units,
+            update_omega=omega_fixed is None,
+        )
+        fitted, sweeps, converged = solve(problem, Params(omega, pi, gamma), tol=tol, max_iter=max_iter)
+        omega, pi, gamma = fitted.omega, fitted.pi, fitted.gamma
+        it_total += sweeps
         all_converged &= converged
         if not impute or not np.any(cens):
             break

@@ -26,6 +26,7 @@ class CalibrationConfig(BaseModel):
     # MM stops when no omega, pi or gamma moves by more than this relative amount in one sweep: far below
     # the exported precision (autovend.canonical), so a 1-ulp difference upstream cannot reach an export
     mm_tolerance: float = Field(1e-12, gt=0)
+    mm_pseudo_units: float = Field(0.01, ge=0)  # prior pseudo-units per product that keep every omega finite
     em_rounds: int = Field(4, ge=0)  # censored-demand EM rounds around the MM fit
     u_bounds: tuple[float, float] = (1e-4, 10.0)
     u_fallback: float | None = 0.0638 * 0.318 / (1 - 0.318)  # paper's u, used when u is not identified

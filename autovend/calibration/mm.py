@@ -1,0 +1,182 @@
+"""The product split's M-step: the penalised maximum-likelihood omega, pi, gamma by accelerated MM.
+
+Given each machine-day's demand per product (imputed where censored), the split's log-likelihood is
+sum over cells of d * log(v / V), v = omega_k * pi_{site,g1} * gamma_{g2} * a the cell's attraction
+and V its machine-day's total. Each block update is a minorise-maximise step (Hunter & Lange 2004) and
+one of the paper's definitions (see `choice`). Each omega has a weak Gamma(1 + a, a) prior (a =
+`pseudo_units`): the maximum-likelihood omega does not exist for a product that sold on every
+machine-day it was offered while nothing else did, and where the data link some products to the
+others only through a site type's preference, their relative scale is not identified either; the
+prior makes the optimum unique, with an effect of about a / n on a product with n units.
+
+The rescalings the likelihood and the prior cannot see are removed after every sweep (gamma's
+geometric mean 1 within each category, pi's column taking the factor; pi's geometric mean 1 within
+each site type). Plain MM then still creeps along directions the prior pins only weakly (a fraction
+a / n per sweep), so the sweeps are accelerated by SQUAREM (Varadhan & Roland 2008, scheme S3) in
+log parameters, with a fall-back to the plain double sweep whenever the extrapolation would lower the
+penalised likelihood (near the optimum, where the objective is flat to its rounding error, that makes
+it plain MM, which converges to the fixed point of its smooth update whatever the objective's noise).
+It stops when a plain sweep moves no parameter by more than `tol` (relative).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FloatArray = np.ndarray
+
+
+@dataclass(frozen=True)
+class Params:
+    """omega (K,), pi (sites, categories), gamma (subcategories,)."""
+
+    omega: FloatArray
+    pi: FloatArray
+    gamma: FloatArray
+
+
+@dataclass(frozen=True, eq=False)
+class SplitProblem:
+    """The cells of the split with their demand for one M-step."""
+
+    md: np.ndarray  # machine-day code of each cell
+    k: np.ndarray  # product code
+    site: np.ndarray  # site-type code
+    g1: np.ndarray  # category code
+    g2: np.ndarray  # subcategory code
+    a: FloatArray  # fixed attraction factors
+    demand: FloatArray  # demand per cell (imputed where censored)
+    n_md: int
+    n_products: int
+    g1_of_g2: np.ndarray  # (subcategories,) category code of each subcategory
+    pseudo_units: float
+    update_omega: bool
+
+    def attraction(self, p: Params) -> FloatArray:
+        """v of every cell."""
+        return p.omega[self.k] * p.pi[self.site, self.g1] * p.gamma[self.g2] * self.a
+
+    def _expected(self, v: FloatArray, total: FloatArray) -> FloatArray:
+        V = np.bincount(self.md, weights=v, minlength=self.n_md)
+        return total[self.md] * v / np.where(V[self.md] > 0, V[self.md], 1.0)
+
+    def sweep(self, p: Params) -> Params:
+        """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""
+        total = np.bincount(self.md, weights=self.demand, minlength=self.n_md)
+        omega, pi, gamma = p.omega.copy(), p.pi.copy(), p.gamma.copy()
+        S, C1 = pi.shape
+        C2, K = len(gamma), self.n_products
+        if self.update_omega:
+            ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
+            num = np.bincount(self.k, weights=self.demand, minlength=K)
+            den = np.bincount(self.k, weights=ex, minlength=K)
+            upd = den > 0
+            omega[upd] = (num[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
+        site_g1 = self.site * C1 + self.g1
+        ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
+        num = np.bincount(site_g1, weights=self.demand, minlength=S * C1).reshape(S, C1)
+        den = np.bincount(site_g1, weights=ex, minlength=S * C1).reshape(S, C1)
+        pi = np.where(den > 0, pi * num / np.where(den > 0, den, 1.0), pi)
+        ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
+        num = np.bincount(self.g2, weights=self.demand, minlength=C2)
+        den = np.bincount(self.g2, weights=ex, minlength=C2)
+        gamma = np.where(den > 0, gamma * num / np.where(den > 0, den, 1.0), gamma)
+        return self.pin(Params(omega, pi, gamma))
+
+    def pin(self, p: Params) -> Params:
+        """The best scales along the objective's flat and prior-only directions, in closed form.
+
+        omega * c and gamma / c within a subcategory leave the likelihood alone; the prior
+        a * sum(log omega - omega) is then highest at c = n / sum(omega): omega's arithmetic mean 1
+        over the subcategory's offered products (gamma takes the factor). gamma's geometric mean is
+        set to 1 per category (pi's column takes it) and pi's to 1 per site type: neither the
+        likelihood nor the prior sees those.
+        """
+        omega, gamma = p.omega, p.gamma
+        if self.update_omega:
+            C2 = len(gamma)
+            g2_of_k = np.zeros(self.n_products, dtype=np.int64)
+            g2_of_k[self.k] = self.g2
+            offered = np.zeros(self.n_products, dtype=bool)
+            offered[self.k] = True
+            sums = np.bincount(g2_of_k[offered], weights=omega[offered], minlength=C2)
+            counts = np.bincount(g2_of_k[offered], minlength=C2)
+            c2 = np.divide(sums, counts, out=np.ones(C2), where=(counts > 0) & (sums > 0))
+            omega = np.where(offered, omega / c2[g2_of_k], omega)
+            gamma = gamma * c2
+        C1 = p.pi.shape[1]
+        c1 = _log_mean(gamma, self.g1_of_g2, C1)
+        gamma = gamma / c1[self.g1_of_g2]
+        pi = p.pi * c1[None, :]
+        c0 = _log_mean(pi.reshape(-1), np.repeat(np.arange(pi.shape[0]), C1), pi.shape[0])
+        return Params(omega, pi / c0[:, None], gamma)
+
+    def objective(self, p: Params) -> float:
+        """The penalised log-likelihood (the objective MM climbs)."""
+        v = self.attraction(p)
+        V = np.bincount(self.md, weights=v, minlength=self.n_md)
+        pos = (self.demand > 0) & (v > 0)
+        ll = float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
+        if self.update_omega and self.pseudo_units > 0:
+            offered = np.zeros(self.n_products, dtype=bool)
+            offered[self.k] = True
+            om = p.omega[offered & (p.omega > 0)]
+            ll += self.pseudo_units * float(np.sum(np.log(om) - om))
+        return ll
+
+
+def _log_mean(values: FloatArray, groups: np.ndarray, n: int) -> FloatArray:
+    """exp(mean log) of the positive values per group (1 for a group with none)."""
+    ok = values > 0
+    total = np.bincount(groups[ok], weights=np.log(values[ok]), minlength=n)
+    count = np.bincount(groups[ok], minlength=n)
+    return np.exp(np.divide(total, count, out=np.zeros(n), where=count > 0))
+
+
+def _flat(p: Params) -> FloatArray:
+    return np.concatenate([p.omega, p.pi.reshape(-1), p.gamma])
+
+
+def _unflat(x: FloatArray, like: Params) -> Params:
+    K, n_pi = len(like.omega), like.pi.size
+    return Params(x[:K], x[K : K + n_pi].reshape(like.pi.shape), x[K + n_pi :])
+
+
+def relative_change(new: Params, old: Params) -> float:
+    """Largest |new / old - 1| over the positive parameters (1 where one reached or left 0)."""
+    a, b = _flat(new), _flat(old)
+    pos = b > 0
+    if np.any((a > 0) != pos):
+        return 1.0
+    return float(np.max(np.abs(a[pos] / b[pos] - 1.0))) if np.any(pos) else 0.0
+
+
+def solve(problem: SplitProblem, start: Params, *, tol: float, max_iter: int) -> tuple[Params, int, bool]:
+    """The penalised optimum from `start`: (parameters, sweeps used, converged within `max_iter` sweeps)."""
+    x = problem.pin(start)
+    sweeps = 0
+    while sweeps < max_iter:
+        x1 = problem.sweep(x)
+        sweeps += 1
+        if relative_change(x1, x) <= tol:
+            return x1, sweeps, True
+        x2 = problem.sweep(x1)
+        sweeps += 1
+        f0, f1, f2 = _flat(x), _flat(x1), _flat(x2)
+        live = (f0 > 0) & (f1 > 0) & (f2 > 0)
+        r = np.where(live, np.log(np.where(live, f1, 1.0)) - np.log(np.where(live, f0, 1.0)), 0.0)
+        v = np.where(live, np.log(np.where(live, f2, 1.0)) - np.log(np.where(live, f1, 1.0)), 0.0) - r
+        rr, vv = float(np.dot(r, r)), float(np.dot(v, v))
+        alpha = -np.sqrt(rr / vv) if vv > 0 else -1.0
+        nxt = x2
+        if alpha < -1.0:
+            log_x = np.log(np.where(live, f0, 1.0)) - 2.0 * alpha * r + alpha * alpha * v
+            trial = problem.pin(_unflat(np.where(live, np.exp(log_x), f2), x))
+            trial = problem.sweep(trial)
+            sweeps += 1
+            if np.all(np.isfinite(_flat(trial))) and problem.objective(trial) >= problem.objective(x2):
+                nxt = trial
+        x = nxt
+    return x, sweeps, False
