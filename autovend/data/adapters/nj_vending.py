@@ -19,10 +19,7 @@ line 2 (the export has no line breaks inside cells).
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
-import tempfile
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +31,8 @@ import pandas as pd
 import yaml
 
 from autovend.data.contract import PRODUCTS
-from autovend.errors import AdaptError, OutputExistsError
+from autovend.errors import AdaptError
+from autovend.io import OutputKind, check_output_dir, output_dir
 
 SKU_PREFIX = "nj-"
 
@@ -497,48 +495,19 @@ def source_files(result: AdaptResult) -> dict[str, str]:
 def write_source_atomically(files: Mapping[str, str], out_dir: Path, *, force: bool = False) -> None:
     """Write ``files`` into ``out_dir`` via a temporary sibling folder renamed into place.
 
-    A failure leaves ``out_dir`` as it was. A non-empty ``out_dir`` is refused unless ``force``, in which
-    case it is replaced as a whole (its old content is removed only after the new folder is in place).
+    A failure leaves ``out_dir`` as it was. ``out_dir`` must be absent, empty or an earlier source folder
+    (``autovend.io.output_dir``) unless ``force``, in which case it is replaced as a whole (its old content
+    is removed only after the new folder is in place).
     """
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"output path {out} is a file, not a folder; choose a folder path")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise OutputExistsError(
-            f"output folder {out} is not empty; choose another folder or pass --force to replace it"
-        )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
+    with output_dir(out_dir, OutputKind.SOURCE, force=force) as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8", newline="")
-        if out.is_dir() and any(out.iterdir()):
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
-            os.replace(out, old)
-            try:
-                os.replace(tmp, out)
-            except OSError:
-                os.replace(old, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)  # replaces an empty folder atomically
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_nj_vending(csv_path: Path, out_dir: Path, *, force: bool = False) -> AdaptResult:
     """Read the export at ``csv_path``, adapt it and write the source folder ``out_dir`` atomically."""
     csv_path, out_dir = Path(csv_path), Path(out_dir)
-    if csv_path.resolve().is_relative_to(out_dir.resolve()):
-        raise OutputExistsError(
-            f"output folder {out_dir} contains the input {csv_path}; choose an output folder elsewhere"
-        )
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
-        raise OutputExistsError(
-            f"output folder {out_dir} is not empty; choose another folder or pass --force to replace it"
-        )
+    check_output_dir(out_dir, OutputKind.SOURCE, force=force, inputs=(csv_path,))
     result = adapt_nj_vending(read_nj_vending_csv(csv_path))
     write_source_atomically(source_files(result), out_dir, force=force)
     return result
