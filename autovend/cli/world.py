@@ -26,7 +26,9 @@ def export_world_cmd(
         "--settings",
         help="Benchmark settings YAML (sections `demand`, `economics`); defaults when omitted.",
     ),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an output folder that holds other files than an earlier bundle."
+    ),
 ) -> None:
     """Freeze a calibration into a world bundle: network, catalog, demand, weather, calendar, manifest."""
     from rich.console import Console

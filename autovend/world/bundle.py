@@ -68,8 +68,8 @@ from autovend.data.hashing import source_hash
 from autovend.data.source import coerce_column, finalise_table, read_table_file, table_files
 from autovend.data.weather import SHANGHAI, WEATHER_COLUMNS, ClimateNormals, daily_weather, forecast_weather
 from autovend.demand.settings import DemandSettings, load_demand_settings
-from autovend.errors import BundleError, ExportError, OutputExistsError, SourceError
-from autovend.io import atomic_dir
+from autovend.errors import BundleError, ExportError, SourceError
+from autovend.io import OutputKind, check_output_dir, output_dir
 from autovend.world.catalog import CATALOG_EXPORT_COLUMNS, DEFAULT_MARGINS, OTHER_MARGIN, build_catalog
 from autovend.world.describe import readme_text
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, Economics, World
@@ -437,23 +437,38 @@ class ExportResult:
     seconds: float
 
 
-def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
-    """Write the files and the manifest to `out_dir`, atomically (an old folder is replaced whole)."""
-    with atomic_dir(out_dir) as tmp:
+def write_bundle(
+    out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any], *, force: bool = False
+) -> None:
+    """Write the files and the manifest to `out_dir`, atomically (an old bundle is replaced whole).
+
+    `out_dir` must be absent, empty or an earlier bundle (`_bundle_files`) unless `force`. A bundle holds
+    no output marker (loading refuses files its manifest does not list): its manifest recognises it.
+    """
+    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=_bundle_files) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
-def _check_output(out_dir: Path, force: bool) -> None:
-    if force or not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise OutputExistsError(f"{out_dir} exists and is not a folder; choose another output path")
-    if any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
-        raise OutputExistsError(
-            f"{out_dir} is not empty and is not a world bundle; choose another folder, or pass --force to replace it"
-        )
+def _bundle_files(folder: Path) -> frozenset[str] | None:
+    """The files an earlier bundle in `folder` wrote (its manifest and what it lists), or None if it is none.
+
+    Any schema is recognised (an older bundle is what one re-exports): a manifest.json holding a JSON
+    object with `world_hash` and a `files` object is enough.
+    """
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(manifest, dict) or "world_hash" not in manifest or not isinstance(manifest.get("files"), dict):
+        return None
+    return frozenset([MANIFEST, *manifest["files"]])
+
+
+def _check_output(out_dir: Path, force: bool, inputs: tuple[str | Path | None, ...]) -> None:
+    """Refuse, before any work, an output folder that is neither empty nor a bundle, or that holds an input."""
+    check_output_dir(out_dir, OutputKind.WORLD, force=force, inputs=inputs, recognise=_bundle_files)
 
 
 def export_world(
@@ -467,11 +482,12 @@ def export_world(
 ) -> ExportResult:
     """Read a calibration and its source, build the world and write it as a bundle named after `out_dir`.
 
-    An existing bundle at `out_dir` is replaced; another non-empty folder only with `force`.
+    An existing bundle at `out_dir` is replaced; another non-empty folder only with `force`, and never a
+    folder that holds an input.
     """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
-    _check_output(out_dir, force)
+    _check_output(out_dir, force, (calibration_dir, source_dir, params_path, settings_path))
     cal_dir = Path(calibration_dir)
     try:
         calibration = CalibrationResult.read(cal_dir)
@@ -506,7 +522,7 @@ def export_world(
             "source_name": provenance["source_name"],
         },
     )
-    write_bundle(out_dir, files, manifest)
+    write_bundle(out_dir, files, manifest, force=force)
     sizes = {n: len(d) for n, d in files.items()}
     sizes[MANIFEST] = len(json_bytes(manifest))
     world = _with_hash(world, manifest["world_hash"])
