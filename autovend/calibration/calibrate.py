@@ -40,7 +40,7 @@ from autovend.canonical import (
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
-from autovend.io import atomic_dir
+from autovend.io import OutputKind, output_dir
 
 SCHEMA_VERSION = 2
 TABLES = ("popularity", "site_preference", "subcategory", "machines")
@@ -91,10 +91,13 @@ class CalibrationResult:
         tables = {name: frame_hash(getattr(self, name)) for name in TABLES}
         return json_hash({"scalars": scalars, "tables": tables})
 
-    def write(self, out_dir: str | Path) -> None:
-        """Write calibration.json (with its content hash) and the Parquet tables to `out_dir`, atomically."""
+    def write(self, out_dir: str | Path, *, force: bool = False) -> None:
+        """Write calibration.json (with its content hash) and the Parquet tables to `out_dir`, atomically.
+
+        `out_dir` must be absent, empty or an earlier calibration (`autovend.io.output_dir`) unless `force`.
+        """
         scalars = {**self.scalars, "content_hash": self.content_hash()}
-        with atomic_dir(out_dir) as tmp:
+        with output_dir(out_dir, OutputKind.CALIBRATION, force=force) as tmp:
             (tmp / "calibration.json").write_bytes(json_bytes(scalars))
             for name in TABLES:
                 (tmp / f"{name}.parquet").write_bytes(parquet_bytes(getattr(self, name)))

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from autovend.calibration.calibrate import CalibrationResult  # noqa: E402
-from autovend.io import atomic_dir  # noqa: E402
+from autovend.io import OutputKind, output_dir  # noqa: E402
 from autovend.png import fixed_style, save_png  # noqa: E402
 
 # The paper's reported values (§3.3), for the side-by-side table.
@@ -195,9 +195,12 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
     return "\n".join(lines)
 
 
-def write_report(res: CalibrationResult, out_dir: str | Path) -> None:
-    """Write calibration.md and its PNG figures to `out_dir` (atomically)."""
-    with atomic_dir(out_dir) as tmp:
+def write_report(res: CalibrationResult, out_dir: str | Path, *, force: bool = False) -> None:
+    """Write calibration.md and its PNG figures to `out_dir` (atomically).
+
+    `out_dir` must be absent, empty or an earlier calibration report (`autovend.io.output_dir`) unless `force`.
+    """
+    with output_dir(out_dir, OutputKind.CALIBRATION_REPORT, force=force) as tmp:
         figs = []
         shrinkage_figure(res.popularity, tmp / "shrinkage.png")
         figs.append("shrinkage.png")

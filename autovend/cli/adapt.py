@@ -49,8 +49,12 @@ def table(
 @adapt_app.command("nj-vending")
 def nj_vending(
     csv_path: Annotated[Path, typer.Argument(help="vending_machine_sales.csv (full-year 2022 NJ export); only read.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (must be empty or new).")],
-    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output folder.")] = False,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Source folder to write (new, empty, or an earlier output of adapt).")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an output folder that holds other files than an earlier source.")
+    ] = False,
 ) -> None:
     """Adapt the public New Jersey vending export (Kaggle, 2022) with its packaged mapping."""
     from rich.console import Console

@@ -10,6 +10,10 @@ from autovend.cli.app import app
 
 PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
 SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
+FORCE_HELP = (
+    "Replace an output folder that holds other files (without it, only an empty folder or this command's "
+    "earlier output is replaced)."
+)
 
 
 @app.command()
@@ -18,6 +22,7 @@ def synth(
     truth: Path = typer.Option(Path("data/truth/synthetic-cn"), "--truth", help="Truth folder to write beside it."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
     from rich.console import Console
@@ -26,7 +31,7 @@ def synth(
 
     console = Console()
     with console.status("generating the synthetic operator..."):
-        fig = run(out, truth, params, settings)
+        fig = run(out, truth, params, settings, force=force)
     console.print(
         f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
@@ -41,6 +46,7 @@ def calibrate_cmd(
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     report: Path | None = typer.Option(None, "--report", help="Also write calibration.md and figures here."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
@@ -50,7 +56,7 @@ def calibrate_cmd(
 
     console = Console()
     with console.status(f"calibrating {source_dir}..."):
-        res, seconds = run(source_dir, out, params, settings, report)
+        res, seconds = run(source_dir, out, params, settings, report, force=force)
     s = res.scalars
     table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s)")
     table.add_column("quantity")
@@ -84,6 +90,7 @@ def validate_cmd(
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     calibration_out: Path | None = typer.Option(None, "--calibration-out", help="Keep the training calibration."),
     figures_only: bool = typer.Option(False, "--figures-only", help="Redraw a report's figures from its plot data."),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
@@ -100,7 +107,7 @@ def validate_cmd(
     from autovend.pipeline.validate import run
 
     with console.status(f"validating {source_dir}..."):
-        res, seconds = run(source_dir, out, params, settings, calibration_out)
+        res, seconds = run(source_dir, out, params, settings, calibration_out, force=force)
     m = res.metrics
     console.print(
         f"volume error {m['volume_error']:+.2%}; WAPE {m['wape']:.3f} (persistence {m['wape_persistence']:.3f}, "

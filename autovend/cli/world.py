@@ -35,7 +35,9 @@ def export_world_cmd(
     machines: int | None = typer.Option(
         None, "--machines", min=1, help="Only N of the source's own machines (seeded, stratified by site type)."
     ),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an output folder that holds other files than an earlier bundle."
+    ),
 ) -> None:
     """Freeze a calibration into a world bundle: devices, catalog, demand, economics, weather, calendar, manifest."""
     from rich.console import Console

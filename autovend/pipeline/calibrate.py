@@ -11,6 +11,7 @@ from autovend.calibration.report import write_report
 from autovend.data.plausibility import load_check_settings
 from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
+from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 
 
 def run(
@@ -19,12 +20,23 @@ def run(
     params: Path | None,
     settings: Path | None,
     report_dir: Path | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[CalibrationResult, float]:
-    """Load and check the source (refused if it breaks the contract), calibrate, write."""
+    """Check the output folders, load and check the source (refused if it breaks the contract), calibrate, write.
+
+    An output folder must be absent, empty or an earlier output of its kind unless `force`
+    (`autovend.io.check_output_dir`), and never holds or lies inside an input.
+    """
     t0 = time.perf_counter()
+    inputs = (source_dir, params, settings)
+    check_distinct_outputs(out_dir, report_dir)
+    check_output_dir(out_dir, OutputKind.CALIBRATION, force=force, inputs=inputs)
+    if report_dir is not None:
+        check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
     source = load_source(source_dir, load_check_settings(params))
     result = calibrate(source, load_calibration_config(params), load_demand_settings(settings))
-    result.write(out_dir)
+    result.write(out_dir, force=force)
     if report_dir is not None:
-        write_report(result, report_dir)
+        write_report(result, report_dir, force=force)
     return result, time.perf_counter() - t0

@@ -8,14 +8,23 @@ from pathlib import Path
 from autovend.data.synth.config import load_synth_config
 from autovend.data.synth.generate import synthesize, write_source
 from autovend.demand.settings import load_demand_settings
+from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 
 
-def run(out_dir: Path, truth_dir: Path, params: Path | None, settings: Path | None) -> dict[str, float]:
-    """Generate and write; returns headline figures for the console."""
+def run(
+    out_dir: Path, truth_dir: Path, params: Path | None, settings: Path | None, *, force: bool = False
+) -> dict[str, float]:
+    """Check both output folders (refused unless empty, new or earlier outputs, or `force`), generate, write.
+
+    Returns headline figures for the console.
+    """
     t0 = time.perf_counter()
+    check_distinct_outputs(out_dir, truth_dir)
+    check_output_dir(out_dir, OutputKind.SOURCE, force=force, inputs=(params, settings))
+    check_output_dir(truth_dir, OutputKind.TRUTH, force=force, inputs=(params, settings))
     config = load_synth_config(params)
     src = synthesize(config, load_demand_settings(settings))
-    write_source(src, out_dir, truth_dir)
+    write_source(src, out_dir, truth_dir, force=force)
     tj = src.truth_json
     return {
         "machines": float(len(src.machines)),

@@ -9,6 +9,7 @@ from autovend.calibration.config import load_calibration_config
 from autovend.data.plausibility import load_check_settings
 from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
+from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.validation.config import load_validation_config
 from autovend.validation.report import write_validation
 from autovend.validation.validate import ValidationResult, validate
@@ -20,13 +21,24 @@ def run(
     params: Path | None,
     settings: Path | None,
     calibration_out: Path | None = None,
+    *,
+    force: bool = False,
 ) -> tuple[ValidationResult, float]:
-    """Validate and write; `calibration_out` keeps the training-window calibration."""
+    """Check the output folders, validate and write; `calibration_out` keeps the training-window calibration.
+
+    An output folder must be absent, empty or an earlier output of its kind unless `force`
+    (`autovend.io.check_output_dir`), and never holds or lies inside an input.
+    """
     t0 = time.perf_counter()
+    inputs = (source_dir, params, settings)
+    check_distinct_outputs(out_dir, calibration_out)
+    check_output_dir(out_dir, OutputKind.VALIDATION_REPORT, force=force, inputs=inputs)
+    if calibration_out is not None:
+        check_output_dir(calibration_out, OutputKind.CALIBRATION, force=force, inputs=inputs)
     source = load_source(source_dir, load_check_settings(params))
     vconf = load_validation_config(params)
     res = validate(source, load_calibration_config(params), vconf, load_demand_settings(settings))
-    write_validation(res, out_dir, source.meta.name, vconf.limits.strip(), vconf.other_share)
+    write_validation(res, out_dir, source.meta.name, vconf.limits.strip(), vconf.other_share, force=force)
     if calibration_out is not None:
-        res.calibration.write(calibration_out)
+        res.calibration.write(calibration_out, force=force)
     return res, time.perf_counter() - t0

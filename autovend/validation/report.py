@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from autovend.io import atomic_dir
+from autovend.io import OutputKind, output_dir
 from autovend.validation.figures import PLOT_FILES, draw_all
 from autovend.validation.validate import ValidationResult
 
@@ -135,13 +135,20 @@ def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limit
 
 
 def write_validation(
-    res: ValidationResult, out_dir: str | Path, source_name: str, limits: str = "", other_share: float = 0.005
+    res: ValidationResult,
+    out_dir: str | Path,
+    source_name: str,
+    limits: str = "",
+    other_share: float = 0.005,
+    *,
+    force: bool = False,
 ) -> None:
     """Write metrics.json (floats to `METRIC_DIGITS` significant digits), plots/*.csv, the figures and validation.md.
 
-    The folder `out_dir` is replaced atomically. Nothing written depends on the machine's speed or the date.
+    The folder `out_dir` is replaced atomically; it must be absent, empty or an earlier validation report
+    (`autovend.io.output_dir`) unless `force`. Nothing written depends on the machine's speed or the date.
     """
-    with atomic_dir(out_dir) as tmp:
+    with output_dir(out_dir, OutputKind.VALIDATION_REPORT, force=force) as tmp:
         metrics = json.dumps(rounded(res.metrics), indent=2, sort_keys=True) + "\n"
         (tmp / "metrics.json").write_text(metrics, encoding="utf-8")
         (tmp / "plots").mkdir()

@@ -57,8 +57,8 @@ from autovend.canonical import (
 from autovend.data.calendar import CALENDAR_COLUMNS
 from autovend.data.weather import WEATHER_COLUMNS
 from autovend.demand.settings import DemandSettings
-from autovend.errors import BundleError, NonFiniteError, OutputExistsError
-from autovend.io import atomic_dir
+from autovend.errors import BundleError, NonFiniteError
+from autovend.io import OutputKind, check_output_dir, output_dir
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 
 SCHEMA_VERSION = BUNDLE_SCHEMA_VERSION
@@ -199,24 +199,38 @@ def make_manifest(
 # ---------------------------------------------------------------------------------------------- write
 
 
-def write_bundle(out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any]) -> None:
-    """Write the files and the manifest to `out_dir`, atomically (an old folder is replaced whole)."""
-    with atomic_dir(out_dir) as tmp:
+def write_bundle(
+    out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any], *, force: bool = False
+) -> None:
+    """Write the files and the manifest to `out_dir`, atomically (an old bundle is replaced whole).
+
+    `out_dir` must be absent, empty or an earlier bundle (`_bundle_files`) unless `force`. A bundle holds
+    no output marker (loading refuses files its manifest does not list): its manifest recognises it.
+    """
+    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=_bundle_files) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
-def check_output(out_dir: Path, force: bool) -> None:
-    """Refuse to write a bundle over a non-empty folder that is not one (unless `force`)."""
-    if force or not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise OutputExistsError(f"{out_dir} exists and is not a folder; choose another output path")
-    if any(out_dir.iterdir()) and not (out_dir / MANIFEST).is_file():
-        raise OutputExistsError(
-            f"{out_dir} is not empty and is not a world bundle; choose another folder, or pass --force to replace it"
-        )
+def _bundle_files(folder: Path) -> frozenset[str] | None:
+    """The files an earlier bundle in `folder` wrote (its manifest and what it lists), or None if it is none.
+
+    Any schema is recognised (an older bundle is what one re-exports): a manifest.json holding a JSON
+    object with `world_hash` and a `files` object is enough.
+    """
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(manifest, dict) or "world_hash" not in manifest or not isinstance(manifest.get("files"), dict):
+        return None
+    return frozenset([MANIFEST, *manifest["files"]])
+
+
+def check_output(out_dir: Path, force: bool, inputs: tuple[str | Path | None, ...] = ()) -> None:
+    """Refuse, before any work, an output folder that is neither empty nor a bundle, or that holds an input."""
+    check_output_dir(out_dir, OutputKind.WORLD, force=force, inputs=inputs, recognise=_bundle_files)
 
 
 # ---------------------------------------------------------------------------------------------- load

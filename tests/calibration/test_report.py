@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from autovend.calibration.report import write_report
+from autovend.io import OUTPUT_MARKER, read_marker
 from autovend.png import png_chunks
 
 FIGURES = ["demand_fit.png", "overdispersion.png", "shrinkage.png", "site_preference.png"]
@@ -12,7 +13,8 @@ def test_report_written_twice_is_the_same_bytes(tmp_path, synthetic_calibration)
     write_report(synthetic_calibration, tmp_path / "a")
     write_report(synthetic_calibration, tmp_path / "b")
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == sorted(["calibration.md", *FIGURES])
+    assert names == sorted([OUTPUT_MARKER, "calibration.md", *FIGURES])
+    assert read_marker(tmp_path / "a").files == tuple(sorted(["calibration.md", *FIGURES]))
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     for name in FIGURES:

@@ -264,6 +264,7 @@ def test_write_creates_a_contract_source_and_never_touches_the_input(tmp_path: P
     res = write_nj_vending(csv, out)
     assert (_sha256(csv), csv.stat().st_mtime_ns) == before
     assert sorted(p.name for p in out.iterdir()) == [
+        ".autovend-output.json",
         "machines.csv",
         "orders.csv",
         "products.csv",
@@ -346,9 +347,15 @@ def test_cli_writes_and_prints_the_report(tmp_path: Path) -> None:
     assert "Moon Base" in result.output
     assert (out / "products.csv").is_file()
     again = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)])
-    assert isinstance(again.exception, OutputExistsError)
+    assert again.exit_code == 0, again.output  # its own earlier output is replaced
+    (out / "notes.txt").write_text("mine")
+    refused = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out)])
+    assert isinstance(refused.exception, OutputExistsError)
+    assert "did not write there: notes.txt" in str(refused.exception) and "--force" in str(refused.exception)
+    assert (out / "notes.txt").read_text() == "mine"
     forced = CliRunner().invoke(app, ["adapt", "nj-vending", str(csv), "-o", str(out), "--force"])
     assert forced.exit_code == 0, forced.output
+    assert not (out / "notes.txt").exists()
 
 
 def test_cli_main_exits_2_on_non_empty_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,7 +103,7 @@ def test_report_does_not_change_with_the_machine_speed(tmp_path, synthetic_valid
     write_validation(synthetic_validation, tmp_path / "a", "synthetic-cn")
     write_validation(slow, tmp_path / "b", "synthetic-cn")
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert len(files) == 8  # metrics.json, validation.md, three figures, three plot tables
+    assert len(files) == 9  # metrics.json, validation.md, three figures, three plot tables, the output marker
     for rel in files:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
     text = (tmp_path / "a" / "validation.md").read_text()

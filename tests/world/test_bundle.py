@@ -28,6 +28,7 @@ from autovend.world.bundle import (
     read_manifest,
     verify_bundle,
     world_hash,
+    write_bundle,
 )
 from autovend.world.describe import summarize
 from autovend.world.model import World
@@ -375,6 +376,71 @@ def test_export_replaces_a_bundle_but_not_another_folder(small, tmp_path):
     export_paper(cal, src, out)  # now a bundle: replaced without --force
     assert not (out / "notes.txt").exists()
     verify_bundle(out)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_cli_export_world_into_foreign_folders(small, tmp_path):
+    """export-world -o: a bundle is recognised by its manifest; other folders are refused and kept."""
+    cal, src, _ = small
+    runner = CliRunner()
+    out = tmp_path / "w"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out)])
+    assert isinstance(res.exception, OutputExistsError)
+    assert f"output folder {out} is not empty and holds no world output; choose another folder, or pass --force" in str(
+        res.exception
+    )
+    assert _files(out) == {"notes.txt": b"mine"}
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    bundle = _files(out)
+    assert sorted(bundle) == sorted([*BUNDLE_FILES, MANIFEST])  # no output marker: the manifest recognises it
+    (out / "catalog.parquet").write_bytes(b"edited")
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert _files(out) == bundle  # its own earlier bundle is replaced, the edited file written again
+    (out / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(out)])
+    assert isinstance(res.exception, OutputExistsError) and "did not write there: notes.txt" in str(res.exception)
+    assert (out / "notes.txt").read_text() == "mine"
+    # a calibration folder (its marker names another kind) is no bundle, and an input is never replaced
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(cal)])
+    assert isinstance(res.exception, OutputExistsError) and "contains the input" in str(res.exception)
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(cal.parent), "--force"])
+    assert isinstance(res.exception, OutputExistsError) and "contains the input" in str(res.exception)
+    other = tmp_path / "cal"
+    CalibrationResult.read(cal).write(other)
+    res = runner.invoke(app, ["export-world", str(cal), str(src), "-o", str(other)])
+    assert isinstance(res.exception, OutputExistsError) and "holds no world output" in str(res.exception)
+    assert (other / "calibration.json").is_file()
+
+
+def test_export_replaces_a_bundle_of_an_older_schema(small, tmp_path):
+    cal, src, _ = small
+    out = tmp_path / "tiny20"
+    shutil.copytree(small[2], out)
+    manifest = json.loads((out / MANIFEST).read_text())
+    (out / MANIFEST).write_text(json.dumps({**manifest, "schema_version": 1}))
+    with pytest.raises(BundleError, match="has bundle schema 1, older than"):
+        load_world(out)
+    export_world(cal, src, out)  # recognised by its manifest all the same: re-exported without --force
+    assert read_manifest(out)["schema_version"] == SCHEMA_VERSION
+    verify_bundle(out)
+
+
+def test_a_failed_bundle_write_keeps_the_earlier_bundle(small, tmp_path):
+    out = tmp_path / "tiny20"
+    shutil.copytree(small[2], out)
+    before = _files(out)
+    manifest = read_manifest(out)
+    with pytest.raises(FileNotFoundError):  # the second file cannot be written: the block fails midway
+        write_bundle(out, {"README.md": b"new", "missing/catalog.parquet": b""}, manifest)
+    assert _files(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["tiny20"]
 
 
 def test_simulator_runs_on_a_loaded_bundle(small):

@@ -17,8 +17,8 @@ from autovend.data.adapters.mapping import FileFormat, load_mapping
 from autovend.data.adapters.result import AdaptResult
 from autovend.data.adapters.table import adapt_table
 from autovend.data.contract import META_FILE
-from autovend.errors import AdaptError, OutputExistsError
-from autovend.io import atomic_dir
+from autovend.errors import AdaptError
+from autovend.io import OutputKind, check_output_dir, output_dir
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
@@ -63,22 +63,13 @@ def source_files(result: AdaptResult) -> dict[str, str]:
 
 
 def check_output(out_dir: Path, inputs: Sequence[Path], *, force: bool) -> None:
-    """Refuse an output path that is a file, holds an input, or is a non-empty folder without `force`."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"output path {out} is a file, not a folder; choose a folder path")
-    for path in inputs:
-        if Path(path).resolve().is_relative_to(out.resolve()):
-            raise OutputExistsError(f"output folder {out} contains the input {path}; choose an output folder elsewhere")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise OutputExistsError(
-            f"output folder {out} is not empty; choose another folder or pass --force to replace it"
-        )
+    """Refuse, before any work, an output folder that holds other files than an earlier source, or an input."""
+    check_output_dir(out_dir, OutputKind.SOURCE, force=force, inputs=inputs)
 
 
-def write_source(files: Mapping[str, str], out_dir: Path) -> None:
+def write_source(files: Mapping[str, str], out_dir: Path, *, force: bool = False) -> None:
     """Write `files` as the folder `out_dir`, replacing it as a whole only once every file is written."""
-    with atomic_dir(out_dir) as tmp:
+    with output_dir(out_dir, OutputKind.SOURCE, force=force) as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8", newline="")
 
@@ -91,5 +82,5 @@ def write_table_source(
     check_output(out, [export, mapping_path], force=force)
     mapping = load_mapping(mapping_path)
     result = adapt_table(read_export(export, mapping.file), mapping, export.name)
-    write_source(source_files(result), out)
+    write_source(source_files(result), out, force=force)
     return result

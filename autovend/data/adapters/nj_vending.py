@@ -43,5 +43,5 @@ def write_nj_vending(csv_path: Path, out_dir: Path, *, force: bool = False) -> A
     csv_path, out_dir = Path(csv_path), Path(out_dir)
     check_output(out_dir, [csv_path], force=force)
     result = adapt_nj_vending(read_nj_vending_csv(csv_path), csv_path.name)
-    write_source(source_files(result), out_dir)
+    write_source(source_files(result), out_dir, force=force)
     return result

@@ -23,7 +23,7 @@ from autovend.data.synth.truth import Truth, build_truth, with_kappa
 from autovend.data.weather import daily_weather
 from autovend.demand.settings import DemandSettings
 from autovend.demand.shock import sigma_from_r
-from autovend.io import atomic_dir
+from autovend.io import OutputKind, check_distinct_outputs, check_output_dir, output_dir
 from autovend.rng import stream
 
 TRUTH_NORMALISATION = (
@@ -236,9 +236,15 @@ def _truth_outputs(
     return truth_json, tables
 
 
-def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Path) -> None:
-    """Write the contract source folder and the truth folder, each atomically (all or nothing)."""
-    with atomic_dir(out_dir) as tmp:
+def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Path, *, force: bool = False) -> None:
+    """Write the contract source folder and the truth folder, each atomically (all or nothing).
+
+    Each must be absent, empty or an earlier output of its kind (`autovend.io.output_dir`) unless `force`;
+    both are checked before either is written.
+    """
+    check_distinct_outputs(out_dir, truth_dir)
+    check_output_dir(truth_dir, OutputKind.TRUTH, force=force)
+    with output_dir(out_dir, OutputKind.SOURCE, force=force) as tmp:
         (tmp / "source.yaml").write_text(
             yaml.safe_dump(src.source_yaml, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
@@ -247,7 +253,7 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
         src.orders.to_csv(tmp / "orders.csv", index=False, lineterminator="\n")
         src.inventory.to_csv(tmp / "inventory.csv", index=False, lineterminator="\n")
         src.weather.to_csv(tmp / "weather.csv", index=False, lineterminator="\n")
-    with atomic_dir(truth_dir) as tmp:
+    with output_dir(truth_dir, OutputKind.TRUTH, force=force) as tmp:
         # the truth is rounded like every export (autovend.canonical), so it is the same bytes on any CPU
         (tmp / "truth.json").write_bytes(json_bytes(canonical_value(src.truth_json)))
         for name, table in src.truth_tables.items():
