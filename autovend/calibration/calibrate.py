@@ -7,6 +7,8 @@ shock parameters r, rho. When a source has inventory records for some machines, 
 estimates and u use only those machines (their shelves are known); sales-only machines get their
 kappa from their mean daily units on the sales-rule shelves. A source with no inventory records at all
 uses the sales-rule shelves everywhere (quantities unknown: full facing, fill taken as 1).
+What each estimate rests on is recorded under `identification` (see `identification`); an estimate
+that comes out NaN or infinite is refused with what would identify it, never written.
 """
 
 from __future__ import annotations
@@ -23,10 +25,21 @@ import pandas as pd
 from autovend import __version__
 from autovend.calibration.choice import ChoiceData, ChoiceFit, choice_data, fit_choice
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.identification import (
+    Identification,
+    gamma_status,
+    kappa_status,
+    no_purchase_status,
+    omega_status,
+    pi_status,
+    refuse_non_finite,
+    refuse_unscaled_machines,
+    shock_status,
+)
 from autovend.calibration.no_purchase import fit_no_purchase, loglog_elasticity
 from autovend.calibration.normalise import Factors, canonical
 from autovend.calibration.panel import Panel, build_panel
-from autovend.calibration.popularity import shrink
+from autovend.calibration.popularity import Prior, shrink
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
 from autovend.canonical import (
@@ -46,7 +59,7 @@ SCHEMA_VERSION = 2
 TABLES = ("popularity", "site_preference", "subcategory", "machines")
 INPUT_SCALARS = frozenset({"params", "settings"})  # what the calibration was given, kept as given
 # scalars that describe the run rather than the estimates: not part of the content hash
-DIAGNOSTIC_SCALARS = frozenset({"code_version", "choice_iterations", "notes", "content_hash"})
+DIAGNOSTIC_SCALARS = frozenset({"code_version", "choice_iterations", "notes", "content_hash", "identification"})
 
 
 @dataclass(frozen=True)
@@ -146,6 +159,7 @@ class _Fits:
     raw: ChoiceFit
     final: ChoiceFit
     omega: np.ndarray
+    priors: dict[int, Prior]  # the popularity prior of each subcategory code (see `popularity.shrink`)
 
 
 def _product_split(
@@ -170,7 +184,7 @@ def _product_split(
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
     )
-    omega, _ = shrink(raw.units, raw.exposure, g2_all)
+    omega, priors = shrink(raw.units, raw.exposure, g2_all)
     final = fit_choice(
         data,
         em_rounds=config.em_rounds,
@@ -179,7 +193,7 @@ def _product_split(
         omega_fixed=omega,
         scale_prior=scale_prior,
     )
-    return _Fits(panel=panel, data=data, raw=raw, final=final, omega=omega)
+    return _Fits(panel=panel, data=data, raw=raw, final=final, omega=omega, priors=priors)
 
 
 @dataclass(frozen=True)
@@ -235,10 +249,14 @@ def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: Demand
 
 def _no_purchase(
     sh: _Shelves, demand: np.ndarray, R_hat: np.ndarray, config: CalibrationConfig, notes: list[str]
-) -> dict[str, Any]:
-    """U (structural fit, or the paper's u when the source cannot identify it), x, e and the fitted c_m."""
+) -> tuple[dict[str, Any], str | None]:
+    """U (structural fit, or the paper's u when the source cannot identify it), x, e and the fitted c_m.
+
+    Returns the scalars and the reason the paper's u was used (None when u was estimated).
+    """
     ratio = sh.W_real / R_hat[sh.md_m]
     x_all = float(np.exp(np.mean(np.log(ratio[ratio > 0])))) if np.any(ratio > 0) else float("nan")
+    why: str | None = None
     try:
         npf = fit_no_purchase(
             demand,
@@ -256,8 +274,10 @@ def _no_purchase(
             raise
         notes.append(f"{exc}; the paper's u is used")
         npf = None
+        why = str(exc)
     if npf is not None and npf.at_bound:
         notes.append(f"u hit its bound {config.u_bounds}: this source does not identify it; the paper's u is used")
+        why = f"u hit its bound {config.u_bounds}: this source does not identify it"
     if npf is None or (npf.at_bound and config.u_fallback is not None):
         u = float(config.u_fallback)  # type: ignore[arg-type]
         return {
@@ -272,7 +292,7 @@ def _no_purchase(
             "c": pd.Series(dtype=float),
             "u_machines": 0,
             "u_machine_days": 0,
-        }
+        }, why
     return {
         "u": npf.u,
         "u_se": npf.u_se,
@@ -285,7 +305,7 @@ def _no_purchase(
         "c": npf.c,
         "u_machines": npf.n_machines,
         "u_machine_days": npf.n_machine_days,
-    }
+    }, None
 
 
 @dataclass(frozen=True)
@@ -305,6 +325,8 @@ class _Structure:
     demand_ratio: float
     mu: np.ndarray  # expected demand per machine-day of the split, no shock
     shocks: Any
+    u_fallback_reason: str | None  # why the paper's u was used (None: u estimated)
+    shock_days: pd.Series  # days per machine (code) given to the shock fit
 
 
 def _structure(
@@ -317,7 +339,7 @@ def _structure(
     cap = panel.machines["capacity"].to_numpy(dtype=float)
     R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
     sh = _shelves(panel, fits.data, b_hat, settings)
-    np_fit = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
+    np_fit, u_fallback_reason = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
     u = np_fit["u"]
     # machine scales: U_m = c_m from the structural fit, else from sales on the sales-rule shelves
     demand_ratio = float(imp.md_demand.sum() / max(sh.sales.sum(), 1e-12))
@@ -350,7 +372,24 @@ def _structure(
         weekday[sh.md_d][in_fit],
         min_days=config.min_machine_days_shock,
     )
-    return _Structure(fits, b_hat, pi_tab, gamma, R_hat, sh, np_fit, c, c_fit, so, demand_ratio, mu, shocks)
+    shock_days = pd.Series(sh.md_m[in_fit]).value_counts().sort_index()
+    return _Structure(
+        fits,
+        b_hat,
+        pi_tab,
+        gamma,
+        R_hat,
+        sh,
+        np_fit,
+        c,
+        c_fit,
+        so,
+        demand_ratio,
+        mu,
+        shocks,
+        u_fallback_reason,
+        shock_days,
+    )
 
 
 def calibrate(
@@ -383,10 +422,7 @@ def calibrate(
     u = np_fit["u"]
     weekday = panel.days["weekday"].to_numpy()
     e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
-    if np.isnan(c).any():
-        notes.append(
-            f"machines without kept sales get no scale: {list(panel.machines['machine_id'].to_numpy()[np.isnan(c)])}"
-        )
+    refuse_unscaled_machines(panel.machines["machine_id"].to_numpy(), c)
     kappa = c / (u * R_hat)
     f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
     popularity, site_pref, subcat, machines_out = _tables(panel, fits, pi_tab, gamma, kappa, R_hat, u)
@@ -431,7 +467,9 @@ def calibrate(
         "choice_loglik": fits.final.loglik,
         "choice_iterations": fits.raw.iterations + fits.final.iterations,
         "notes": notes,
+        "identification": _identification(panel, st, config, settings).model_dump(mode="json"),
     }
+    refuse_non_finite(scalars, config)
     ids = panel.machines["machine_id"].to_numpy()
     diagnostics = {
         "machine_days": pd.DataFrame(
@@ -447,7 +485,10 @@ def calibrate(
             }
         ),
         "overdispersion": pd.DataFrame(
-            {"machine_id": ids[shocks.r_by_machine.index.to_numpy()], "r": shocks.r_by_machine.to_numpy()}
+            {  # null r_m: the machine shows no overdispersion (r_m infinite)
+                "machine_id": ids[shocks.r_by_machine.index.to_numpy()],
+                "r": shocks.r_by_machine.replace(np.inf, np.nan).to_numpy(),
+            }
         ),
         "panel": _panel_table(panel),
     }
@@ -465,6 +506,52 @@ def calibrate(
             machines=machines_out,
             diagnostics=diagnostics,
         )
+    )
+
+
+def _identification(
+    panel: Panel, st: _Structure, config: CalibrationConfig, settings: DemandSettings
+) -> Identification:
+    """The identification record (`identification`) of the code paths this calibration took."""
+    data = st.fits.data
+    shelves_known = bool(panel.machines["has_inventory"].any())  # `choice_data` then uses known shelves only
+    np_fit = st.np_fit
+    u_days = pd.Series(st.shelves.md_m).value_counts()
+    u, e, x = no_purchase_status(
+        shelves_known=shelves_known,
+        fallback_reason=st.u_fallback_reason,
+        at_bound=bool(np_fit["u_at_bound"]),
+        machines=int(np_fit["u_machines"]),
+        machine_days=int(np_fit["u_machine_days"]),
+        machines_left_out=int((u_days < config.min_machine_days_u).sum()),
+        x_machine_days=int(np.count_nonzero(st.shelves.W_real > 0)),
+        config=config,
+    )
+    r, rho = shock_status(
+        st.shocks,
+        st.shock_days,
+        shelves_known=shelves_known,
+        structural=len(st.c_fit) > 0,
+        min_days=config.min_machine_days_shock,
+    )
+    return Identification(
+        shelves_known=shelves_known,
+        u=u,
+        e=e,
+        x=x,
+        r=r,
+        rho=rho,
+        kappa=kappa_status(
+            panel,
+            st.c_fit.index.to_numpy(dtype=int),
+            st.sales_only.c.index.to_numpy(dtype=int),
+            shelves_known=shelves_known,
+            u_borrowed=st.u_fallback_reason is not None,
+            config=config,
+        ),
+        omega=omega_status(panel, data, st.fits.raw.exposure, st.fits.priors, shelves_known=shelves_known),
+        gamma=gamma_status(panel, data, shelves_known=shelves_known),
+        pi=pi_status(panel, data, settings, shelves_known=shelves_known),
     )
 
 

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from autovend.calibration.calibrate import CalibrationResult  # noqa: E402
+from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
 from autovend.io import OutputKind, output_dir  # noqa: E402
 from autovend.png import fixed_style, save_png  # noqa: E402
 
@@ -33,6 +34,8 @@ PAPER = {
 
 
 def _fmt(v: object) -> str:
+    if v is None:
+        return "n/a"
     if isinstance(v, float):
         if math.isnan(v):
             return "n/a"
@@ -40,6 +43,83 @@ def _fmt(v: object) -> str:
     if isinstance(v, int):
         return f"{v:,}"
     return str(v)
+
+
+MAX_MEMBERS = 8  # machines or subcategories named in a row of the identification table
+
+
+def _status(status: str, weak: bool) -> str:
+    return f"{status}, weak" if weak else status
+
+
+def _members(group: StatusGroup, noun: str, plural: str) -> str:
+    shown = f"{group.count:,} {noun if group.count == 1 else plural}"
+    if group.members and (group.status != "estimated" or group.weak):
+        names = ", ".join(group.members[:MAX_MEMBERS])
+        more = f" and {len(group.members) - MAX_MEMBERS} more" if len(group.members) > MAX_MEMBERS else ""
+        shown += f" ({names}{more})"
+    return shown
+
+
+def identification_rows(res: CalibrationResult, ident: Identification) -> list[tuple[str, str, str, str]]:
+    """(parameter, value, status, reason) for each parameter group of the identification record."""
+    s = res.scalars
+    rows = [
+        (f"`{key}`", _fmt(s.get(key)), _status(est.status, est.weak), est.reason)
+        for key, est in (("u", ident.u), ("e", ident.e), ("x", ident.x))
+    ]
+    r_value = f"{_fmt(s.get('r'))}, {_fmt(s.get('sigma'))}"
+    rows.append(("`r`, `sigma`", r_value, _status(ident.r.status, ident.r.weak), ident.r.reason))
+    rows.append(("`rho`", _fmt(s.get("rho")), _status(ident.rho.status, ident.rho.weak), ident.rho.reason))
+    nouns = {
+        "kappa": ("machine", "machines"),
+        "omega": ("product", "products"),
+        "gamma": ("subcategory", "subcategories"),
+    }
+    for key, (noun, plural) in nouns.items():
+        for g in getattr(ident, key):
+            rows.append((f"`{key}`", _members(g, noun, plural), _status(g.status, g.weak), g.reason))
+    pi = res.site_preference.pivot(index="site_type", columns="category_l1", values="pi")
+    for sp in ident.pi:
+        value = ", ".join(f"{c} {v:.3g}" for c, v in pi.loc[sp.site_type].items()) if sp.site_type in pi.index else ""
+        reason = sp.reason
+        if sp.neutral_categories:
+            reason += f"; neutral for categories none of its machines offered: {', '.join(sp.neutral_categories)}"
+        if sp.pooled_settings:
+            reason += "; no demand settings of its own: price elasticity and environment from the pooled `unknown`"
+        rows.append((f"`pi`, {sp.site_type}", value, _status(sp.status, sp.weak), reason))
+    return rows
+
+
+def _identification_section(res: CalibrationResult) -> list[str]:
+    raw = res.scalars.get("identification")
+    if not raw:
+        return []
+    ident = Identification.model_validate(raw)
+    lines = [
+        "## What the data identify",
+        "",
+        "Status: `estimated` from this source's records; `pooled` from a method or prior pooled over other "
+        "machines or products; `borrowed` from the paper or a neutral value. `weak`: the estimate rests on "
+        "something the data do not show (shelves inferred from sales) or sits at a bound of its range.",
+        "",
+        "| parameter | value | status | reason |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {p} | {v} | {st} | {r} |" for p, v, st, r in identification_rows(res, ident)]
+    return [*lines, ""]
+
+
+def _u_sentence(s: dict) -> str:
+    raw = s.get("identification")
+    if raw:
+        u = Identification.model_validate(raw).u
+        return f"u: {u.status}{' (weak)' if u.weak else ''}: {u.reason}."
+    shelves = "known shelves" if s.get("n_machines_inventory") else "sales-rule shelves (no inventory records)"
+    return (
+        f"u: {s.get('u_source')} from {s.get('u_machines', 0)} machines and "
+        f"{s.get('u_machine_days', 0):,} machine-days of {shelves}."
+    )
 
 
 @fixed_style
@@ -163,12 +243,8 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
         if isinstance(se, float) and not math.isnan(se):
             shown += f" ± {se:.2g}"
         lines.append(f"| {label} | `{key}` | {shown} | {_fmt(paper) if paper is not None else ''} |")
-    lines += [
-        "",
-        f"u: {s.get('u_source')} from {s.get('u_machines', 0)} machines and "
-        f"{s.get('u_machine_days', 0):,} machine-days of known shelves.",
-        "",
-    ]
+    lines += ["", _u_sentence(s), ""]
+    lines += _identification_section(res)
     lines += ["## Subcategory coefficients gamma", "", "| subcategory | category | gamma |", "|---|---|---|"]
     for r in res.subcategory.sort_values(["category_l1", "gamma"], ascending=[True, False]).itertuples():
         lines.append(f"| {r.category_l2} | {r.category_l1} | {r.gamma:.3f} |")

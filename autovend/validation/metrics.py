@@ -1,9 +1,19 @@
-"""Validation metrics (§3.3): volume error, machine-week WAPE, subcategory TVD, within-machine Spearman."""
+"""Validation metrics (§3.3): volume error, machine-week WAPE, subcategory TVD, within-machine Spearman.
+
+A metric that cannot be computed (no sales to divide by, no machine with enough products) is NaN, never
+a numpy warning; `spread` summarises per-seed values over the finite ones and is None when there are
+none; `beats` compares an error with a reference's and is None when either is missing.
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import stats
+
+SPEARMAN_MIN_ITEMS = 5  # products a machine needs in the window for its within-machine Spearman
 
 
 def wape(actual: np.ndarray, predicted: np.ndarray) -> float:
@@ -28,7 +38,7 @@ def volume_error(actual_total: float, predicted_total: float) -> float:
 
 
 def median_within_spearman(
-    group: np.ndarray, actual: np.ndarray, predicted: np.ndarray, min_items: int = 5
+    group: np.ndarray, actual: np.ndarray, predicted: np.ndarray, min_items: int = SPEARMAN_MIN_ITEMS
 ) -> tuple[float, np.ndarray]:
     """Median over groups (machines) of the Spearman correlation of items (products) within each group.
 
@@ -45,3 +55,34 @@ def median_within_spearman(
         rhos.append(stats.spearmanr(idx_a, idx_p)[0])
     rhos_arr = np.asarray(rhos, dtype=float)
     return (float(np.median(rhos_arr)) if len(rhos_arr) else float("nan")), rhos_arr
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Mean, standard deviation and 5% / 95% percentiles of per-seed values."""
+
+    mean: float
+    sd: float
+    p05: float
+    p95: float
+
+
+def spread(values: np.ndarray | list[float]) -> Spread | None:
+    """The spread of the finite values (NaN ones are seeds where the metric was not computed); None if none is."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size == 0:
+        return None
+    return Spread(
+        mean=float(np.mean(arr)),
+        sd=float(np.std(arr)),
+        p05=float(np.percentile(arr, 5)),
+        p95=float(np.percentile(arr, 95)),
+    )
+
+
+def beats(error: float, reference: float) -> bool | None:
+    """Whether an error (lower is better) is strictly below the reference's; None when either is not finite."""
+    if not (math.isfinite(error) and math.isfinite(reference)):
+        return None
+    return bool(error < reference)

@@ -1,4 +1,8 @@
-"""Writing a validation: metrics.json, plot data (CSV), figures and validation.md beside the paper's numbers."""
+"""Writing a validation: metrics.json, plot data (CSV), figures and validation.md beside the paper's numbers.
+
+A metric that was not computed is NaN in memory, null in metrics.json and "not computed" in validation.md,
+with its reason; nothing non-finite is written.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from autovend.errors import NonFiniteError
 from autovend.io import OutputKind, output_dir
 from autovend.validation.figures import PLOT_FILES, draw_all
 from autovend.validation.validate import ValidationResult
@@ -31,10 +36,15 @@ PAPER = {
 METRIC_DIGITS = 6
 
 
+NOT_COMPUTED = "not computed"
+
+
 def _f(v: Any, pct: bool = False) -> str:
+    if v is None:
+        return NOT_COMPUTED
     if isinstance(v, float):
         if math.isnan(v):
-            return "n/a"
+            return NOT_COMPUTED
         return f"{v:+.2%}" if pct else f"{v:.3f}"
     return str(v)
 
@@ -50,17 +60,58 @@ def rounded(value: Any, digits: int = METRIC_DIGITS) -> Any:
     return value
 
 
+def json_ready(value: Any, path: str = "metrics") -> Any:
+    """`value` with NaN as None (null: not computed), in nested dicts and lists too.
+
+    An infinity raises NonFiniteError: no metric is infinite, so one would be a bug to report, not to hide.
+    """
+    if isinstance(value, float):
+        if math.isinf(value):
+            raise NonFiniteError(f"{path} is infinite; a validation metric must be finite or not computed")
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: json_ready(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _references_section(m: dict[str, Any]) -> list[str]:
+    refs = m.get("references") or {}
+    if not refs:
+        return []
+    verdict = m.get("beats_all_references")
+    if verdict is True:
+        head = "The model beats every reference on this source."
+    elif verdict is False:
+        lost = sum(1 for c in refs.values() if c["model_beats_reference"] is False)
+        head = f"**The model does not beat {lost} of the {len(refs)} references on this source.**"
+    else:
+        head = "Some comparisons could not be made (a metric was not computed)."
+    return ["## Against the references", "", head, ""] + [f"- {c['summary']}" for c in refs.values()] + [""]
+
+
+def _not_computed_section(m: dict[str, Any]) -> list[str]:
+    missing = m.get("not_computed") or {}
+    if not missing:
+        return []
+    return ["## Not computed", ""] + [f"- `{key}`: {reason}" for key, reason in sorted(missing.items())] + [""]
+
+
 def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limits: str = "") -> str:
     """validation.md: the numbers of this source next to the paper's."""
 
-    def spread(key: str) -> str:
-        return f"{_f(m[f'{key}_seed_mean'])} ± {_f(m[f'{key}_seed_sd'])}"
+    def spread(key: str, pct: bool = False) -> str:
+        mean, sd = m[f"{key}_seed_mean"], m[f"{key}_seed_sd"]
+        if mean is None or sd is None or math.isnan(mean) or math.isnan(sd):
+            return NOT_COMPUTED
+        return f"{mean:+.2%} ± {sd:.2%}" if pct else f"{_f(mean)} ± {_f(sd)}"
 
     rows = [
         (
             "total volume error",
             _f(m["volume_error"], pct=True),
-            f"{m['volume_error_seed_mean']:+.2%} ± {m['volume_error_seed_sd']:.2%}",
+            spread("volume_error", pct=True),
             PAPER["volume_error"],
         ),
         ("machine-week WAPE (seed-mean forecast)", _f(m["wape"]), spread("wape"), PAPER["wape"]),
@@ -115,6 +166,8 @@ def render_markdown(m: dict[str, Any], source_name: str, notes: list[str], limit
         f"Realised units in the window: {m['units_realised']:,.0f}; simulated (mean): {m['units_simulated']:,.0f}.",
         "",
     ]
+    lines += _references_section(m)
+    lines += _not_computed_section(m)
     if limits:
         lines += ["## What limits these numbers", "", limits, ""]
     if notes:
@@ -143,13 +196,14 @@ def write_validation(
     *,
     force: bool = False,
 ) -> None:
-    """Write metrics.json (floats to `METRIC_DIGITS` significant digits), plots/*.csv, the figures and validation.md.
+    """Write metrics.json, plots/*.csv, the figures and validation.md.
 
+    metrics.json holds floats to `METRIC_DIGITS` significant digits and null where a metric was not computed.
     The folder `out_dir` is replaced atomically; it must be absent, empty or an earlier validation report
     (`autovend.io.output_dir`) unless `force`. Nothing written depends on the machine's speed or the date.
     """
     with output_dir(out_dir, OutputKind.VALIDATION_REPORT, force=force) as tmp:
-        metrics = json.dumps(rounded(res.metrics), indent=2, sort_keys=True) + "\n"
+        metrics = json.dumps(json_ready(rounded(res.metrics)), indent=2, sort_keys=True, allow_nan=False) + "\n"
         (tmp / "metrics.json").write_text(metrics, encoding="utf-8")
         (tmp / "plots").mkdir()
         res.weekly.to_csv(tmp / "plots" / PLOT_FILES["weekly"], index=False, float_format="%.4f")

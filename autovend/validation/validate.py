@@ -12,11 +12,16 @@ training period, spread uniformly over the products on its shelf each day: it gi
 subcategory predictions). Ablations: without the shock (xi = 1), and with uniform product popularity
 (omega equal within the catalog; each machine-day's expected total kept, so only the product split
 changes).
+
+The metrics say whether the model beats each reference (`references`: a boolean and a sentence per
+comparison, `beats_all_references`), and why a metric was not computed (`not_computed`: NaN in memory,
+null in metrics.json), e.g. no machine with enough products for the within-machine Spearman.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +31,20 @@ import pandas as pd
 from autovend import __version__
 from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
 from autovend.validation.config import ValidationConfig
-from autovend.validation.metrics import median_within_spearman, tvd, volume_error, wape
+from autovend.validation.metrics import (
+    SPEARMAN_MIN_ITEMS,
+    beats,
+    median_within_spearman,
+    spread,
+    tvd,
+    volume_error,
+    wape,
+)
 from autovend.validation.replay import ReplayResult, WindowShelves, expected_rates, replay, window_shelves
 
 
@@ -76,11 +90,97 @@ def _scores(shelves: WindowShelves, rep: ReplayResult, g2: np.ndarray, n_g2: int
         "spearman_median": spear,
     }
     for key, vals in per_seed.items():
-        arr = np.asarray(vals, dtype=float)
-        out[f"{key}_seed_mean"] = float(np.nanmean(arr))
-        out[f"{key}_seed_sd"] = float(np.nanstd(arr))
-        out[f"{key}_seed_p05"] = float(np.nanpercentile(arr, 5))
-        out[f"{key}_seed_p95"] = float(np.nanpercentile(arr, 95))
+        sp = spread(vals)  # over the seeds where the metric was computed
+        for stat in ("mean", "sd", "p05", "p95"):
+            out[f"{key}_seed_{stat}"] = getattr(sp, stat) if sp is not None else float("nan")
+    return out
+
+
+# (name, model metric, reference metric (a path into the metrics), what is compared, the reference)
+REFERENCE_COMPARISONS = (
+    ("wape_vs_persistence", ("wape",), ("wape_persistence",), "machine-week WAPE", "the persistence reference"),
+    ("wape_vs_naive", ("wape",), ("wape_naive",), "machine-week WAPE", "the naive reference"),
+    ("tvd_vs_naive", ("tvd",), ("tvd_naive",), "subcategory TVD", "the naive reference"),
+    (
+        "tvd_vs_uniform_popularity",
+        ("tvd",),
+        ("ablation_uniform_popularity", "tvd"),
+        "subcategory TVD",
+        "uniform popularity (the ablation)",
+    ),
+)
+
+
+def _at(metrics: dict[str, Any], path: tuple[str, ...]) -> float:
+    value: Any = metrics
+    for key in path:
+        value = value[key]
+    return float(value) if value is not None else float("nan")
+
+
+def compare_with_references(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per comparison: whether the model's error is below the reference's (None: not compared) and a sentence."""
+    out = {}
+    for name, model_key, ref_key, what, ref in REFERENCE_COMPARISONS:
+        model, reference = _at(metrics, model_key), _at(metrics, ref_key)
+        beaten = beats(model, reference)
+        if beaten is None:
+            missing = ".".join(model_key if not math.isfinite(model) else ref_key)
+            text = f"The {what} was not compared with {ref}: {missing} was not computed."
+        elif beaten:
+            text = f"The model's {what} ({model:.3f}) beats {ref} ({reference:.3f})."
+        elif model == reference:
+            text = f"The model's {what} ties with {ref} ({model:.3f}): it does not beat it."
+        else:
+            text = f"The model's {what} ({model:.3f}) does not beat {ref} ({reference:.3f})."
+        out[name] = {"model_beats_reference": beaten, "summary": text}
+    return out
+
+
+def _not_computed(metrics: dict[str, Any], realised: float, simulated: float, naive: float) -> dict[str, str]:
+    """Why each NaN metric is missing, keyed by metric (per-seed spreads under their metric's key)."""
+    no_sales = "no realised sales on the evaluated machines in the test window"
+    reasons = {
+        "spearman_median": f"no machine with at least {SPEARMAN_MIN_ITEMS} products on its test-window shelves whose "
+        "realised and simulated sales both vary",
+        "volume_error": no_sales,
+        "wape": no_sales,
+        "wape_persistence": no_sales,
+        "wape_naive": no_sales,
+        "tvd": no_sales if realised <= 0 else "the replay simulated no sales" if simulated <= 0 else "",
+        "tvd_naive": no_sales if realised <= 0 else "the naive reference predicts no sales" if naive <= 0 else "",
+    }
+    out: dict[str, str] = {}
+
+    def visit(prefix: str, d: dict[str, Any]) -> None:
+        for key, value in d.items():
+            if isinstance(value, dict):
+                visit(f"{prefix}{key}.", value)
+            elif isinstance(value, float) and math.isnan(value):
+                base = key.split("_seed_")[0]
+                out.setdefault(prefix + base, reasons.get(base) or "not computed on this test window")
+
+    visit("", metrics)
+    return out
+
+
+def _shares(weights: np.ndarray) -> np.ndarray:
+    """Weights over their sum (NaN where the sum is 0: no share to speak of)."""
+    total = weights.sum(axis=-1, keepdims=True)
+    return np.divide(weights, total, out=np.full(weights.shape, np.nan), where=total > 0)
+
+
+def _training_caveats(cal: CalibrationResult) -> list[str]:
+    """Notes on the training calibration's scalars that are not plainly estimated (its identification record)."""
+    raw = cal.scalars.get("identification")
+    if not raw:
+        return []
+    ident = Identification.model_validate(raw)
+    out = []
+    for key in ("u", "e", "x", "r", "rho"):
+        est = getattr(ident, key)
+        if est.status != "estimated" or est.weak:
+            out.append(f"training calibration: {key} is {est.status}{', weak' if est.weak else ''}: {est.reason}")
     return out
 
 
@@ -122,6 +222,7 @@ def validate(
         raise InsufficientDataError("validation needs machines with records in both the training and the test window")
     if not known:
         notes.append("no inventory records: test-window shelves come from the sales rule (quantities unknown)")
+    notes += _training_caveats(cal)
 
     # parameters of the training calibration, in the full panel's order
     cm = cal.machines.set_index("machine_id")
@@ -196,6 +297,12 @@ def validate(
         "source_hash": full.source_hash,
         "code_version": __version__,
     }
+    metrics["not_computed"] = _not_computed(
+        metrics, float(shelves.sales.sum()), float(full_rep.mean_sales.sum()), float(naive_g2.sum())
+    )
+    metrics["references"] = compare_with_references(metrics)
+    verdicts = [c["model_beats_reference"] for c in metrics["references"].values()]
+    metrics["beats_all_references"] = None if None in verdicts else all(verdicts)
     weeks = np.tile(np.arange(n_weeks), len(machines))
     sim = full_rep.machine_week
     weekly = pd.DataFrame(
@@ -210,14 +317,15 @@ def validate(
             "naive": naive_mw.ravel(),
         }
     )
-    sim_g2 = full_rep.subcategory / full_rep.subcategory.sum(axis=1, keepdims=True)
+    sim_g2 = _shares(full_rep.subcategory)
+    sim_ok = np.isfinite(sim_g2[:, 0]) if len(g2_names) else np.zeros(0, dtype=bool)  # seeds that sold something
     subcategory = pd.DataFrame(
         {
             "category_l2": g2_names,
-            "realised_share": real_g2 / real_g2.sum(),
-            "simulated_share": sim_g2.mean(axis=0),
-            "simulated_share_sd": sim_g2.std(axis=0),
-            "naive_share": naive_g2 / naive_g2.sum(),
+            "realised_share": _shares(real_g2),
+            "simulated_share": sim_g2[sim_ok].mean(axis=0) if sim_ok.any() else np.nan,
+            "simulated_share_sd": sim_g2[sim_ok].std(axis=0) if sim_ok.any() else np.nan,
+            "naive_share": _shares(naive_g2),
         }
     )
     rows = [("model", scores), ("no shock", no_shock), ("uniform popularity", uniform)]

@@ -9,6 +9,7 @@ import pytest
 
 from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.panel import build_panel
 from autovend.data.source import load_source
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.generate import synthesize, write_source
@@ -91,18 +92,21 @@ def test_a_machine_without_orders_is_left_out_with_a_note(tmp_path):
     assert after.scalars["u"] == before.scalars["u"]
 
 
-def test_a_source_with_one_product_calibrates(tmp_path):
+def test_a_source_with_one_product_builds_its_panel_and_refuses_an_unidentified_r(tmp_path):
     src = _source(tmp_path, 40, {"worksite/canteen": 2, "office/office_building": 1}, 2, 900)
     orders = pd.read_csv(src / "orders.csv", dtype=str, keep_default_na=False)
     busiest = orders[orders["machine_id"] == "SH0001"]["sku_id"].value_counts().index[0]
     assert set(orders.loc[orders["sku_id"] == busiest, "machine_id"]) == {"SH0001"}  # only SH0001 ever sold it
     for stem in ("orders", "inventory", "products"):
         _rewrite(src, stem, lambda f: f[f["sku_id"] == busiest])
-    res = calibrate(load_source(src))  # used to raise IndexError for the machines that never sold it
-    assert list(res.popularity["sku_id"]) == [busiest]
-    assert list(res.machines["machine_id"]) == ["SH0001"]
+    panel = build_panel(load_source(src), CalibrationConfig())  # used to raise IndexError for the other machines
+    assert list(panel.products["sku_id"]) == [busiest]
+    assert list(panel.machines["machine_id"]) == ["SH0001"]
     note = "2 machines without any sale of a kept product left out of the calibration: SH0002, SH0003"
-    assert note in res.scalars["notes"]
+    assert note in panel.notes
+    # one product on one machine for 35 days varies no more than Poisson noise: r is refused, not written as inf
+    with pytest.raises(InsufficientDataError, match=r"r = inf; the overdispersion r is not identified"):
+        calibrate(load_source(src))
 
 
 def test_no_sale_of_a_kept_product_names_keep_subcategories(tmp_path):

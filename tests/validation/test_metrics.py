@@ -1,7 +1,10 @@
+import math
+import warnings
+
 import numpy as np
 import pytest
 
-from autovend.validation.metrics import median_within_spearman, tvd, volume_error, wape
+from autovend.validation.metrics import beats, median_within_spearman, spread, tvd, volume_error, wape
 
 
 def test_wape_by_hand():
@@ -26,3 +29,29 @@ def test_median_within_machine_spearman_skips_small_groups():
     med, rhos = median_within_spearman(group, actual, predicted)
     np.testing.assert_allclose(rhos, [1.0, -1.0])  # group 2 has fewer than 5 items
     assert med == pytest.approx(0.0)
+
+
+def test_spread_of_per_seed_values_skips_seeds_without_a_value():
+    sp = spread([1.0, 2.0, math.nan, 3.0, 4.0])
+    assert sp.mean == pytest.approx(2.5)
+    assert sp.sd == pytest.approx(math.sqrt(1.25))  # population sd of 1, 2, 3, 4
+    assert (sp.p05, sp.p95) == (pytest.approx(1.15), pytest.approx(3.85))  # linear interpolation
+
+
+def test_nothing_to_summarise_gives_none_and_no_numpy_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert spread([math.nan, math.nan]) is None
+        assert spread([]) is None
+        # every machine has fewer than 5 products: no correlation to take the median of
+        med, rhos = median_within_spearman(np.array([0, 0, 1]), np.array([1.0, 2, 3]), np.array([1.0, 2, 3]))
+        assert math.isnan(med) and len(rhos) == 0
+        assert math.isnan(wape(np.zeros(3), np.ones(3))) and math.isnan(tvd(np.zeros(2), np.ones(2)))
+    assert caught == []
+
+
+def test_beats_is_strict_and_none_without_both_numbers():
+    assert beats(0.47, 0.56) is True
+    assert beats(0.61, 0.56) is False
+    assert beats(0.56, 0.56) is False  # a tie does not beat the reference
+    assert beats(math.nan, 0.56) is None and beats(0.47, math.nan) is None

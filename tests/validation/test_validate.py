@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
+import re
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +17,17 @@ import pytest
 
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import build_panel
+from autovend.data.source import load_source
+from autovend.data.synth.config import SynthConfig
+from autovend.data.synth.generate import synthesize, write_source
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.png import png_chunks
+from autovend.validation.config import ValidationConfig
 from autovend.validation.figures import draw_all
 from autovend.validation.replay import expected_rates, window_shelves
 from autovend.validation.report import rounded, write_validation
+from autovend.validation.validate import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,3 +143,105 @@ def test_committed_reports_redraw_without_a_replay(tmp_path, name):
     draw_all(tmp_path / name)
     text = (src / "validation.md").read_text()
     assert "paper" in text and "WAPE" in text
+
+
+def test_the_model_beats_every_reference_and_says_so(tmp_path, synthetic_validation):
+    m = synthetic_validation.metrics
+    assert {k: c["model_beats_reference"] for k, c in m["references"].items()} == {
+        "wape_vs_persistence": True,
+        "wape_vs_naive": True,
+        "tvd_vs_naive": True,
+        "tvd_vs_uniform_popularity": True,
+    }
+    assert m["beats_all_references"] is True and m["not_computed"] == {}
+    summary = m["references"]["wape_vs_naive"]["summary"]
+    assert (
+        summary == f"The model's machine-week WAPE ({m['wape']:.3f}) beats the naive reference ({m['wape_naive']:.3f})."
+    )
+    write_validation(synthetic_validation, tmp_path / "val", "synthetic-cn")
+    text = (tmp_path / "val" / "validation.md").read_text()
+    assert "## Against the references" in text and "The model beats every reference on this source." in text
+    assert "## Not computed" not in text
+
+
+@pytest.fixture(scope="module")
+def coffee_only(tmp_path_factory):
+    """Three machines (one with inventory records), 120 days, coffee drinks only: one machine is evaluated.
+
+    Returns the validation, its written folder and the warnings raised while validating and writing.
+    """
+    folder = tmp_path_factory.mktemp("coffee-only")
+    cfg = SynthConfig(
+        seed=3,
+        start=dt.date(2024, 6, 3),
+        end=dt.date(2024, 9, 30),
+        locations={"worksite/canteen": 2, "office/office_building": 1},
+        n_with_inventory=1,
+        target_units=3000,
+    )
+    write_source(synthesize(cfg), folder / "src", folder / "truth")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = validate(
+            load_source(folder / "src"),
+            CalibrationConfig(keep_subcategories=["coffee_drinks"]),
+            ValidationConfig(seeds=5),
+        )
+        write_validation(res, folder / "val", "coffee-only")
+    return res, folder / "val", caught
+
+
+def test_a_model_that_loses_to_the_references_says_so(coffee_only):
+    res, out, _ = coffee_only
+    m = res.metrics
+    assert m["n_machines"] == 1 and m["wape"] > m["wape_naive"] and m["wape"] > m["wape_persistence"]
+    assert m["references"]["wape_vs_naive"]["model_beats_reference"] is False
+    assert m["references"]["wape_vs_persistence"]["model_beats_reference"] is False
+    assert m["tvd"] == m["tvd_naive"] == 0.0  # one subcategory: every prediction has its mix
+    assert m["references"]["tvd_vs_naive"]["model_beats_reference"] is False
+    assert m["beats_all_references"] is False
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["references"]["wape_vs_naive"]["model_beats_reference"] is False
+    assert saved["beats_all_references"] is False
+    text = (out / "validation.md").read_text()
+    assert "**The model does not beat 4 of the 4 references on this source.**" in text
+    lost = (
+        f"- The model's machine-week WAPE ({m['wape']:.3f}) does not beat the naive reference ({m['wape_naive']:.3f})."
+    )
+    assert lost in text
+    assert "- The model's subcategory TVD ties with the naive reference (0.000): it does not beat it." in text
+
+
+def test_a_metric_that_cannot_be_computed_is_null_with_its_reason_and_no_numpy_warning(coffee_only):
+    res, out, caught = coffee_only
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    m = res.metrics
+    assert math.isnan(m["spearman_median"]) and math.isnan(m["spearman_median_seed_p95"])
+
+    def no_constants(name):
+        raise AssertionError(f"metrics.json holds {name}")
+
+    saved = json.loads((out / "metrics.json").read_text(), parse_constant=no_constants)
+    assert saved["spearman_median"] is None and saved["spearman_median_seed_mean"] is None
+    assert saved["ablation_uniform_popularity"]["spearman_median"] is None
+    reason = (
+        "no machine with at least 5 products on its test-window shelves whose realised and simulated sales both vary"
+    )
+    assert saved["not_computed"] == {
+        "spearman_median": reason,
+        "ablation_no_shock.spearman_median": reason,
+        "ablation_uniform_popularity.spearman_median": reason,
+    }
+    text = (out / "validation.md").read_text()
+    assert "| median within-machine Spearman | not computed | not computed | 0.577 |" in text
+    assert f"- `spearman_median`: {reason}" in text
+    assert not re.search(r"\bnan\b", text, flags=re.IGNORECASE)
+
+
+def test_validation_notes_what_the_training_calibration_could_not_identify(coffee_only):
+    res, out, _ = coffee_only
+    assert res.calibration.scalars["u_source"] == "fallback" and res.calibration.scalars["rho"] == 0.0
+    notes = "\n".join(res.notes)
+    assert "training calibration: u is borrowed: the no-purchase weight u needs at least 2 machines" in notes
+    assert "training calibration: rho is estimated, weak: at its lower bound 0" in notes
+    assert "training calibration: rho is estimated, weak" in (out / "validation.md").read_text()
