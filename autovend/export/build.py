@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from autovend.calibration.calibrate import CalibrationResult
+from autovend.calibration.identification import Estimate, Identification
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
 from autovend.data.weather import WEATHER_COLUMNS, daily_weather, forecast_weather
@@ -220,16 +221,26 @@ def build_world(
     )
 
 
+def _estimate_line(name: str, value: object, record: Estimate | None) -> tuple[bool, str]:
+    """(estimated?, README line) of a scalar parameter, from the calibration's identification record."""
+    if record is None:
+        return True, f"{name} = {value}"
+    weak = f" (weak: {record.reason})" if record.weak else ""
+    if record.status == "estimated":
+        return True, f"{name} = {value}{weak}"
+    return False, f"{name} = {value}: {record.status}, {record.reason}"
+
+
 def _origin(world: World, calibration: CalibrationResult, params: ExportParams, economics: Economics):
     """What the world's numbers came from: (estimated, borrowed) lines for the README."""
     s = calibration.scalars
     m, c = world.machines, world.catalog
+    ident = Identification.model_validate(s["identification"]) if "identification" in s else None
     structural = int((m["kappa_source"].astype(str) == "structural_fit").sum())
     estimated = [
         f"base attractions b = kappa pi gamma omega: popularity of {world.n_products} products, site preferences, "
         f"{c['category_l2'].nunique()} subcategory coefficients; machine scales of the {world.n_machines} devices' "
         f"source machines ({structural} from known shelves, {world.n_machines - structural} from sales alone)",
-        f"shock: sigma {world.shock_sigma:.4g} (r {s.get('r')}), rho {world.shock_rho:.4g}",
         "product names, categories and reference prices: the source's products table",
     ]
     borrowed = [
@@ -238,12 +249,13 @@ def _origin(world: World, calibration: CalibrationResult, params: ExportParams, 
         f"weather: a seeded series around the {params.climate} climate normals (export.climate); calendar: "
         f"public holidays of {world.country}",
     ]
-    if s.get("u_source") == "fallback":
-        borrowed.append(
-            f"no-purchase weight u = {s.get('u')}: the paper's x e / (1 - e) (the source does not identify u)"
-        )
-    else:
-        estimated.append(f"no-purchase weight u = {s.get('u')} (U = u R per device)")
+    for name, value, record in (
+        ("no-purchase weight u (U = u R per device)", s.get("u"), ident.u if ident else None),
+        ("shock overdispersion r (sigma " + f"{world.shock_sigma:.4g})", s.get("r"), ident.r if ident else None),
+        ("shock autocorrelation rho", world.shock_rho, ident.rho if ident else None),
+    ):
+        own, line = _estimate_line(name, value, record)
+        (estimated if own else borrowed).append(line)
     pooled = world.demand.site_types_without_settings(m["site_type"].astype(str))
     if pooled:
         borrowed.append(f"site types without own demand settings use the pooled `unknown` ones: {', '.join(pooled)}")
@@ -282,7 +294,7 @@ def export_world(
     """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
-    check_output(out_dir, force)
+    check_output(out_dir, force, (calibration_dir, source_dir, params_path, settings_path, network))
     if network is not None and n_machines is not None:
         raise ExportError("give either --network or --machines, not both")
     cal_dir = Path(calibration_dir)
@@ -333,7 +345,7 @@ def export_world(
             "source_name": provenance.source_name,
         },
     )
-    write_bundle(out_dir, files, manifest)
+    write_bundle(out_dir, files, manifest, force=force)
     sizes = {n: len(d) for n, d in files.items()}
     sizes[MANIFEST] = len(json_bytes(manifest))
     world = dataclasses.replace(world, world_hash=manifest["world_hash"])

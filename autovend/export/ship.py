@@ -12,16 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import shutil
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autovend.canonical import json_bytes
 from autovend.errors import ExportError
-from autovend.io import atomic_dir
-from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle
+from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle, write_bundle
 
 RESULTS_HEADING = "## Results"
 
@@ -121,7 +118,7 @@ def ship_world(
     """Copy the bundle at `bundle_dir` to `out_dir` with the Results section; returns the new manifest."""
     src, out = Path(bundle_dir), Path(out_dir)
     manifest = verify_bundle(src)
-    check_output(out, force)
+    check_output(out, force, (src, validation, *runs))
     settings = json.loads((src / "settings.json").read_text(encoding="utf-8"))
     currency = str(settings.get("economics", {}).get("currency", ""))
     metrics = json.loads(Path(validation).read_text(encoding="utf-8")) if validation is not None else None
@@ -135,12 +132,9 @@ def ship_world(
     new["files"] = {**manifest["files"], README: _sha256_text(text)}
     new.pop("manifest_hash", None)
     new["manifest_hash"] = manifest_hash(new)
-    with atomic_dir(out) as tmp:
-        for path in sorted(src.iterdir()):
-            if path.name not in (README, MANIFEST):
-                shutil.copyfile(path, tmp / path.name)
-        (tmp / README).write_text(text, encoding="utf-8")
-        (tmp / MANIFEST).write_bytes(json_bytes(new))
+    files = {p.name: p.read_bytes() for p in sorted(src.iterdir()) if p.name not in (README, MANIFEST)}
+    files[README] = text.encode("utf-8")
+    write_bundle(out, files, new, force=force)
     verify_bundle(out)
     return new
 

@@ -110,6 +110,8 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
     assert "### Borrowed (not identified by this source)" in readme
     if currency == "USD":
         assert "converted from CNY to USD" in readme
+        u_line = next(line for line in readme.splitlines() if line.startswith("- no-purchase weight u"))
+        assert "weak" in u_line or "borrowed" in u_line  # no inventory records: u rests on sales-rule shelves
         assert world.country == "US" and world.timezone == "America/New_York"
     else:
         assert "use the pooled `unknown` ones: hospital, school" in readme

@@ -249,7 +249,9 @@ def test_horizon_weather_forecast_and_calendar(small):
     cal = w.calendar.set_index("date")
     assert cal.index[0] == pd.Timestamp("2025-01-01") and cal.index[-1] == pd.Timestamp("2026-09-08")
     assert len(cal) == 180 + 400 + 35 + 1
-    assert cal.loc["2025-01-01", "day_type"] == "holiday" and cal.loc["2025-01-01", "holiday_name"] == "New Year's Day"  # the library's default language
+    assert (
+        cal.loc["2025-01-01", "day_type"] == "holiday" and cal.loc["2025-01-01", "holiday_name"] == "New Year's Day"
+    )  # the library's default language
     assert bool(cal.loc["2025-01-26", "is_workday"])  # a Sunday made a workday for the Spring Festival
     assert cal.loc["2025-01-29", "day_type"] == "holiday"
 
