@@ -1,4 +1,4 @@
-"""Small I/O helpers at the edges: atomic writes of folders and files, and the guard of output folders.
+"""Small I/O helpers at the edges: atomic writes (folders, bytes, text, pickles), the output-folder guard.
 
 Every command writes its output folder through `output_dir`: the folder must be absent, empty, or hold
 the same command's earlier output, recognised by the marker file `OUTPUT_MARKER` it wrote there (the
@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from autovend.errors import OutputExistsError
 
@@ -255,17 +257,30 @@ def output_dir(
             (tmp / OUTPUT_MARKER).write_bytes(OutputMarker(kind=kind, files=tuple(files)).to_bytes())
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write a text file via a temporary sibling and an atomic rename."""
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write a file via a temporary sibling and an atomic rename (the parent folder is made if missing).
+
+    A reader sees the old file or the new one, never a partial one; on any error the old file stays.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written file gets the usual mode
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write a UTF-8 text file atomically (see `atomic_write_bytes`); newlines are written as given."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_pickle(path: str | Path, obj: Any) -> None:
+    """Pickle `obj` (highest protocol) into a file atomically (see `atomic_write_bytes`)."""
+    atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))

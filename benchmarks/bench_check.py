@@ -19,7 +19,7 @@ import pandas as pd
 import yaml
 
 from autovend.data.check import check_source
-from autovend.data.source import load_source
+from autovend.data.load import load_source
 
 N_MACHINES = 20
 N_PRODUCTS = 120

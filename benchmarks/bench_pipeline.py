@@ -27,7 +27,7 @@ STEPS = {
     "calibrate": """
         from autovend.calibration.calibrate import calibrate
         from autovend.calibration.config import load_calibration_config
-        from autovend.data.source import load_source
+        from autovend.data.load import load_source
         src = load_source(TMP / "src")
         t_load = time.perf_counter() - t0
         res = calibrate(src, load_calibration_config(ROOT / "params/synthetic-cn.yaml"))
@@ -35,7 +35,7 @@ STEPS = {
     """,
     "validate": """
         from autovend.calibration.config import load_calibration_config
-        from autovend.data.source import load_source
+        from autovend.data.load import load_source
         from autovend.validation.config import load_validation_config
         from autovend.validation.validate import validate
         p = ROOT / "params/synthetic-cn.yaml"

@@ -35,7 +35,7 @@ def synthetic_dirs(tmp_path_factory) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def synthetic_source(synthetic_dirs):
     """The checked, loaded synthetic source."""
-    from autovend.data.source import load_source
+    from autovend.data.load import load_source
 
     return load_source(synthetic_dirs[0])
 

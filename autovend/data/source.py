@@ -1,10 +1,10 @@
-"""Loading a source folder: find its tables, read them as text, coerce the text to typed columns.
+"""Reading a source folder: find its tables, read them as text, coerce the text to typed columns.
 
 CSV files are read with every column as text so that a bad cell is reported on its own row; the
 coercion functions then parse text (or an already typed Parquet column) into the types the rest of
 the pipeline uses and return, next to the values, a boolean mask per problem found. Nothing here
-writes to the source folder. `load_source` is the pipeline's entry point: it runs every check and
-refuses a source that breaks the contract.
+writes to the source folder. The checks (`autovend.data.check`) build on these readers;
+`autovend.data.load.load_source` is the pipeline's entry point.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import csv
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,9 +33,6 @@ from autovend.data.contract import (
     TableSpec,
 )
 from autovend.errors import SourceError
-
-if TYPE_CHECKING:
-    from autovend.data.plausibility import CheckSettings
 
 _INTEGER = r"[+-]?\d+"
 _DECIMAL = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -88,30 +84,6 @@ class Coerced:
     values: pd.Series
     issues: tuple[ColumnIssue, ...]
     has_time: bool = False
-
-
-@dataclass(frozen=True, eq=False)
-class Source:
-    """A source folder that passed every check, as typed tables (extra columns dropped).
-
-    Ids are str; `ts` is naive datetime64[ns] in the local time of `meta.timezone` (date-only
-    values are midnight, see `orders_have_time` / `inventory_have_time`); `qty`, `shelf_qty` int64;
-    prices float64; `status` filled with 'completed'; weather and calendar `date` datetime64[ns];
-    `is_workday` bool; optional numeric columns float64 with NaN for unknown; optional text columns
-    NA for unknown. Optional columns absent from a file are present here, all unknown.
-    """
-
-    path: Path
-    meta: SourceMeta
-    machines: pd.DataFrame
-    products: pd.DataFrame
-    orders: pd.DataFrame
-    inventory: pd.DataFrame | None
-    weather: pd.DataFrame | None
-    calendar: pd.DataFrame | None
-    content_hash: str
-    orders_have_time: bool
-    inventory_have_time: bool
 
 
 def table_files(folder: Path, table: TableSpec) -> list[Path]:
@@ -455,31 +427,3 @@ def finalise_table(table: TableSpec, typed: pd.DataFrame) -> pd.DataFrame:
             values = values.fillna(DEFAULT_STATUS).astype("str")
         out[col.name] = values
     return pd.DataFrame(out, index=typed.index)
-
-
-def load_source(path: str | Path, settings: CheckSettings | None = None) -> Source:
-    """Check the source folder at `path` and return its typed tables.
-
-    `settings` holds the plausibility limits (params section `check`, see `load_check_settings`); None
-    means the defaults. Raises SourceError carrying the formatted report when the folder breaks the contract.
-    """
-    from autovend.data.check import inspect_source
-
-    inspection = inspect_source(Path(path), settings)
-    report = inspection.report
-    if not report.ok or inspection.meta is None or report.summary is None:
-        raise SourceError(report.format())
-    tables = inspection.tables
-    return Source(
-        path=Path(path),
-        meta=inspection.meta,
-        machines=tables["machines"],
-        products=tables["products"],
-        orders=tables["orders"],
-        inventory=tables.get("inventory"),
-        weather=tables.get("weather"),
-        calendar=tables.get("calendar"),
-        content_hash=report.summary.content_hash,
-        orders_have_time=inspection.has_time.get("orders", False),
-        inventory_have_time=inspection.has_time.get("inventory", False),
-    )

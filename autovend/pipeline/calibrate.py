@@ -8,8 +8,8 @@ from pathlib import Path
 from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.report import write_report
+from autovend.data.load import load_source
 from autovend.data.plausibility import load_check_settings
-from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 from autovend.calibration.config import load_calibration_config
+from autovend.data.load import load_source
 from autovend.data.plausibility import load_check_settings
-from autovend.data.source import load_source
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.validation.config import load_validation_config

@@ -1,17 +1,15 @@
-"""Save a whole run (state, operating records, hidden records) to one file and restore it exactly.
+"""Save a whole run (a `Snapshot`: state, operating records, hidden records) to one file and read it back exactly.
 
 The file is a pickle of a dict: format tag and version, the AutoVend version, the world's name and
 content fingerprint, the simulator state, the agent-visible SQLite database as `serialize()` bytes
 and the hidden log. Loading refuses a file made on a different world. Pickles can run code when
-loaded: only load checkpoints you wrote.
+loaded: only load checkpoints you wrote. `Simulator.save` and `Simulator.load` use this module.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +18,12 @@ import pandas as pd
 
 from autovend import __version__
 from autovend.errors import CheckpointError
+from autovend.io import write_pickle
+from autovend.sim.state import Snapshot
 from autovend.world.model import World
 
 FORMAT = "autovend-sim-checkpoint"
-VERSION = 1
+VERSION = 2  # 2: the state is an `autovend.sim.state.SimState` (was `simulator._State`)
 
 
 def world_fingerprint(world: World) -> str:
@@ -42,28 +42,20 @@ def world_fingerprint(world: World) -> str:
     return h.hexdigest()
 
 
-def save(sim: Any, path: str | Path) -> Path:
-    """Write `sim` (a `Simulator`) to `path` atomically; return the path."""
+def save(snapshot: Snapshot, world: World, path: str | Path) -> Path:
+    """Write `snapshot` (of a run on `world`) to `path` atomically; return the path."""
     path = Path(path)
     payload = {
         "format": FORMAT,
         "version": VERSION,
         "autovend_version": __version__,
-        "world_name": sim.world.name,
-        "world_fingerprint": world_fingerprint(sim.world),
-        "state": sim._s,
-        "records": sim.records.serialize(),
-        "hidden": sim.hidden,
+        "world_name": world.name,
+        "world_fingerprint": world_fingerprint(world),
+        "state": snapshot.state,
+        "records": snapshot.records,
+        "hidden": snapshot.hidden,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_pickle(path, payload)
     return path
 
 
@@ -89,10 +81,8 @@ def read_payload(path: str | Path, *, fmt: str, version: int, what: str, remedy:
     return payload
 
 
-def load(path: str | Path, world: World) -> Any:
-    """Restore the `Simulator` saved at `path`; `world` must be the world it was saved from."""
-    from autovend.sim.simulator import Simulator
-
+def load(path: str | Path, world: World) -> Snapshot:
+    """The snapshot saved at `path`; `world` must be the world it was saved from (CheckpointError otherwise)."""
     path = Path(path)
     payload = read_payload(path, fmt=FORMAT, version=VERSION, what="simulator checkpoint")
     if payload["world_fingerprint"] != world_fingerprint(world):
@@ -100,4 +90,4 @@ def load(path: str | Path, world: World) -> Any:
             f"{path} was saved on world {payload['world_name']!r} and does not match world {world.name!r} "
             "(different content); load it with the world it was saved from"
         )
-    return Simulator._restore(world, payload["state"], payload["records"], payload["hidden"])
+    return Snapshot(state=payload["state"], records=payload["records"], hidden=payload["hidden"])

@@ -27,13 +27,6 @@ def as_mapping(item: Any) -> Mapping[str, Any]:
     return item
 
 
-def lookup(index: Mapping[str, int], value: Any) -> int | None:
-    """Position of `value` in an id index, or None (also for unhashable or non-string values)."""
-    if not isinstance(value, str):
-        return None
-    return index.get(value)
-
-
 def field_repr(value: Any, limit: int = 60) -> str:
     """A short printable form of a user value for messages."""
     text = repr(value)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from autovend.sim import Simulator
-from autovend.sim.simulator import EXPIRING_WITHIN_DAYS
+from autovend.sim.queries import EXPIRING_WITHIN_DAYS
 from autovend.world.model import World
 
 IntArray = npt.NDArray[np.int64]

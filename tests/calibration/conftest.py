@@ -18,7 +18,7 @@ def small_source(
     """
     import pandas as pd
 
-    from autovend.data.source import load_source
+    from autovend.data.load import load_source
     from autovend.data.synth.generate import synthesize, write_source
 
     cfg = SynthConfig(

@@ -10,7 +10,7 @@ import pytest
 from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import build_panel
-from autovend.data.source import load_source
+from autovend.data.load import load_source
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.generate import synthesize, write_source
 from autovend.errors import InsufficientDataError, SourceError

@@ -661,7 +661,7 @@ def file_state(folder):
 
 
 def test_source_folder_is_never_written(tmp_path):
-    from autovend.data.source import load_source
+    from autovend.data.load import load_source
 
     folder = write_source(tmp_path / "src", fmt="parquet")
     before, names = file_state(folder), sorted(os.listdir(folder))

@@ -147,7 +147,7 @@ def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, 
     """An emulated AVX-512 machine (1-ulp noise) gets the calibration and world of an unperturbed run."""
     from autovend.calibration.calibrate import calibrate
     from autovend.calibration.config import load_calibration_config
-    from autovend.data.source import load_source
+    from autovend.data.load import load_source
     from autovend.demand.settings import load_demand_settings
     from autovend.export.build import export_world
 

@@ -242,7 +242,7 @@ class SimulatorMachine(RuleBasedStateMachine):
 
     @invariant()
     def dense_counts_match_the_batches(self) -> None:
-        s = self.sim._s
+        s = self.sim.snapshot().state
         shelf = np.zeros_like(s.shelf_q)
         for (m, k), b in s.shelves.items():
             assert b and all(q > 0 for _, q in b) and [e for e, _ in b] == sorted({e for e, _ in b})

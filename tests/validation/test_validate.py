@@ -17,7 +17,7 @@ import pytest
 
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import build_panel
-from autovend.data.source import load_source
+from autovend.data.load import load_source
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.generate import synthesize, write_source
 from autovend.demand import kernel

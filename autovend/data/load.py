@@ -1,0 +1,67 @@
+"""The pipeline's entry point to a source folder: `load_source` runs every check and returns the typed tables.
+
+A source that breaks the contract is refused with the check's formatted report. The readers and
+coercers live in `autovend.data.source`, the checks in `autovend.data.check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from autovend.data.check import inspect_source
+from autovend.data.contract import SourceMeta
+from autovend.data.plausibility import CheckSettings
+from autovend.errors import SourceError
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """A source folder that passed every check, as typed tables (extra columns dropped).
+
+    Ids are str; `ts` is naive datetime64[ns] in the local time of `meta.timezone` (date-only
+    values are midnight, see `orders_have_time` / `inventory_have_time`); `qty`, `shelf_qty` int64;
+    prices float64; `status` filled with 'completed'; weather and calendar `date` datetime64[ns];
+    `is_workday` bool; optional numeric columns float64 with NaN for unknown; optional text columns
+    NA for unknown. Optional columns absent from a file are present here, all unknown.
+    """
+
+    path: Path
+    meta: SourceMeta
+    machines: pd.DataFrame
+    products: pd.DataFrame
+    orders: pd.DataFrame
+    inventory: pd.DataFrame | None
+    weather: pd.DataFrame | None
+    calendar: pd.DataFrame | None
+    content_hash: str
+    orders_have_time: bool
+    inventory_have_time: bool
+
+
+def load_source(path: str | Path, settings: CheckSettings | None = None) -> Source:
+    """Check the source folder at `path` and return its typed tables.
+
+    `settings` holds the plausibility limits (params section `check`, see `load_check_settings`); None
+    means the defaults. Raises SourceError carrying the formatted report when the folder breaks the contract.
+    """
+    inspection = inspect_source(Path(path), settings)
+    report = inspection.report
+    if not report.ok or inspection.meta is None or report.summary is None:
+        raise SourceError(report.format())
+    tables = inspection.tables
+    return Source(
+        path=Path(path),
+        meta=inspection.meta,
+        machines=tables["machines"],
+        products=tables["products"],
+        orders=tables["orders"],
+        inventory=tables.get("inventory"),
+        weather=tables.get("weather"),
+        calendar=tables.get("calendar"),
+        content_hash=report.summary.content_hash,
+        orders_have_time=inspection.has_time.get("orders", False),
+        inventory_have_time=inspection.has_time.get("inventory", False),
+    )
