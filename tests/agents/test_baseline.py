@@ -25,7 +25,7 @@ from autovend.agents.baseline import (
     starter_assortment,
     unsold_probability,
 )
-from autovend.agents.baseline_config import BaselineConfig
+from autovend.agents.baseline.config import BaselineConfig
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics, World
@@ -169,7 +169,7 @@ def test_starter_assortment_spreads_machines_over_subcategories(world):
     session = ToolSession(world, seed=1)
     agent = BaselineAgent(SMALL, seed=1)
     agent.start(session)
-    st = agent._st
+    st = agent._memory.st
     chosen = starter_assortment(st, 12)
     assert (chosen.sum(axis=1) == 12).all()  # every machine gets 12 products
     n_sub = len(set(world.catalog["category_l2"]))
