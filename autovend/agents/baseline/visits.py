@@ -66,7 +66,8 @@ def is_due(t: int, last: int, cycle: int, slot: int, weekday: IntArray, max_cycl
     """Whether the schedule calls for a machine on working day t, last served on `last`.
 
     A machine on a cycle shorter than `max_cycle_days` is due `cycle` days after its last service. A
-    weekly one is due on its weekday `slot` once `min_gap_days` have passed, or a week after it was due.
+    weekly one is due once its weekday `slot` has come round since the last service and at least
+    `min_gap_days` have passed, and in any case `max_cycle_days` plus a week after it.
     """
     gap = t - last
     if cycle < max_cycle_days:
