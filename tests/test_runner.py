@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from autovend.agents.baseline import BaselineAgent
-from autovend.agents.baseline_config import BaselineConfig
+from autovend.agents.baseline.config import BaselineConfig
 from autovend.errors import CheckpointError, OutputExistsError
 from autovend.provenance import PACKAGES, current_provenance
 from autovend.runner import (

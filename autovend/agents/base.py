@@ -54,8 +54,7 @@ AgentFactory = Callable[[int, Path | None], Agent]
 
 
 def _baseline(seed: int, config_path: Path | None) -> Agent:
-    from autovend.agents.baseline import BaselineAgent
-    from autovend.agents.baseline_config import load_baseline_config
+    from autovend.agents.baseline import BaselineAgent, load_baseline_config
 
     return BaselineAgent(load_baseline_config(config_path), seed=seed)
 

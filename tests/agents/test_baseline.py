@@ -1,31 +1,16 @@
-"""The rule-based baseline: its pure rules (numbers worked by hand) and its behaviour on short episodes."""
+"""The rule-based baseline as a whole: its behaviour on short episodes (its rules: tests/agents/baseline/)."""
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from typing import Any
 
-import numpy as np
 import pytest
 
 from autovend.agents.base import Agent, make_agent
-from autovend.agents.baseline import (
-    BaselineAgent,
-    crossover_arm,
-    crossover_effect,
-    dispersion,
-    newsvendor_z,
-    normal_loss,
-    price_fen,
-    round_lots,
-    shelf_targets,
-    spread_quota,
-    starter_assortment,
-    unsold_probability,
-)
-from autovend.agents.baseline_config import BaselineConfig
+from autovend.agents.baseline import BaselineAgent, starter_assortment
+from autovend.agents.baseline.config import BaselineConfig
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics, World
@@ -60,101 +45,6 @@ def calls_without_times(path) -> list[dict[str, Any]]:
     return out
 
 
-# ------------------------------------------------------------------------------------------------ pure rules
-
-
-def test_newsvendor_z_from_the_critical_ratio():
-    # cu = 3, co = 1: ratio 0.75, z = Phi^-1(0.75) = 0.6745
-    # cu = 99, co = 1: ratio 0.99, z = 2.3263, clipped to z_max = 2
-    # co = 0: ratio 1, z = z_max; cu <= 0: no safety stock
-    z = newsvendor_z([3.0, 99.0, 2.0, -1.0, 0.0], [1.0, 1.0, 0.0, 1.0, 1.0], z_max=2.0)
-    np.testing.assert_allclose(z, [0.674490, 2.0, 2.0, 0.0, 0.0], atol=1e-6)
-
-
-def test_unsold_probability_and_normal_loss():
-    # stock 10 against mean 9.5, sd 2: P(D < 10) = Phi((10 - 0.5 - 9.5) / 2) = Phi(0) = 0.5
-    # stock 14.5: Phi((14.5 - 0.5 - 9.5) / 2) = Phi(2.25) = 0.98778
-    np.testing.assert_allclose(unsold_probability([10.0, 14.5], 9.5, 4.0), [0.5, 0.987776], atol=1e-6)
-    # E[(Z - 0)^+] = 1 / sqrt(2 pi) = 0.398942; at z = 1: pdf(1) - 1 * (1 - Phi(1)) = 0.241971 - 0.158655
-    np.testing.assert_allclose(normal_loss([0.0, 1.0]), [0.398942, 0.083316], atol=1e-6)
-
-
-def test_shelf_targets_share_spare_room_by_rate():
-    # needs 2 and 2 -> facings 5 and 5 (10 of 20); spare 10 by rate 1:3 -> +2 and +7 (floors);
-    # the last unit goes to the fastest product: [7, 13]
-    S = shelf_targets([2.0, 2.0], [1.0, 3.0], [99, 99], room=20, facing=5)
-    assert S.tolist() == [7, 13]
-    # without fill the needs stay at the facings
-    assert shelf_targets([2.0, 2.0], [1.0, 3.0], [99, 99], room=20, facing=5, fill=False).tolist() == [5, 5]
-
-
-def test_shelf_targets_scale_the_part_above_the_facing():
-    # needs 12, 4, 20 -> [12, 5, 20] = 37 > room 30. Above the facings: [7, 0, 15] = 22 into a budget of
-    # 30 - 15 = 15: floor(7*15/22) = 4, 0, floor(15*15/22) = 10 -> [9, 5, 15] = 29; the last unit goes to
-    # the fastest product (rate 3): [9, 5, 16]
-    S = shelf_targets([12.0, 4.0, 20.0], [2.0, 1.0, 3.0], [99, 99, 99], room=30, facing=5)
-    assert S.tolist() == [9, 5, 16]
-
-
-def test_shelf_targets_when_even_the_facings_do_not_fit():
-    # 3 products x facing 5 > room 12: the two fastest keep 5 each, the third gets the 2 units left
-    S = shelf_targets([1.0, 1.0, 1.0], [0.5, 2.0, 1.0], [99, 99, 99], room=12, facing=5)
-    assert S.tolist() == [2, 5, 5]
-
-
-def test_shelf_targets_respect_the_spoilage_cap():
-    # the first product may hold at most 6 units; the spare room goes to the second
-    S = shelf_targets([1.0, 1.0], [1.0, 1.0], [6, 99], room=30, facing=5)
-    assert S.tolist() == [6, 24]
-
-
-def test_round_lots():
-    # below two lots (12) quantities stay as they are (rounded up to whole units); from 12 on, whole lots
-    assert round_lots([0.2, 5.0, 11.5, 12.0, 13.0, -3.0], 6).tolist() == [1, 5, 12, 12, 18, 0]
-    assert round_lots([7.2], 1).tolist() == [8]
-
-
-def test_price_fen_rounds_and_keeps_the_band():
-    # 3.50 x 1.2 = 4.20; 3.33 x 1.1 = 3.663 -> 3.66; 3.50 x 2.5 -> capped at 2 x 3.50 = 7.00;
-    # 3.50 x 0.45 -> raised to 0.5 x 3.50 = 1.75
-    assert price_fen(120, [350], (0.5, 2.0)).tolist() == [420]
-    assert price_fen(110, [333], (0.5, 2.0)).tolist() == [366]
-    assert price_fen(250, [350], (0.5, 2.0)).tolist() == [700]
-    assert price_fen(45, [350], (0.5, 2.0)).tolist() == [175]
-
-
-def test_crossover_effect_is_the_mean_log_ratio():
-    # machine 1: 70 under the incumbent, 80 under the candidate (7 days each): log(80/70) = 0.133531
-    # machine 2: 140 and 120: log(120/140) = -0.154151; mean -0.010310
-    # machine 3 has no candidate day and is left out
-    effect = crossover_effect([[70.0, 80.0], [140.0, 120.0], [50.0, 0.0]], [[7, 7], [7, 7], [7, 0]])
-    assert effect == pytest.approx((math.log(80 / 70) + math.log(120 / 140)) / 2)
-    assert effect == pytest.approx(-0.010310, abs=1e-6)
-    assert crossover_effect([[0.0, 5.0]], [[7, 7]]) is None
-
-
-def test_crossover_arm_swaps_halves_at_mid_trial():
-    # a 14-day trial from day 10: days 10-16 group 0 on the incumbent, group 1 on the candidate; then swapped
-    assert crossover_arm([0, 1, 0], 10, 10, 14).tolist() == [0, 1, 0]
-    assert crossover_arm([0, 1, 0], 16, 10, 14).tolist() == [0, 1, 0]
-    assert crossover_arm([0, 1, 0], 17, 10, 14).tolist() == [1, 0, 1]
-
-
-def test_dispersion_by_moments():
-    # [5, 15] x 4: mean 10, sample variance 8 * 25 / 7 = 28.5714; r = 100 / 18.5714 = 5.3846
-    assert dispersion([5, 15] * 4, default=3.0) == pytest.approx(100 / (200 / 7 - 10))
-    assert dispersion([5, 15] * 3, default=3.0) == 3.0  # fewer than 7 days: the default
-    assert dispersion([10] * 8, default=3.0) == 50.0  # no extra variance: practically Poisson
-
-
-def test_spread_quota_by_square_root_of_size():
-    # sizes 64, 16, 4 -> weights 8, 4, 2 (sum 14); 10 slots: 5.714, 2.857, 1.429 -> floors 5, 2, 1 (8);
-    # largest remainders .857 then .714 get the 2 slots left: [6, 3, 1]
-    assert spread_quota([64, 16, 4], 10).tolist() == [6, 3, 1]
-    # never more than a group holds
-    assert spread_quota([1, 100], 10).tolist() == [1, 9]
-
-
 # ------------------------------------------------------------------------------------------------ behaviour
 
 
@@ -169,7 +59,7 @@ def test_starter_assortment_spreads_machines_over_subcategories(world):
     session = ToolSession(world, seed=1)
     agent = BaselineAgent(SMALL, seed=1)
     agent.start(session)
-    st = agent._st
+    st = agent._memory.st
     chosen = starter_assortment(st, 12)
     assert (chosen.sum(axis=1) == 12).all()  # every machine gets 12 products
     n_sub = len(set(world.catalog["category_l2"]))

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autovend.agents.baseline import BaselineAgent
-from autovend.agents.baseline_config import BaselineConfig
+from autovend.agents.baseline.config import BaselineConfig
 from autovend.cli import app
 from autovend.errors import ConfigError, OutputExistsError, RunFolderError
 from autovend.runner import run_episode

@@ -60,7 +60,7 @@ class BaselineConfig(BaseModel):
     dead_stock_days: int = Field(21, ge=0)  # warehouse stock carried nowhere this long may be thrown away
 
     # --- visits ----------------------------------------------------------------------------------
-    max_cycle_days: int = Field(7, ge=1)  # weekly service at most; shorter when it pays (see _best_cycle)
+    max_cycle_days: int = Field(7, ge=1)  # weekly service at most; shorter when it pays (see visits.best_cycle)
     min_gap_days: int = Field(4, ge=1)  # a weekly machine is not served twice within this many days
     low_stock_share: float = Field(0.2, ge=0, le=1)  # below this share of capacity the shelf sells less
     starter_stock_share: float = Field(0.6, gt=0, le=1)  # first visit once this share of the opening stock arrived
@@ -69,7 +69,7 @@ class BaselineConfig(BaseModel):
 
     # --- prices ----------------------------------------------------------------------------------
     # One multiplier of the reference prices per price group, moved by crossover trials (see
-    # `autovend.agents.baseline`). "network": all machines share it; "site_type": one per site type.
+    # `autovend.agents.baseline.prices`). "network": all machines share it; "site_type": one per site type.
     # A 14-day crossover measures the change in gross profit with a standard error of roughly 0.1
     # (log scale) over 20 machines but about 0.3 over the 2 machines of the smallest site types, so the
     # default pools the network, and a step of 20% moves gross profit by more than that noise.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autovend.agents.baseline_config import BaselineConfig, load_baseline_config
+from autovend.agents.baseline.config import BaselineConfig, load_baseline_config
 from autovend.errors import ConfigError
 
 
