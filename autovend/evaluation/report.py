@@ -17,7 +17,11 @@ from autovend.evaluation.settings import EvalSettings
 from autovend.io import atomic_write_text
 
 RUN_FIGURES = ("net_assets.png", "operations.png", "early_late.png")
-COMPARISON_FIGURES = ("net_assets.png", "profile.png", "early_late.png")
+COMPARISON_FIGURES = ("net_assets.png", "profile.png", "early_late.png")  # profile.png: two agents or more
+PROFILE_SKIPPED = (
+    "the radar scores each axis min-max across agents (1 = the best agent), so with a single agent every "
+    "axis would read 1 whatever the numbers; see the metrics table instead."
+)
 
 # Headline metrics: key -> (label, unit, format, scale); scale turns the stored value into the shown one.
 HEADLINE: dict[str, tuple[str, str, str, float]] = {
@@ -233,6 +237,8 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 
 def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Comparability | None = None) -> str:
     """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run."""
+    from autovend.evaluation.figures import MIN_PROFILE_ROWS
+
     keys = [k for k in HEADLINE if k in summary]
     lines = ["# Comparison of runs", ""]
     if check is not None and check.refusals:
@@ -272,27 +278,26 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
     for r in table.itertuples(index=False):
         d = r._asdict()
         lines.append(f"| {d['run']} | " + " | ".join(str(d[k]) for k in fails) + " |")
-    lines += [
-        "",
-        "![net assets](net_assets.png)",
-        "",
-        "![profile](profile.png)",
-        "",
-        "![early and late](early_late.png)",
-    ]
+    lines += ["", "![net assets](net_assets.png)", ""]
+    if len(summary) >= MIN_PROFILE_ROWS:
+        lines += ["![profile](profile.png)", ""]
+    else:
+        lines += [f"No profile radar: {PROFILE_SKIPPED}", ""]
+    lines.append("![early and late](early_late.png)")
     return "\n".join(lines) + "\n"
 
 
 def write_comparison(
     runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None, *, force: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write comparison.md, comparison.csv and the three figures to `out_dir`; return (table, summary).
+    """Write comparison.md, comparison.csv and the figures to `out_dir`; return (table, summary).
 
-    Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
+    The profile radar (profile.png) ranks agents against each other and is drawn only for two agents
+    or more. Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
     (`check_comparable`: different worlds or lengths, a run given twice) unless `force`; a forced
     comparison lists the reasons at the top of comparison.md, as it lists the notes.
     """
-    from autovend.evaluation.figures import early_late_figure, net_assets_figure, profile_figure
+    from autovend.evaluation.figures import MIN_PROFILE_ROWS, early_late_figure, net_assets_figure, profile_figure
 
     check = check_comparable(runs)
     if not check.comparable and not force:
@@ -303,7 +308,8 @@ def write_comparison(
     table = compare(runs, settings, metrics)
     summary = summarize(table)
     net_assets_figure(runs, out / "net_assets.png")
-    profile_figure(summary, out / "profile.png")
+    if len(summary) >= MIN_PROFILE_ROWS:
+        profile_figure(summary, out / "profile.png")
     early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
     table.to_csv(out / "comparison.csv", index=False)
     atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check))
