@@ -63,7 +63,8 @@ def test_run_outputs(runs):
     metrics = write_run_outputs(run, settings=SHORT)
     assert metrics["run"]["name"] == "s1"
     files = {p.name for p in run.run_dir.iterdir()}
-    assert {"metrics.json", "report.md", "net_assets.png", "operations.png", "early_late.png"} <= files
+    assert {"metrics.json", "report.md", "report.html", "net_assets.png", "operations.png", "early_late.png"} <= files
+    assert (run.run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
     for name in ("net_assets.png", "operations.png", "early_late.png"):
         assert (run.run_dir / name).read_bytes()[:8] == PNG
     saved = json.loads((run.run_dir / "metrics.json").read_text())
@@ -152,6 +153,7 @@ def test_write_comparison(runs, tmp_path):
     table, summary = write_comparison(runs, tmp_path / "cmp", SHORT)
     for name in ("net_assets.png", "early_late.png"):
         assert (tmp_path / "cmp" / name).read_bytes()[:8] == PNG
+    assert (tmp_path / "cmp" / "report.html").read_text().startswith("<!DOCTYPE html>")
     text = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "| scripted | 2 |" in text and "| s1 | scripted | 1 | 12 | in memory |" in text
     assert pd.read_csv(tmp_path / "cmp" / "comparison.csv")["run"].tolist() == ["s1", "s2"]
