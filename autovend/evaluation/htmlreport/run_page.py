@@ -31,16 +31,18 @@ FINDINGS_LISTED = 50  # findings listed per failure mode; the day table's filter
 
 
 def run_facts(run: RunData) -> list[str]:
-    """The lines under the title: agent, seed and config, world, days, code version, wall time, API cost."""
+    """The lines under the title: agent, seed and config, world, days, code version, API cost.
+
+    Wall time is left out (report.md has it): it changes from one replay of the same episode to the next,
+    and the page should not.
+    """
     meta = run.meta
     config = json.dumps(meta.get("agent_config") or {}, sort_keys=True, ensure_ascii=False)
     world_hash = run.world.world_hash[:12] or "in memory"
-    wall = meta.get("wall_time_s")
     facts = [
         f"agent <b>{esc(run.agent)}</b>, seed {run.seed}, config <code>{esc(config)}</code>",
         f"world {esc(run.world.name)} (hash {esc(world_hash)}), days settled {run.days} of {run.world.horizon_days}",
-        f"code version {esc(meta.get('code_version', '?'))}, wall time "
-        + ("–" if wall is None else f"{float(wall):.1f} s"),
+        f"code version {esc(meta.get('code_version', '?'))}",
     ]
     if meta.get("api_cost_usd") is not None:
         facts.append(f"API cost {float(meta['api_cost_usd']):.4f} USD")

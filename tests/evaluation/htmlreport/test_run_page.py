@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -48,6 +49,11 @@ def test_the_run_folder_holds_report_html_and_it_is_byte_stable(run, metrics, tm
         ch.line_chart("other", "CNY", [ch.Line("x", [1], [1.0], ch.color(1))])  # moves Bokeh's id counter
         again = write_run_html(run, metrics, tmp_path / "report.html").read_bytes()
         assert again == written
+
+
+def test_wall_time_does_not_change_the_page(run, metrics):
+    slower = dataclasses.replace(run, meta={**run.meta, "wall_time_s": 1234.5})
+    assert run_html(slower, metrics) == (run.run_dir / "report.html").read_text()
 
 
 def test_page_is_self_contained(run):
