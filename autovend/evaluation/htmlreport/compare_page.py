@@ -39,6 +39,16 @@ def agent_stats(table_: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def unique_labels(names: Sequence[str]) -> list[str]:
+    """The names with repeats numbered ("a", "a (2)"): a forced comparison may hold a run twice."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} ({seen[n]})")
+    return out
+
+
 def _mean_std(key: str, mean: float, std: float) -> str:
     cell = format_metric(key, mean)
     if cell != "–" and np.isfinite(std):
@@ -88,7 +98,7 @@ def comparison_html(
     start = runs[0].start_cash if runs else None
     net_chart = ch.line_chart("Net assets of each run (colour: agent, dashes: run)", "CNY", lines, start)
     finals = [float(x) for x in pd.to_numeric(table_["net_assets"], errors="coerce").fillna(0.0)]
-    final_chart = ch.final_assets_chart(table_["run"].astype(str).tolist(), agents, finals, summary)
+    final_chart = ch.final_assets_chart(unique_labels(table_["run"].astype(str).tolist()), agents, finals, summary)
     page.section(
         "net-assets",
         "Net assets",

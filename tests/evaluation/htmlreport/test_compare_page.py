@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from autovend.evaluation.htmlreport import charts as ch
-from autovend.evaluation.htmlreport.compare_page import agent_stats
+from autovend.evaluation.htmlreport.compare_page import agent_stats, unique_labels
 from autovend.evaluation.report import write_comparison
 from autovend.evaluation.rundata import RunData
 
@@ -29,6 +29,14 @@ def test_agent_stats_by_hand():
     assert s.loc["x", "waste_rate"] == 0.1 and math.isnan(s.loc["x", "waste_rate_std"])  # one value: no spread
     assert s.loc["y", "runs"] == 1 and math.isnan(s.loc["y", "net_assets_std"])
     assert list(s.index) == ["x", "y"]  # first-seen order
+
+
+def test_a_run_compared_twice_gets_its_own_label(toy_run_dirs, tmp_path):
+    assert unique_labels(["a", "b", "a", "a"]) == ["a", "b", "a (2)", "a (3)"]
+    run = RunData.load(toy_run_dirs[0])
+    write_comparison([run, run], tmp_path / "cmp", force=True)  # a category axis shows each name once
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    assert "baseline-s1 (2)" in page and "the same agent and seed twice" in page
 
 
 @pytest.fixture(scope="module")
