@@ -4,7 +4,7 @@
     summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/baseline-s1", resume=True)
 
 The run folder holds what `autovend.evaluation` reads (run.json, trajectory.jsonl, records.sqlite,
-hidden.sqlite, daily.csv, then metrics.json, report.md and figures) and, while the run is under
+hidden.sqlite, daily.csv, then metrics.json, report.md, report.html and figures) and, while the run is under
 way, `checkpoint/checkpoint.pkl`: the ToolSession (simulator, records, notebook, call counters),
 the agent's `state_dict()`, the completed day and the trajectory's length in bytes at that moment.
 
@@ -73,6 +73,7 @@ RUN_OUTPUTS = (
     "world.pkl",
     "metrics.json",
     "report.md",
+    "report.html",
     "net_assets.png",
     "operations.png",
     "early_late.png",
@@ -298,8 +299,8 @@ def run_episode(
 
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
-    folder, recorded in run.json so the run can be reloaded. evaluate: write metrics.json, report.md
-    and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
+    folder, recorded in run.json so the run can be reloaded. evaluate: write metrics.json, report.md,
+    report.html and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
     run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another agent,
     seed or world.
     """

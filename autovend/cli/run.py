@@ -44,7 +44,9 @@ def run_cmd(
     checkpoint: str = typer.Option(
         "background", "--checkpoint", help="Checkpoints after each day: background (forked), sync or off."
     ),
-    report: bool = typer.Option(True, "--report/--no-report", help="Write metrics.json, report.md and figures."),
+    report: bool = typer.Option(
+        True, "--report/--no-report", help="Write metrics.json, report.md, report.html and figures."
+    ),
     base_url: str | None = typer.Option(None, "--base-url", help="openai:MODEL: an OpenAI-compatible API URL."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai:MODEL: variable with the key."),
     mcp: bool = typer.Option(False, "--mcp", help="openai:MODEL: reach the tools over MCP (autovend serve, stdio)."),
@@ -137,7 +139,7 @@ def run_cmd(
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(f"report: {run_dir / 'report.md'}")
+        console.print(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}")
     else:
         console.print(f"run folder: {run_dir}")
 
@@ -213,4 +215,4 @@ def compare_cmd(
             s.add_row("  std", *std_cells)
             s.add_row("  CV %", *(_cell(r["net_assets_cv"], "{:.2f}", 100.0) for _, r in rows))
     console.print(s)
-    console.print(f"wrote {out / 'comparison.md'}, comparison.csv and figures")
+    console.print(f"wrote {out / 'comparison.md'}, comparison.csv, figures and {out / 'report.html'}")

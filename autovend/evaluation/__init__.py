@@ -2,8 +2,9 @@
 
 The run folder and its loader: `RunData.load(run_dir)`, `save_run_data(session_or_sim, run_dir, meta)`
 (`autovend.evaluation.rundata`). The metrics: `compute_metrics(run)` (`autovend.evaluation.metrics`).
-Reports: `write_run_outputs(run)` (metrics.json, report.md, figures), `compare(runs)`,
-`summarize(table)` and `write_comparison(runs, out_dir)` (`autovend.evaluation.report`).
+Reports: `write_run_outputs(run)` (metrics.json, report.md, report.html, figures), `compare(runs)`,
+`summarize(table)` and `write_comparison(runs, out_dir)` (`autovend.evaluation.report`); report.html
+is built by `autovend.evaluation.htmlreport`.
 """
 
 from autovend.evaluation.metrics import compute_metrics

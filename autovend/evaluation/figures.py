@@ -25,6 +25,8 @@ PROFILE_AXES: dict[str, tuple[str, float]] = {
     "Capital efficiency": ("capital_efficiency", 1.0),
 }
 COLORS = plt.get_cmap("tab10").colors
+MIN_PROFILE_ROWS = 2  # the radar's min-max scores compare rows; one row alone would score 1 on every axis
+VISIT_WINDOW = 7  # days; the operations figure shows machines visited as a rolling mean over this window
 
 
 def net_asset_paths(runs: Sequence[RunData]) -> pd.DataFrame:
@@ -36,11 +38,21 @@ def net_asset_paths(runs: Sequence[RunData]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def net_assets_title(group_sizes: Sequence[int]) -> str:
+    """The title of `net_assets_figure` for groups of the given numbers of runs: it says what a line is."""
+    if sum(group_sizes) == 1:
+        return "Net assets (one run)"
+    if max(group_sizes, default=0) == 1:
+        return f"Net assets ({sum(group_sizes)} runs, one line each)"
+    return "Net assets (mean over each group's runs, min-max band)"
+
+
 @fixed_style
 def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequence[str] | None = None) -> Path:
     """Net assets over the days: the mean of each group's runs (seeds) with its min-max band.
 
-    `groups` gives each run's group (default: its agent name).
+    `groups` gives each run's group (default: its agent name); a group of one run is its own line
+    (no band), and the title says which case it is (`net_assets_title`).
     """
     path = Path(path)
     paths = net_asset_paths(runs)
@@ -56,7 +68,8 @@ def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequenc
             ax.fill_between(part.index, part.min(axis=1), part.max(axis=1), color=color, alpha=0.18, lw=0)
     start = runs[0].start_cash / 1000.0 if runs else 0.0
     ax.axhline(start, color="grey", lw=0.8, ls=":", label="start cash")
-    ax.set(xlabel="day", ylabel="net assets (thousand CNY)", title="Net assets (mean over seeds, min-max band)")
+    sizes = [labels.count(g) for g in dict.fromkeys(labels)]
+    ax.set(xlabel="day", ylabel="net assets (thousand CNY)", title=net_assets_title(sizes))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
@@ -84,7 +97,16 @@ def profile_scores(summary: pd.DataFrame) -> pd.DataFrame:
 
 @fixed_style
 def profile_figure(summary: pd.DataFrame, path: str | Path) -> Path:
-    """Radar of the five-axis operational profile, one polygon per row of `summary` (e.g. per agent)."""
+    """Radar of the five-axis operational profile, one polygon per row of `summary` (e.g. per agent).
+
+    The axes rank the rows against each other (`profile_scores`), so it takes at least two rows: with
+    one, every axis would read 1 = best whatever the numbers (ValueError; callers skip the figure).
+    """
+    if len(summary) < MIN_PROFILE_ROWS:
+        raise ValueError(
+            f"the profile radar ranks agents against each other and needs at least {MIN_PROFILE_ROWS} rows, "
+            f"got {len(summary)}; skip it for a single agent"
+        )
     path = Path(path)
     scores = profile_scores(summary)
     axes = list(scores.columns)
@@ -159,9 +181,17 @@ def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], 
     return save_png(fig, path)
 
 
+def visit_share(daily: pd.DataFrame, n_machines: int, window: int = VISIT_WINDOW) -> pd.Series:
+    """Share of the machines visited per day, as a trailing `window`-day mean (fewer days at the start).
+
+    A visit cycle of several days makes the daily share jump between 0 and 1; the mean shows the rate.
+    """
+    return (daily["visits"] / n_machines).rolling(window, min_periods=1).mean()
+
+
 @fixed_style
 def operations_figure(run: RunData, path: str | Path) -> Path:
-    """One run's days: gross profit and costs per day (7-day means) and its shelf fill."""
+    """One run's days: gross profit and costs per day (7-day means), its shelf fill and visit rate (7-day mean)."""
     path = Path(path)
     d = run.daily
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7.5, 5.5), sharex=True)
@@ -174,7 +204,12 @@ def operations_figure(run: RunData, path: str | Path) -> Path:
     ax1.grid(alpha=0.3)
     cap = float(run.world.machines["capacity"].sum())
     ax2.plot(d["day"], d["shelf_units"] / cap, label="shelf units / capacity", color="#55a868")
-    ax2.plot(d["day"], d["visits"] / run.world.n_machines, label="machines visited (share)", color="#8172b3", lw=0.8)
+    ax2.plot(
+        d["day"],
+        visit_share(d, run.world.n_machines),
+        label=f"machines visited (share, {VISIT_WINDOW}-day mean)",
+        color="#8172b3",
+    )
     ax2.set(xlabel="day", ylabel="share")
     ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)

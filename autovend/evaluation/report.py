@@ -1,4 +1,4 @@
-"""report.md and metrics.json of a run, and the comparison of several runs (table, summary, figures)."""
+"""report.md, report.html and metrics.json of a run, and the comparison of several runs (table, summary, figures)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ import pandas as pd
 
 from autovend.evaluation.comparability import Comparability, IncomparableRunsError, check_comparable, short_hash
 from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
-from autovend.evaluation.rundata import METRICS_FILE, REPORT_FILE, RunData
+from autovend.evaluation.rundata import HTML_REPORT_FILE, METRICS_FILE, REPORT_FILE, RunData
 from autovend.evaluation.settings import EvalSettings
 from autovend.io import atomic_write_text
 
 RUN_FIGURES = ("net_assets.png", "operations.png", "early_late.png")
-COMPARISON_FIGURES = ("net_assets.png", "profile.png", "early_late.png")
+COMPARISON_FIGURES = ("net_assets.png", "profile.png", "early_late.png")  # profile.png: two agents or more
+PROFILE_SKIPPED = (
+    "the radar scores each axis min-max across agents (1 = the best agent), so with a single agent every "
+    "axis would read 1 whatever the numbers; see the metrics table instead."
+)
 
 # Headline metrics: key -> (label, unit, format, scale); scale turns the stored value into the shown one.
 HEADLINE: dict[str, tuple[str, str, str, float]] = {
@@ -44,7 +48,41 @@ FAILURE_LABELS = {
 }
 
 
-def _fmt(key: str, value: Any) -> str:
+# One line per headline metric: what it measures (the exact definitions: the docstrings of `evaluation.metrics`).
+DEFINITIONS: dict[str, str] = {
+    "net_assets": "Cash plus unexpired inventory at cost at the close of the last settled day.",
+    "assortment": "Expected gross profit of each machine's product mix on a standard display over that of a "
+    "heuristic mix of as many products (mean over checkpoints and stocked machines; 1 = as good).",
+    "waste_rate": "Expiry and early-disposal write-offs over (cost of the unexpired units sold + those write-offs).",
+    "pricing_regret": "Expected gross profit a price search finds above the agent's prices on the same shelf, "
+    "per sampled stocked machine-day.",
+    "shelf_utilization": "Unexpired units on the shelf before sales over capacity, mean over machine-days.",
+    "empty_share": "Share of machine-days with no unexpired unit on the shelf before sales.",
+    "capital_efficiency": "Mean daily gross profit over mean inventory value at cost (shelves, warehouse, in transit).",
+    "tool_calls": "Tool calls in the episode, failed calls and end_day included.",
+    "api_efficiency": "Net-asset growth (final minus start cash) per USD of API cost; none without an API cost.",
+    "reassignment_gap": "Share of the mixes' value lost to where they sit: (best reassignment of the mixes across "
+    "machines - actual) / best, mean over checkpoints.",
+    "availability": "Share of machine-days, from the execution window's first day (16), with an unexpired unit "
+    "on the shelf before sales.",
+    "cycle_return": "Gross profit of a machine between two visits minus one visit fee, per machine per cycle-day.",
+    "asset_growth_early": "Net-asset growth per day over the early window (days 16-45 by default).",
+    "asset_growth_late": "Net-asset growth per day over the late window (days 136-165 by default).",
+}
+# One line per failure mode (the detectors' exact rules: the docstring of `evaluation.failures`).
+FAILURE_DEFINITIONS: dict[str, str] = {
+    "infeasible_retries": "A restock rejected for insufficient warehouse stock, tried again for the same machine "
+    "and product within the retry window without the stock.",
+    "dead_stock_orders": "An order of a product that sold nothing anywhere in the window before, while the "
+    "warehouse already held unexpired units of it.",
+    "fragmented_visits": "A visit to a machine whose sales since its previous visit made less gross profit than "
+    "one visit fee.",
+    "recurring_rejections": "A batch call whose rejected items are exactly those of a call on an earlier day.",
+}
+
+
+def format_metric(key: str, value: Any) -> str:
+    """A headline metric's value as shown (HEADLINE's scale and format); "–" when missing or not finite."""
     if value is None or (isinstance(value, float) and not np.isfinite(value)):
         return "–"
     _, _, fmt, scale = HEADLINE[key]
@@ -83,7 +121,7 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
         )
     lines += ["", "## Metrics", "", "| metric | value | unit |", "|---|---:|---|"]
     for key, (label, unit, _, _) in HEADLINE.items():
-        lines.append(f"| {label} | {_fmt(key, metrics.get(key))} | {unit} |")
+        lines.append(f"| {label} | {format_metric(key, metrics.get(key))} | {unit} |")
     lines += [
         "",
         f"Start cash {run.start_cash:,.2f} CNY; net-asset growth {metrics['net_asset_growth']:,.2f} CNY. "
@@ -118,7 +156,8 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
     e = det["physical_execution"]
     lines += ["", "## Physical execution", ""]
     lines.append(
-        f"Availability {_fmt('availability', e.get('availability'))} %; {e.get('cycles', 0)} complete visit cycles, "
+        f"Availability {format_metric('availability', e.get('availability'))} %; "
+        f"{e.get('cycles', 0)} complete visit cycles, "
         f"mean length {_plain(e.get('mean_cycle_days'))} days, gross profit per cycle-day "
         f"{_plain(e.get('cycle_gross_profit_per_day'))} CNY, return after the visit fee "
         f"{_plain(e.get('cycle_return'))} CNY per machine per day."
@@ -170,11 +209,12 @@ def _example(x: dict[str, Any]) -> str:
 def write_run_outputs(
     run: RunData, out_dir: str | Path | None = None, settings: EvalSettings | None = None
 ) -> dict[str, Any]:
-    """Compute the metrics and write metrics.json, report.md and the run's figures; return the metrics.
+    """Compute the metrics and write metrics.json, report.md, report.html and the run's figures; return the metrics.
 
     `out_dir` defaults to the run's folder.
     """
     from autovend.evaluation.figures import early_late_figure, net_assets_figure, operations_figure
+    from autovend.evaluation.htmlreport import write_run_html
 
     target = Path(out_dir) if out_dir is not None else run.run_dir
     if target is None:
@@ -186,6 +226,7 @@ def write_run_outputs(
     early_late_figure([metrics], [run.agent], target / "early_late.png")
     atomic_write_text(target / METRICS_FILE, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(target / REPORT_FILE, run_report(run, metrics))
+    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings)
     return metrics
 
 
@@ -233,6 +274,8 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 
 def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Comparability | None = None) -> str:
     """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run."""
+    from autovend.evaluation.figures import MIN_PROFILE_ROWS
+
     keys = [k for k in HEADLINE if k in summary]
     lines = ["# Comparison of runs", ""]
     if check is not None and check.refusals:
@@ -246,9 +289,9 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
     for agent, row in summary.iterrows():
         cells = []
         for k in keys:
-            cell = _fmt(k, row[k])
+            cell = format_metric(k, row[k])
             if k == "net_assets" and np.isfinite(row["net_assets_std"]):
-                cell += f" ± {_fmt(k, row['net_assets_std'])} (CV {100 * row['net_assets_cv']:.1f}%)"
+                cell += f" ± {format_metric(k, row['net_assets_std'])} (CV {100 * row['net_assets_cv']:.1f}%)"
             cells.append(cell)
         lines.append(f"| {agent} | {int(row['runs'])} | " + " | ".join(cells) + " |")
     lines += ["", "## Runs", ""]
@@ -258,7 +301,7 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
         d = r._asdict()
         lines.append(
             f"| {d['run']} | {d['agent']} | {d['seed']} | {d['days']} | {short_hash(str(d['world_hash'] or ''))} | "
-            + " | ".join(_fmt(k, d[k]) for k in keys)
+            + " | ".join(format_metric(k, d[k]) for k in keys)
             + " |"
         )
     fails = [k for k in FAILURE_LABELS if k in table]
@@ -272,27 +315,27 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
     for r in table.itertuples(index=False):
         d = r._asdict()
         lines.append(f"| {d['run']} | " + " | ".join(str(d[k]) for k in fails) + " |")
-    lines += [
-        "",
-        "![net assets](net_assets.png)",
-        "",
-        "![profile](profile.png)",
-        "",
-        "![early and late](early_late.png)",
-    ]
+    lines += ["", "![net assets](net_assets.png)", ""]
+    if len(summary) >= MIN_PROFILE_ROWS:
+        lines += ["![profile](profile.png)", ""]
+    else:
+        lines += [f"No profile radar: {PROFILE_SKIPPED}", ""]
+    lines.append("![early and late](early_late.png)")
     return "\n".join(lines) + "\n"
 
 
 def write_comparison(
     runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None, *, force: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write comparison.md, comparison.csv and the three figures to `out_dir`; return (table, summary).
+    """Write comparison.md, comparison.csv, report.html and the figures to `out_dir`; return (table, summary).
 
-    Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
+    The profile radar (profile.png) ranks agents against each other and is drawn only for two agents
+    or more. Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
     (`check_comparable`: different worlds or lengths, a run given twice) unless `force`; a forced
     comparison lists the reasons at the top of comparison.md, as it lists the notes.
     """
-    from autovend.evaluation.figures import early_late_figure, net_assets_figure, profile_figure
+    from autovend.evaluation.figures import MIN_PROFILE_ROWS, early_late_figure, net_assets_figure, profile_figure
+    from autovend.evaluation.htmlreport import write_comparison_html
 
     check = check_comparable(runs)
     if not check.comparable and not force:
@@ -303,8 +346,10 @@ def write_comparison(
     table = compare(runs, settings, metrics)
     summary = summarize(table)
     net_assets_figure(runs, out / "net_assets.png")
-    profile_figure(summary, out / "profile.png")
+    if len(summary) >= MIN_PROFILE_ROWS:
+        profile_figure(summary, out / "profile.png")
     early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
     table.to_csv(out / "comparison.csv", index=False)
     atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check))
+    write_comparison_html(runs, table, summary, check, out / HTML_REPORT_FILE, out)
     return table, summary

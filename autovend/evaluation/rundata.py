@@ -11,7 +11,7 @@ A run folder holds (names in `RUN_FILES`):
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
 - `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
 - `world.pkl`: only for worlds built in memory (no bundle hash), so the run can be reloaded.
-- `metrics.json`, `report.md` and figures are written by `autovend.evaluation.report`.
+- `metrics.json`, `report.md`, `report.html` and figures are written by `autovend.evaluation.report`.
 
 `save_run_data(session_or_sim, run_dir, meta=...)` writes the first five; `RunData.load(run_dir)` reads
 them back. `RunData.from_simulator` / `from_session` build the same object in memory (no files).
@@ -58,7 +58,17 @@ DAILY_FILE = "daily.csv"
 WORLD_PICKLE = "world.pkl"
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
-RUN_FILES = (RUN_FILE, TRAJECTORY_FILE, RECORDS_FILE, HIDDEN_FILE, DAILY_FILE, METRICS_FILE, REPORT_FILE)
+HTML_REPORT_FILE = "report.html"
+RUN_FILES = (
+    RUN_FILE,
+    TRAJECTORY_FILE,
+    RECORDS_FILE,
+    HIDDEN_FILE,
+    DAILY_FILE,
+    METRICS_FILE,
+    REPORT_FILE,
+    HTML_REPORT_FILE,
+)
 
 COST_COLUMNS = ("purchase", "warehouse_rent", "daily_fee", "visit", "expired_fine")
 DAILY_COLUMNS = [

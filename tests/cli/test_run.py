@@ -68,8 +68,9 @@ def test_compare_prints_runs_and_the_agent_summary(toy_runs, tmp_path):
     finals = [json.loads((d / "run.json").read_text())["final_net_assets"] for d in toy_runs]
     mean = sum(finals) / 2
     assert f"{mean:,.2f}" in result.output  # the per-agent mean of the two runs
-    for name in ("comparison.md", "comparison.csv", "net_assets.png", "profile.png", "early_late.png"):
+    for name in ("comparison.md", "comparison.csv", "net_assets.png", "early_late.png", "report.html"):
         assert (out / name).exists(), name
+    assert not (out / "profile.png").exists()  # one agent: no radar (it ranks agents against each other)
 
 
 def test_compare_refuses_a_folder_that_is_no_run(tmp_path):

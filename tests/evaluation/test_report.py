@@ -63,7 +63,8 @@ def test_run_outputs(runs):
     metrics = write_run_outputs(run, settings=SHORT)
     assert metrics["run"]["name"] == "s1"
     files = {p.name for p in run.run_dir.iterdir()}
-    assert {"metrics.json", "report.md", "net_assets.png", "operations.png", "early_late.png"} <= files
+    assert {"metrics.json", "report.md", "report.html", "net_assets.png", "operations.png", "early_late.png"} <= files
+    assert (run.run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
     for name in ("net_assets.png", "operations.png", "early_late.png"):
         assert (run.run_dir / name).read_bytes()[:8] == PNG
     saved = json.loads((run.run_dir / "metrics.json").read_text())
@@ -150,12 +151,25 @@ def test_early_late_table_means_over_runs():
 
 def test_write_comparison(runs, tmp_path):
     table, summary = write_comparison(runs, tmp_path / "cmp", SHORT)
-    for name in ("net_assets.png", "profile.png", "early_late.png"):
+    for name in ("net_assets.png", "early_late.png"):
         assert (tmp_path / "cmp" / name).read_bytes()[:8] == PNG
+    assert (tmp_path / "cmp" / "report.html").read_text().startswith("<!DOCTYPE html>")
     text = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "| scripted | 2 |" in text and "| s1 | scripted | 1 | 12 | in memory |" in text
     assert pd.read_csv(tmp_path / "cmp" / "comparison.csv")["run"].tolist() == ["s1", "s2"]
     assert summary.loc["scripted", "net_assets"] == pytest.approx(table["net_assets"].mean())
+    # one agent: a radar that ranks agents against each other would read 1 = best on every axis
+    assert not (tmp_path / "cmp" / "profile.png").exists() and "profile.png" not in text
+    assert "No profile radar: the radar scores each axis min-max across agents" in text
+
+
+def test_write_comparison_draws_the_profile_for_two_agents(runs, tmp_path):
+    s1, s2 = runs
+    other = dataclasses.replace(s2, meta={**s2.meta, "agent": "other"})
+    write_comparison([s1, other], tmp_path / "cmp", SHORT)
+    assert (tmp_path / "cmp" / "profile.png").read_bytes()[:8] == PNG
+    text = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "![profile](profile.png)" in text and "No profile radar" not in text
 
 
 def test_write_comparison_refuses_runs_that_do_not_compare(runs, tmp_path):
