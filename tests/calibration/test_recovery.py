@@ -167,12 +167,14 @@ def test_r_from_sales_without_censoring_correction_fails(synthetic_calibration, 
 
 
 def test_unshrunk_popularity_fails_on_sparse_products(synthetic_calibration, compared):
-    """On products with little exposure the raw rate is mostly 0: no multiplicative recovery at all.
+    """On products with little exposure the raw rate is mostly near 0: no multiplicative recovery.
 
-    Popularity is multiplicative, so recovery is judged on the log scale: the share of sparse products
-    within a factor of 2 of the truth, and the median absolute log error. (On a linear scale the raw
-    zeros look good: the operator's reviews drop weak sellers fast, so sparsely exposed products are
-    weak ones, and shrinking toward the subcategory overstates them - see the note in the README.)
+    The raw omega is the split's estimate with only its weak prior (0.01 pseudo-units, which keeps an
+    unsold product's omega just above 0 instead of at 0). Popularity is multiplicative, so recovery is
+    judged on the log scale: the share of sparse products within a factor of 2 of the truth, and the
+    median absolute log error, which for the raw rates is more than a factor of 4. (On a linear scale
+    the raw near-zeros look good: the operator's reviews drop weak sellers fast, so sparsely exposed
+    products are weak ones, and shrinking toward the subcategory overstates them - see the README.)
     """
     est, tru, _ = compared
     pop = synthetic_calibration.popularity.set_index("sku_id")
@@ -184,7 +186,7 @@ def test_unshrunk_popularity_fails_on_sparse_products(synthetic_calibration, com
     log_err_shrunk = np.abs(np.log(est.omega[sparse] / tru.omega[sparse]))
     within_raw = float((log_err_raw < np.log(2)).mean())
     within_shrunk = float((log_err_shrunk < np.log(2)).mean())
-    assert np.median(log_err_raw) > 2.0, np.median(log_err_raw)
+    assert np.median(log_err_raw) > np.log(4.0), np.median(log_err_raw)
     assert np.median(log_err_shrunk) < np.median(log_err_raw)
     assert within_shrunk > within_raw + 0.1, (within_shrunk, within_raw)
 

@@ -16,6 +16,7 @@ from autovend.data.adapters.mapping import load_mapping, parse_mapping
 from autovend.data.adapters.table import adapt_table
 from autovend.data.check import check_source
 from autovend.errors import AdaptError, OutputExistsError
+from autovend.io import OUTPUT_MARKER
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_CSV = ROOT / "examples" / "mappings" / "kiosk-eur.csv"
@@ -104,7 +105,7 @@ def test_adapting_twice_gives_the_same_bytes_and_never_touches_the_inputs(tmp_pa
     write_table_source(EXAMPLE_CSV, EXAMPLE_MAP, tmp_path / "b")
     assert (_sha256(EXAMPLE_CSV), _sha256(EXAMPLE_MAP)) == before
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert names == ["machines.csv", "orders.csv", "products.csv", "source.yaml"]
+    assert names == [OUTPUT_MARKER, "machines.csv", "orders.csv", "products.csv", "source.yaml"]
     assert [_sha256(tmp_path / "a" / n) for n in names] == [_sha256(tmp_path / "b" / n) for n in names]
 
 
@@ -345,7 +346,13 @@ def test_output_folder_safety(tmp_path: Path) -> None:
         write_table_source(EXAMPLE_CSV, mapping, out, force=True)
     assert mapping.is_file()
     write_table_source(EXAMPLE_CSV, EXAMPLE_MAP, out, force=True)
-    assert sorted(p.name for p in out.iterdir()) == ["machines.csv", "orders.csv", "products.csv", "source.yaml"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        OUTPUT_MARKER,
+        "machines.csv",
+        "orders.csv",
+        "products.csv",
+        "source.yaml",
+    ]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary folder left behind
 
 
