@@ -203,10 +203,14 @@ def _day_scales(
     """Maximum-likelihood demand scale of each machine-day under censoring, with a weak Gamma prior.
 
     Uncensored products contribute Poisson(s * share) likelihoods, sold-out ones P(D >= q). The score
-    decreases in s, so the root is found by bisection on log s for all machine-days at once. A faint
-    exponential prior (rate 0.05 / the machine's median uncensored-ratio scale) keeps days whose shelf
-    sold out everywhere finite; a stronger prior pulls high-shock days down and attenuates the shock's
-    variance (shape 2 biased r by +17% on the synthetic truth).
+    decreases in s, so its root is found for all machine-days at once by Newton steps on log s, kept
+    inside a bracket that each step narrows (a step leaving it bisects instead), started from the scale
+    that takes sold-out units as demand and stopped when a step moves log s by under 1e-14: the
+    precision of the 50-step bisection this replaces, in about 8 steps. A faint exponential prior
+    (rate 0.05 / the machine's median uncensored-ratio scale) keeps days whose shelf sold out everywhere
+    finite; a stronger prior pulls high-shock days down and attenuates the shock's variance (shape 2
+    biased r by +17% on the synthetic truth). A day with neither sales nor sold-out products has its
+    scale at the bracket's floor, 1e-6.
     """
     n_md = len(md_m)
     p_unc = _bincount(md, np.where(cens, 0.0, share), n_md)
@@ -216,25 +220,50 @@ def _day_scales(
     mode = np.where(np.isfinite(med) & (med > 0), med, pooled if pooled > 0 else 1.0)
     alpha, beta = 1.0, 0.05 / mode
     cidx = np.flatnonzero(cens)
+    cidx = cidx[np.argsort(md[cidx], kind="stable")]  # by machine-day
     cmd, cshare, cq = md[cidx], share[cidx], q[cidx]
-    deep = np.flatnonzero(cq >= 2)  # P(D = q - 1) needs P(D <= q - 2) only there
+    first_cell = np.searchsorted(cmd, np.arange(n_md + 1))  # sold-out cells of day i: first_cell[i]:first_cell[i+1]
+    log_fact = special.gammaln(cq)  # log (q - 1)!
     lo = np.full(n_md, np.log(1e-6))
     hi = np.log(np.maximum(mode, 1.0) * 1e3 + 10.0 * (y_unc + 1.0))
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        s = np.exp(mid)
-        lam = s[cmd] * cshare
-        below = np.zeros(len(cidx))
-        below[deep] = special.pdtr(cq[deep] - 2, lam[deep])
-        hz = cshare * special.pdtr(cq - 1, lam) - cshare * below
-        hz = hz / np.maximum(special.pdtrc(cq - 1, lam), 1e-300)
-        score = y_unc / s - p_unc + _bincount(cmd, hz, n_md) + (alpha - 1.0) / s - beta
+    naive = (y_unc + _bincount(cmd, cq, n_md)) / (p_unc + _bincount(cmd, cshare, n_md) + beta)
+    t = np.clip(np.log(np.maximum(naive, 1e-300)), lo, hi)
+    floor = (y_unc == 0) & (np.diff(first_cell) == 0)  # score -p - beta < 0 for every s
+    t[floor] = lo[floor]
+    live = np.flatnonzero(~floor)
+    for _ in range(MAX_SCALE_STEPS):
+        if len(live) == 0:
+            break
+        count = first_cell[live + 1] - first_cell[live]
+        rows = np.repeat(first_cell[live] - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        day = np.repeat(np.arange(len(live)), count)
+        t_l = t[live]
+        s = np.exp(t_l)
+        lam = s[day] * cshare[rows]
+        q_r = cq[rows]
+        tail = np.maximum(special.pdtrc(q_r - 1, lam), 1e-300)  # P(D >= q)
+        p1 = np.exp((q_r - 1) * np.log(lam) - lam - log_fact[rows])  # P(D = q - 1)
+        p2 = np.where(q_r >= 2, p1 * (q_r - 1) / lam, 0.0)  # P(D = q - 2)
+        hazard = p1 / tail  # d log P(D >= q) / d lam
+        y_l = y_unc[live]
+        score = (
+            y_l / s - p_unc[live] + _bincount(day, cshare[rows] * hazard, len(live)) + (alpha - 1.0) / s - beta[live]
+        )
+        slope = -(y_l + alpha - 1.0) / s + s * _bincount(
+            day, cshare[rows] ** 2 * ((p2 - p1) / tail - hazard**2), len(live)
+        )  # d score / d log s
         up = score > 0
-        lo = np.where(up, mid, lo)
-        hi = np.where(up, hi, mid)
-    return np.exp(0.5 * (lo + hi))
+        lo[live] = np.where(up, t_l, lo[live])
+        hi[live] = np.where(up, hi[live], t_l)
+        step = score / np.where(slope < 0, slope, -np.inf)
+        inside = (t_l - step >= lo[live]) & (t_l - step <= hi[live]) & (slope < 0)
+        t[live] = np.where(inside, t_l - step, 0.5 * (lo[live] + hi[live]))
+        tol = 1e-14 * np.maximum(1.0, np.abs(t_l))
+        live = live[~((inside & (np.abs(step) <= tol)) | (hi[live] - lo[live] <= tol))]
+    return np.exp(t)
 
 
+MAX_SCALE_STEPS = 200  # Newton or bisection steps of `_day_scales` (bisection alone needs about 50)
 SCALE_GRID = np.linspace(-4.0, 4.0, 33)  # standard-normal nodes for the log demand scale
 CHUNK_VALUES = 1 << 21  # censored cells x scale nodes held at once by `_posterior_impute`
 

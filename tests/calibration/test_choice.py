@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+import pytest
+from scipy import optimize, special, stats
 
 from autovend.calibration import choice
 
@@ -41,3 +42,26 @@ def test_posterior_imputation_is_the_same_in_blocks_of_any_size(monkeypatch):
         got = choice._posterior_impute(*args, sd=0.4)
         np.testing.assert_array_equal(got[0], dhat)
         np.testing.assert_array_equal(got[1], var_adjust)
+
+
+def test_day_scales_solve_the_censored_score_to_1e_14():
+    # three machine-days of one machine: sales only; sales and two sold-out products; nothing at all
+    md = np.array([0, 0, 1, 1, 1, 2])
+    share = np.array([0.6, 0.4, 0.5, 0.3, 0.2, 1.0])
+    cens = np.array([False, False, False, True, True, False])
+    q = np.array([np.nan, np.nan, np.nan, 2.0, 1.0, np.nan])
+    y = np.array([6.0, 4.0, 7.0, 2.0, 1.0, 0.0])
+    y_unc = np.bincount(md, np.where(cens, 0.0, y), minlength=3)
+    scale = choice._day_scales(md, share, y_unc, cens, q, np.zeros(3, dtype=np.int64))
+    beta = 0.05 / (10.0 / 1.0)  # the prior's rate: 0.05 over the machine's median ratio of sales to share
+    assert scale[0] == pytest.approx(10.0 / (1.0 + beta), rel=1e-14)  # no censoring: units / (share + beta)
+    assert scale[2] == pytest.approx(1e-6, rel=1e-12)  # no sales, nothing sold out: the floor
+
+    def score(s):  # the day's score with the sold-out products' hazards
+        lam = s * share[3:5]
+        hazard = stats.poisson.pmf(q[3:5] - 1, lam) / stats.poisson.sf(q[3:5] - 1, lam)
+        return 7.0 / s - 0.5 + np.sum(share[3:5] * hazard) - beta
+
+    root = optimize.brentq(score, 1.0, 100.0, xtol=1e-14, rtol=1e-15)
+    assert scale[1] == pytest.approx(root, rel=1e-13)
+    assert scale[1] > 7.0 / 0.5  # sold-out products raise the day's scale above its uncensored ratio
