@@ -576,24 +576,34 @@ def canonical_result(res: CalibrationResult) -> CalibrationResult:
 
 
 def _panel_table(panel: Panel) -> pd.DataFrame:
-    """The daily panel with ids and calendar joined: one row per machine x product x day on the shelf or sold."""
+    """The daily panel with ids and calendar joined: one row per machine x product x day on the shelf or sold.
+
+    Ids and day types are categorical (codes into the machines, products and day types), so the table
+    costs a few bytes per cell beyond its numbers.
+    """
     cells = panel.cells
-    days = panel.days.iloc[cells["d"].to_numpy()].reset_index(drop=True)
+    d = cells["d"].to_numpy()
+    days = panel.days
+    day_types = pd.Categorical(days["day_type"])
+
+    def codes(labels: pd.Series, index: np.ndarray) -> pd.Categorical:
+        return pd.Categorical.from_codes(index, categories=pd.Index(labels.to_numpy(dtype=object), dtype="str"))
+
     return pd.DataFrame(
         {
-            "machine_id": panel.machines["machine_id"].to_numpy()[cells["m"].to_numpy()],
-            "sku_id": panel.products["sku_id"].to_numpy()[cells["k"].to_numpy()],
-            "date": days["date"].to_numpy(),
+            "machine_id": codes(panel.machines["machine_id"], cells["m"].to_numpy()),
+            "sku_id": codes(panel.products["sku_id"], cells["k"].to_numpy()),
+            "date": days["date"].to_numpy()[d],
             "units": cells["units"].to_numpy(),
             "revenue": cells["revenue"].to_numpy(),
             "price": cells["price"].to_numpy(),
             "shelf_qty": cells["q"].to_numpy(),
             "sold_out": cells["censored"].to_numpy(),
             "shelf_known": cells["known"].to_numpy(),
-            "weekday": days["weekday"].to_numpy(),
-            "day_type": days["day_type"].to_numpy(),
-            "t_max_c": days["t_max_c"].to_numpy(),
-            "precip_mm": days["precip_mm"].to_numpy(),
+            "weekday": days["weekday"].to_numpy()[d],
+            "day_type": pd.Categorical.from_codes(day_types.codes[d], categories=day_types.categories),
+            "t_max_c": days["t_max_c"].to_numpy()[d],
+            "precip_mm": days["precip_mm"].to_numpy()[d],
         }
     )
 

@@ -22,6 +22,7 @@ It stops when a plain sweep moves no parameter by more than `tol` (relative).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -54,35 +55,84 @@ class SplitProblem:
     pseudo_units: float
     update_omega: bool
 
+    @cached_property
+    def _total(self) -> FloatArray:
+        """Each cell's machine-day demand total (the demand is fixed within one M-step)."""
+        return np.bincount(self.md, weights=self.demand, minlength=self.n_md)[self.md]
+
+    @cached_property
+    def _demand_by_product(self) -> tuple[FloatArray, FloatArray]:
+        """Demand per product and per subcategory."""
+        return (
+            np.bincount(self.k, weights=self.demand, minlength=self.n_products),
+            np.bincount(self.g2, weights=self.demand, minlength=len(self.g1_of_g2)),
+        )
+
+    @cached_property
+    def _products(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each product's subcategory code (0 for a product without cells) and whether it has cells."""
+        g2_of_k = np.zeros(self.n_products, dtype=np.int64)
+        g2_of_k[self.k] = self.g2
+        offered = np.zeros(self.n_products, dtype=bool)
+        offered[self.k] = True
+        return g2_of_k, offered
+
+    @cached_property
+    def _by_pi_shape(self) -> dict[tuple[int, int], tuple[np.ndarray, FloatArray]]:
+        return {}
+
+    def _pi_cells(self, shape: tuple[int, int]) -> tuple[np.ndarray, FloatArray]:
+        """Each cell's index into pi flattened, and the demand per site type x category."""
+        if shape not in self._by_pi_shape:
+            index = self.site * shape[1] + self.g1
+            demand = np.bincount(index, weights=self.demand, minlength=shape[0] * shape[1]).reshape(shape)
+            self._by_pi_shape[shape] = (index, demand)
+        return self._by_pi_shape[shape]
+
+    @cached_property
+    def _buffers(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Scratch arrays of one value per cell: the sweeps reuse them instead of allocating their temporaries."""
+        n = len(self.k)
+        return np.empty(n), np.empty(n), np.empty(n)
+
     def attraction(self, p: Params) -> FloatArray:
         """v of every cell."""
-        return p.omega[self.k] * p.pi[self.site, self.g1] * p.gamma[self.g2] * self.a
+        return self._attraction(p, np.empty(len(self.k)), self._buffers[2])
 
-    def _expected(self, v: FloatArray, total: FloatArray) -> FloatArray:
+    def _attraction(self, p: Params, out: FloatArray, scratch: FloatArray) -> FloatArray:
+        """v = omega_k * pi_{site,g1} * gamma_{g2} * a, multiplied in that order, into `out`."""
+        np.take(p.omega, self.k, out=out, mode="clip")
+        np.multiply(out, np.take(p.pi.reshape(-1), self._pi_cells(p.pi.shape)[0], out=scratch, mode="clip"), out=out)
+        np.multiply(out, np.take(p.gamma, self.g2, out=scratch, mode="clip"), out=out)
+        return np.multiply(out, self.a, out=out)
+
+    def _expected(self, p: Params) -> FloatArray:
+        """Each cell's expected demand: its machine-day's demand split in proportion to the attractions."""
+        v, ex, scratch = self._buffers
+        self._attraction(p, v, scratch)
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        return total[self.md] * v / np.where(V[self.md] > 0, V[self.md], 1.0)
+        np.take(np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
+        np.multiply(self._total, v, out=ex)
+        return np.divide(ex, scratch, out=ex)
 
     def sweep(self, p: Params) -> Params:
         """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""
-        total = np.bincount(self.md, weights=self.demand, minlength=self.n_md)
         omega, pi, gamma = p.omega.copy(), p.pi.copy(), p.gamma.copy()
         S, C1 = pi.shape
         C2, K = len(gamma), self.n_products
+        num_k, num_g2 = self._demand_by_product
+        pi_index, num = self._pi_cells((S, C1))
         if self.update_omega:
-            ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
-            num = np.bincount(self.k, weights=self.demand, minlength=K)
+            ex = self._expected(Params(omega, pi, gamma))
             den = np.bincount(self.k, weights=ex, minlength=K)
             upd = den > 0
-            omega[upd] = (num[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
-        site_g1 = self.site * C1 + self.g1
-        ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
-        num = np.bincount(site_g1, weights=self.demand, minlength=S * C1).reshape(S, C1)
-        den = np.bincount(site_g1, weights=ex, minlength=S * C1).reshape(S, C1)
+            omega[upd] = (num_k[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
+        ex = self._expected(Params(omega, pi, gamma))
+        den = np.bincount(pi_index, weights=ex, minlength=S * C1).reshape(S, C1)
         pi = np.where(den > 0, pi * num / np.where(den > 0, den, 1.0), pi)
-        ex = self._expected(self.attraction(Params(omega, pi, gamma)), total)
-        num = np.bincount(self.g2, weights=self.demand, minlength=C2)
+        ex = self._expected(Params(omega, pi, gamma))
         den = np.bincount(self.g2, weights=ex, minlength=C2)
-        gamma = np.where(den > 0, gamma * num / np.where(den > 0, den, 1.0), gamma)
+        gamma = np.where(den > 0, gamma * num_g2 / np.where(den > 0, den, 1.0), gamma)
         return self.pin(Params(omega, pi, gamma))
 
     def pin(self, p: Params) -> Params:
@@ -97,10 +147,7 @@ class SplitProblem:
         omega, gamma = p.omega, p.gamma
         if self.update_omega:
             C2 = len(gamma)
-            g2_of_k = np.zeros(self.n_products, dtype=np.int64)
-            g2_of_k[self.k] = self.g2
-            offered = np.zeros(self.n_products, dtype=bool)
-            offered[self.k] = True
+            g2_of_k, offered = self._products
             sums = np.bincount(g2_of_k[offered], weights=omega[offered], minlength=C2)
             counts = np.bincount(g2_of_k[offered], minlength=C2)
             c2 = np.divide(sums, counts, out=np.ones(C2), where=(counts > 0) & (sums > 0))
@@ -115,13 +162,12 @@ class SplitProblem:
 
     def objective(self, p: Params) -> float:
         """The penalised log-likelihood (the objective MM climbs)."""
-        v = self.attraction(p)
+        v = self._attraction(p, *self._buffers[:2])
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
         pos = (self.demand > 0) & (v > 0)
         ll = float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
         if self.update_omega and self.pseudo_units > 0:
-            offered = np.zeros(self.n_products, dtype=bool)
-            offered[self.k] = True
+            offered = self._products[1]
             om = p.omega[offered & (p.omega > 0)]
             ll += self.pseudo_units * float(np.sum(np.log(om) - om))
         return ll

@@ -199,19 +199,39 @@ def loglog_elasticity(
     """The paper's statistic: OLS slope of log units on log W with machine and weekday fixed effects.
 
     Days with no sales are dropped (the log is undefined). Returns (slope, standard error clustered by
-    machine; heteroskedasticity-robust with one machine), from statsmodels.
+    machine; heteroskedasticity-robust with one machine). The slope and its standard error are those of
+    the regression with a dummy per machine and weekday (statsmodels' OLS with `C(m) + C(wd)`, CR1 or HC1
+    small-sample factors with the dummies counted), computed by Frisch-Waugh-Lovell: the machine effects
+    are removed by demeaning within each machine and the weekday dummies partialled out, so memory grows
+    with the machine-days, not with machine-days x machines.
     """
-    import statsmodels.formula.api as smf
-
-    df = pd.DataFrame({"y": units, "w": W, "m": machine, "wd": weekday})
-    df = df[(df["y"] > 0) & (df["w"] > 0)]
-    if df["m"].nunique() < 1 or len(df) < 10:
+    ok = (units > 0) & (W > 0)
+    m_codes, m = np.unique(machine[ok], return_inverse=True)
+    if len(m_codes) < 1 or ok.sum() < 10:
         return float("nan"), float("nan")
-    df["ly"] = np.log(df["y"])
-    df["lw"] = np.log(df["w"])
-    model = smf.ols("ly ~ lw + C(m) + C(wd)", data=df)
-    if df["m"].nunique() >= 2:
-        fit = model.fit(cov_type="cluster", cov_kwds={"groups": df["m"].to_numpy()})
+    wd_codes, wd = np.unique(weekday[ok], return_inverse=True)
+    n, G = int(ok.sum()), len(m_codes)
+    count = np.bincount(m, minlength=G).astype(float)
+
+    def within(x: np.ndarray) -> np.ndarray:
+        return x - (np.bincount(m, weights=x, minlength=G) / count)[m]
+
+    y = within(np.log(units[ok].astype(float)))
+    x = within(np.log(W[ok]))
+    dummies = np.column_stack([within((wd == j).astype(float)) for j in range(1, len(wd_codes))] or [np.zeros(n)])
+    if len(wd_codes) > 1:
+        y = y - dummies @ np.linalg.lstsq(dummies, y, rcond=None)[0]
+        x = x - dummies @ np.linalg.lstsq(dummies, x, rcond=None)[0]
+    xx = float(x @ x)
+    if xx <= 0:
+        return float("nan"), float("nan")
+    slope = float(x @ y) / xx
+    resid = y - slope * x
+    k = G + len(wd_codes)  # intercept, G - 1 machine and W - 1 weekday dummies, log W
+    if G >= 2:
+        meat = float(np.sum(np.bincount(m, weights=x * resid, minlength=G) ** 2))
+        factor = G / (G - 1.0) * (n - 1.0) / (n - k)
     else:  # one machine: no clusters to speak of
-        fit = model.fit(cov_type="HC1")
-    return float(fit.params["lw"]), float(fit.bse["lw"])
+        meat = float(np.sum((x * resid) ** 2))
+        factor = n / (n - k)
+    return slope, float(np.sqrt(factor * meat) / xx)

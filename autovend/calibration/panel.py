@@ -10,6 +10,10 @@ most G days apart (`sales_rule_gap_days`); its quantities are unknown.
 
 Only the kept subcategories enter the panel; the fill fraction F counts kept units (out-of-scope goods
 are taken to sit in their own compartment).
+
+The panel is sparse: it holds only the cells on the shelf or sold, built from the records' events
+(counts, sales, the gaps between sales) with no machine x product x day grid, so its memory and
+time grow with those cells.
 """
 
 from __future__ import annotations
@@ -154,7 +158,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         .sum()
         .rename(columns={"qty": "units"})
     )
-    inv = None
+    inv = visits_all = None
     if inventory is not None and len(inventory):
         inv = inventory[inventory["sku_id"].isin(k_of.index)].assign(
             m=m_of.reindex(inventory.loc[inventory["sku_id"].isin(k_of.index), "machine_id"]).to_numpy(),
@@ -162,32 +166,21 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
         )
         # visits of machines whose every counted product is out of scope still count as visits
         visits_all = inventory.assign(m=m_of.reindex(inventory["machine_id"]).to_numpy())[["m", "ts"]].drop_duplicates()
-    parts = []
-    rule_parts = []
-    for m in range(len(machines)):
-        s_m = sales[sales["m"] == m]
-        if machines["has_inventory"].iat[m]:
-            rule_parts.append(_sales_rule_shelves(m, s_m, n_days, config.sales_rule_gap_days))
-            part, cap_est = _known_shelves(
-                m, s_m, inv[inv["m"] == m], visits_all[visits_all["m"] == m], start_ts, n_days
+    has_inv = machines["has_inventory"].to_numpy()
+    keys = _Keys(len(products), n_days)
+    inv_m = np.flatnonzero(has_inv)
+    sales_inv = sales[has_inv[sales["m"].to_numpy()]]
+    rule_cells = attach_sales(_sales_rule_shelves(sales_inv, config.sales_rule_gap_days, keys), sales, products)
+    known, cap_est = _known_shelves(sales_inv, inv, visits_all, start_ts, keys)
+    rule = _sales_rule_shelves(sales[~has_inv[sales["m"].to_numpy()]], config.sales_rule_gap_days, keys)
+    cells = attach_sales(_concat_sorted([known, rule], keys), sales, products)
+    for m in inv_m:
+        if np.isnan(machines["capacity"].iat[m]):
+            machines.loc[m, "capacity"] = cap_est.get(m, 0.0)
+            notes.append(
+                f"machine {machines['machine_id'].iat[m]}: capacity unknown, "
+                f"set to its largest count ({cap_est.get(m, 0.0):.0f})"
             )
-            if np.isnan(machines["capacity"].iat[m]):
-                machines.loc[m, "capacity"] = cap_est
-                notes.append(
-                    f"machine {machines['machine_id'].iat[m]}: capacity unknown, "
-                    f"set to its largest count ({cap_est:.0f})"
-                )
-        else:
-            part = _sales_rule_shelves(m, s_m, n_days, config.sales_rule_gap_days)
-        parts.append(part)
-    cells = pd.concat(parts, ignore_index=True)
-    cells = attach_sales(cells, sales, products)
-    empty = pd.DataFrame({"m": [], "k": [], "d": [], "units": [], "q": [], "censored": [], "known": []})
-    rule_cells = attach_sales(
-        pd.concat(rule_parts or [empty], ignore_index=True).astype(cells.dtypes[empty.columns].to_dict()),
-        sales,
-        products,
-    )
     if machines["capacity"].isna().any():
         # sales-only machines without a capacity: the median capacity of the others, else 200
         fill_cap = float(machines["capacity"].median()) if machines["capacity"].notna().any() else 200.0
@@ -196,10 +189,8 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
 
     # machine-days: active from a machine's first record to the panel's end
     first = cells.groupby("m")["d"].min()
-    md = []
-    for m, d0 in first.items():
-        md.append(pd.DataFrame({"m": m, "d": np.arange(d0, n_days)}))
-    machine_days = pd.concat(md, ignore_index=True) if md else pd.DataFrame({"m": [], "d": []}, dtype=int)
+    md_m, md_d = _expand(first.to_numpy(dtype=np.int64), n_days - first.to_numpy(dtype=np.int64))
+    machine_days = pd.DataFrame({"m": first.index.to_numpy(dtype=np.int64)[md_m], "d": md_d})
     agg = cells.groupby(["m", "d"]).agg(units=("units", "sum"), q_sum=("q", "sum"), known=("known", "all"))
     machine_days = machine_days.join(agg, on=["m", "d"])
     machine_days["units"] = machine_days["units"].fillna(0).astype(np.int64)
@@ -253,101 +244,177 @@ def _machines_with_sales(
     return kept, inventory
 
 
-def _known_shelves(
-    m: int,
-    s_m: pd.DataFrame,
-    inv_m: pd.DataFrame,
-    visits_m: pd.DataFrame,
-    start_ts: pd.Timestamp,
-    n_days: int,
-) -> tuple[pd.DataFrame, float]:
-    """Cells of one machine with inventory records: opening shelf q of each day, censoring flags."""
-    prods = np.union1d(s_m["k"].unique(), inv_m["k"].unique()).astype(int)
-    col = {k: i for i, k in enumerate(prods)}
-    P = len(prods)
-    sold = np.zeros((n_days, P))
-    if len(s_m):
-        np.add.at(sold, (s_m["d"].to_numpy(), [col[k] for k in s_m["k"]]), s_m["units"].to_numpy())
-    # visits: the last full count of each day; absent products are at 0
-    visits = visits_m.assign(d=_day_index(visits_m["ts"], start_ts)).sort_values("ts")
-    last_ts = visits.groupby("d")["ts"].max()
-    count = np.full((n_days, P), np.nan)
-    count[last_ts.index.to_numpy()] = 0.0
-    rows = inv_m.assign(d=_day_index(inv_m["ts"], start_ts))
-    rows = rows[rows["ts"].to_numpy() == last_ts.reindex(rows["d"]).to_numpy()]
-    if len(rows):
-        count[rows["d"].to_numpy(), [col[k] for k in rows["k"]]] = rows["shelf_qty"].to_numpy()
-    cap_est = float(np.nanmax(np.nansum(np.where(np.isnan(count), 0, count), axis=1))) if P else 0.0
-    # opening shelf: q(d) = count(c) - sales(c..d-1) for the last count day c <= d
-    cum_before = np.vstack([np.zeros((1, P)), np.cumsum(sold, axis=0)[:-1]])
-    anchor = pd.DataFrame(count + cum_before).ffill().to_numpy()
-    q = anchor - cum_before
-    known_day = ~np.isnan(anchor).all(axis=1) if P else np.zeros(n_days, bool)
-    q = np.where(np.isnan(q), np.nan, np.maximum(q, 0.0))
-    present = (np.nan_to_num(q) > 0) | (sold > 0)
-    dd, pp = np.nonzero(present)
-    units = sold[dd, pp]
-    qq = q[dd, pp]
-    # a sale recorded when the reconstructed shelf is empty: the shelf held at least the units sold
-    qq = np.where(np.isnan(qq) | (qq < units), units, qq)
-    known = known_day[dd]
-    return (
-        pd.DataFrame(
-            {
-                "m": m,
-                "k": prods[pp],
-                "d": dd,
-                "units": units.astype(np.int64),
-                "q": np.where(known, qq, np.nan),
-                "censored": known & (units >= qq) & (units > 0),
-                "known": known,
-            }
-        ),
-        cap_est,
+@dataclass(frozen=True)
+class _Keys:
+    """One int64 key per machine x product x day cell, ordered as (m, k, d): (m * K + k) * n_days + d."""
+
+    n_products: int
+    n_days: int
+
+    def of(self, m: np.ndarray, k: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """The keys of the cells (m, k, d)."""
+        return (m.astype(np.int64) * self.n_products + k) * self.n_days + d
+
+    def split(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(m, k, d) of the keys."""
+        pair, d = np.divmod(key, self.n_days)
+        m, k = np.divmod(pair, self.n_products)
+        return m, k, d
+
+
+def _cells_frame(
+    keys: _Keys, key: np.ndarray, units: np.ndarray, q: np.ndarray, censored: np.ndarray, known: np.ndarray
+) -> pd.DataFrame:
+    """The cells with these keys as a frame with the panel's cell columns (revenue and price come later)."""
+    m, k, d = keys.split(key)
+    return pd.DataFrame(
+        {"m": m, "k": k, "d": d, "units": units.astype(np.int64), "q": q, "censored": censored, "known": known}
     )
 
 
-def _sales_rule_shelves(m: int, s_m: pd.DataFrame, n_days: int, gap: int) -> pd.DataFrame:
-    """Cells of one sales-only machine: offered on sale days and through gaps of at most `gap` days."""
-    if s_m.empty:
-        return pd.DataFrame({"m": [], "k": [], "d": [], "units": [], "q": [], "censored": [], "known": []})
-    prods = np.sort(s_m["k"].unique()).astype(int)
-    col = {k: i for i, k in enumerate(prods)}
-    sold = np.zeros((n_days, len(prods)))
-    np.add.at(sold, (s_m["d"].to_numpy(), [col[k] for k in s_m["k"]]), s_m["units"].to_numpy())
-    day = np.arange(n_days, dtype=float)[:, None] * np.ones((1, len(prods)))
-    sale_day = np.where(sold > 0, day, np.nan)
-    last = pd.DataFrame(sale_day).ffill().to_numpy()
-    nxt = pd.DataFrame(sale_day).bfill().to_numpy()
-    offered = (sold > 0) | ((nxt - last) <= gap)
-    dd, pp = np.nonzero(offered)
-    return pd.DataFrame(
-        {
-            "m": m,
-            "k": prods[pp],
-            "d": dd,
-            "units": sold[dd, pp].astype(np.int64),
-            "q": np.nan,
-            "censored": False,
-            "known": False,
-        }
+def _concat_sorted(parts: list[pd.DataFrame], keys: _Keys) -> pd.DataFrame:
+    """Cell frames of disjoint machines, in (m, k, d) order."""
+    out = pd.concat(parts, ignore_index=True)
+    order = np.argsort(keys.of(out["m"].to_numpy(), out["k"].to_numpy(), out["d"].to_numpy()), kind="stable")
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _expand(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For runs of consecutive integers (start, length): the run of each element and the element."""
+    run = np.repeat(np.arange(len(start)), length)
+    offset = np.cumsum(length) - length
+    return run, start[run] + (np.arange(len(run)) - offset[run])
+
+
+def _known_shelves(
+    sales: pd.DataFrame,
+    inv: pd.DataFrame | None,
+    visits: pd.DataFrame | None,
+    start_ts: pd.Timestamp,
+    keys: _Keys,
+) -> tuple[pd.DataFrame, dict[int, float]]:
+    """Cells of the machines with inventory records (the module docstring's rules), and their largest counts.
+
+    Built from events only, never a day x product grid: a count c > 0 at a visit opens a run of days up
+    to the machine's next visit, on which the opening shelf is c minus the units sold since the count;
+    the run's days with a positive shelf or a sale are cells. A sale outside every such run is a cell
+    whose shelf is the units sold (after a visit: a count of 0 or a product absent from a full count) or
+    unknown (before the machine's first visit). `sales` holds the (m, k, d) sales of these machines in
+    (m, k, d) order; `visits` the (m, ts) of every visit; `inv` the kept products' counts with m and k.
+    """
+    n_days = keys.n_days
+    s_key = keys.of(sales["m"].to_numpy(), sales["k"].to_numpy(), sales["d"].to_numpy())
+    s_units = sales["units"].to_numpy(dtype=np.int64)
+    if visits is None or inv is None:
+        unknown = np.zeros(len(s_key), bool)
+        return _cells_frame(keys, s_key, s_units, np.full(len(s_key), np.nan), unknown, unknown), {}
+    # each day's last visit of each machine (a visit after the panel's last day opens no cell)
+    v = visits.assign(d=_day_index(visits["ts"], start_ts))
+    v = v[v["d"] < n_days].groupby(["m", "d"], as_index=False)["ts"].max()
+    v_m, v_d = v["m"].to_numpy(dtype=np.int64), v["d"].to_numpy(dtype=np.int64)
+    first_visit = v.groupby("m")["d"].min()
+    # the counts of those visits: one per product (the file's last row if a product is counted twice)
+    rows = inv.assign(d=_day_index(inv["ts"], start_ts)).merge(v, on=["m", "d"], suffixes=("", "_last"))
+    rows = rows[rows["ts"].to_numpy() == rows["ts_last"].to_numpy()].drop_duplicates(["m", "d", "k"], keep="last")
+    cap = rows.groupby(["m", "d"])["shelf_qty"].sum().groupby("m").max()
+    cap_est = {int(m): float(max(c, 0)) for m, c in cap.items()}
+    pos = rows[rows["shelf_qty"] > 0]
+    c_m, c_k, c_d = (pos[c].to_numpy(dtype=np.int64) for c in ("m", "k", "d"))
+    count = pos["shelf_qty"].to_numpy(dtype=np.int64)
+    # each count's run ends at its machine's next visit
+    v_key = v_m * (n_days + 1) + v_d
+    nxt = np.searchsorted(v_key, c_m * (n_days + 1) + c_d, side="right")
+    nxt_c = np.minimum(nxt, len(v_key) - 1)
+    end = np.where((nxt < len(v_key)) & (v_m[nxt_c] == c_m), v_d[nxt_c], n_days)
+    run, day = _expand(c_d, end - c_d)
+    r_key = keys.of(c_m[run], c_k[run], day)
+    at = np.minimum(np.searchsorted(s_key, r_key), max(len(s_key) - 1, 0))
+    hit = (at < len(s_key)) & (s_key[at] == r_key) if len(s_key) else np.zeros(len(r_key), bool)
+    sold = np.where(hit, s_units[at] if len(s_key) else 0, 0)
+    cum = np.cumsum(sold)
+    first = np.cumsum(end - c_d) - (end - c_d)  # position of each run's first day
+    before = cum - sold - (cum[first] - sold[first])[run]  # units sold in the run before the day
+    shelf = count[run] - before
+    keep = (shelf > 0) | (sold > 0)
+    shelf, sold = np.maximum(shelf[keep], sold[keep]), sold[keep]
+    covered = np.zeros(len(s_key), bool)
+    covered[at[hit]] = True
+    # sales outside every run: after a visit the shelf was empty (it held at least the units sold)
+    o_key, o_units = s_key[~covered], s_units[~covered]
+    o_m = keys.split(o_key)[0]
+    o_known = keys.split(o_key)[2] >= first_visit.reindex(o_m).fillna(n_days).to_numpy()
+    out = _cells_frame(
+        keys,
+        np.concatenate([r_key[keep], o_key]),
+        np.concatenate([sold, o_units]),
+        np.concatenate([shelf.astype(float), np.where(o_known, o_units, np.nan)]),
+        np.concatenate([sold >= shelf, o_known]) & (np.concatenate([sold, o_units]) > 0),
+        np.concatenate([np.ones(len(sold), bool), o_known]),
+    )
+    order = np.argsort(keys.of(out["m"].to_numpy(), out["k"].to_numpy(), out["d"].to_numpy()), kind="stable")
+    return out.iloc[order].reset_index(drop=True), cap_est
+
+
+def _sales_rule_shelves(sales: pd.DataFrame, gap: int, keys: _Keys) -> pd.DataFrame:
+    """Cells of sales-only machines: offered on sale days and on the days between two sales at most `gap` apart.
+
+    `sales` holds the (m, k, d) sales of these machines in (m, k, d) order.
+    """
+    s_key = keys.of(sales["m"].to_numpy(), sales["k"].to_numpy(), sales["d"].to_numpy())
+    units = sales["units"].to_numpy(dtype=np.int64)
+    step = np.diff(s_key)
+    same_pair = (s_key[1:] // keys.n_days) == (s_key[:-1] // keys.n_days)
+    bridge = np.flatnonzero(same_pair & (step <= gap) & (step > 1))
+    _, gap_key = _expand(s_key[bridge] + 1, step[bridge] - 1)
+    key = np.concatenate([s_key, gap_key])
+    order = np.argsort(key, kind="stable")
+    n = len(key)
+    return _cells_frame(
+        keys,
+        key[order],
+        np.concatenate([units, np.zeros(len(gap_key), np.int64)])[order],
+        np.full(n, np.nan),
+        np.zeros(n, bool),
+        np.zeros(n, bool),
     )
 
 
 def attach_sales(cells: pd.DataFrame, sales: pd.DataFrame, products: pd.DataFrame) -> pd.DataFrame:
-    """Join revenue to cells and derive the price in force.
+    """Join revenue to cells (in (m, k, d) order) and derive the price in force.
 
     The price in force is the mean charged price on sale days, carried forward (then backward) to the
     other days of the same machine and product; the reference price if it never sold there.
     """
-    out = cells.merge(sales[["m", "k", "d", "revenue"]], on=["m", "k", "d"], how="left")
-    out = out.sort_values(["m", "k", "d"], kind="stable").reset_index(drop=True)
-    out["revenue"] = out["revenue"].fillna(0.0)
-    price = np.where(out["units"] > 0, out["revenue"] / out["units"].where(out["units"] > 0, 1), np.nan)
-    out["price"] = price
-    g = out.groupby(["m", "k"], sort=False)["price"]
-    out["price"] = g.ffill()
-    out["price"] = out["price"].fillna(out.groupby(["m", "k"], sort=False)["price"].bfill())
-    ref = products["ref_price"].to_numpy()[out["k"].to_numpy()]
-    out["price"] = out["price"].fillna(pd.Series(ref, index=out.index))
+    K = len(products)
+    n_days = int(max(cells["d"].max() if len(cells) else 0, sales["d"].max() if len(sales) else 0)) + 1
+    keys = _Keys(K, n_days)
+    c_key = keys.of(cells["m"].to_numpy(), cells["k"].to_numpy(), cells["d"].to_numpy())
+    s_key = keys.of(sales["m"].to_numpy(), sales["k"].to_numpy(), sales["d"].to_numpy())
+    out = cells.iloc[np.argsort(c_key, kind="stable")].reset_index(drop=True)
+    c_key = np.sort(c_key, kind="stable")
+    s_order = np.argsort(s_key, kind="stable")
+    s_key = s_key[s_order]
+    at = np.minimum(np.searchsorted(s_key, c_key), max(len(s_key) - 1, 0))
+    hit = (s_key[at] == c_key) if len(s_key) else np.zeros(len(c_key), bool)
+    revenue = np.where(hit, sales["revenue"].to_numpy(dtype=float)[s_order][at] if len(s_key) else 0.0, 0.0)
+    out["revenue"] = revenue
+    if len(out) == 0:
+        out["price"] = np.zeros(0)
+        return out
+    units = out["units"].to_numpy()
+    price = np.where(units > 0, revenue / np.where(units > 0, units, 1), np.nan)
+    # carry each pair's charged prices forward, then backward, within the pair
+    pair = c_key // n_days
+    n = len(pair)
+    start = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+    first = np.repeat(start, np.diff(np.r_[start, n]))
+    idx = np.arange(n)
+    fwd = np.maximum.accumulate(np.where(np.isnan(price), -1, idx))
+    fwd = np.where(fwd >= first, fwd, -1)
+    last = np.repeat(np.r_[start[1:], n] - 1, np.diff(np.r_[start, n]))
+    bwd = np.minimum.accumulate(np.where(np.isnan(price), n, idx)[::-1])[::-1]
+    bwd = np.where(bwd <= last, bwd, -1)
+    src = np.where(fwd >= 0, fwd, bwd)
+    ref = products["ref_price"].to_numpy(dtype=float)[out["k"].to_numpy()]
+    out["price"] = np.where(src >= 0, price[np.maximum(src, 0)], ref)
     return out

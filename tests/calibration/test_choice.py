@@ -1,0 +1,67 @@
+"""The product split's E-step: shared tail probabilities and block-wise posterior imputation change no value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize, special, stats
+
+from autovend.calibration import choice
+
+
+def _censored_days(seed: int, n_md: int = 400, per_md: int = 6):
+    """Machine-days of `per_md` cells each in shuffled order, a third of the cells sold out."""
+    rng = np.random.default_rng(seed)
+    md = rng.permutation(np.repeat(np.arange(n_md), per_md))
+    share = rng.uniform(0.02, 0.4, len(md))  # each cell's share of its machine-day's attraction
+    q = rng.integers(1, 6, len(md)).astype(float)
+    cens = rng.random(len(md)) < 0.33
+    y = np.where(cens, q, rng.poisson(3.0, len(md))).astype(float)
+    log_mean = np.log(rng.uniform(5, 40, n_md))
+    return md, share, y, cens, q, n_md, log_mean
+
+
+def test_truncated_moments_share_tail_probabilities_without_changing_a_bit():
+    q = np.array([1.0, 1.0, 2.0, 3.0, 7.0, 4.0])[:, None]
+    lam = np.array([1e-14, 0.4, 2.5, 9.0, 3.0, 40.0])[:, None] * np.array([[1.0, 0.5, 2.0]])
+    mean, var, sf = choice._truncated_moments(q, lam)
+    np.testing.assert_array_equal(mean, choice._truncated_mean(q, lam))
+    np.testing.assert_array_equal(var, choice._truncated_var(q, lam))
+    np.testing.assert_array_equal(sf, special.pdtrc(q - 1, lam))  # taken at lam itself, also below 1e-12
+
+
+def test_posterior_imputation_is_the_same_in_blocks_of_any_size(monkeypatch):
+    args = _censored_days(5)
+    dhat, var_adjust = choice._posterior_impute(*args, sd=0.4)
+    cens, y = args[3], args[2]
+    np.testing.assert_array_equal(dhat[~cens], y[~cens])  # uncensored cells keep their sales
+    assert np.all(dhat[cens] >= y[cens])  # sold-out cells: demand at least the shelf
+    assert np.all(var_adjust <= 0)
+    for block in (33, 33 * 7, 33 * 50):  # one censored cell x 33 nodes per block and up
+        monkeypatch.setattr(choice, "CHUNK_VALUES", block)
+        got = choice._posterior_impute(*args, sd=0.4)
+        np.testing.assert_array_equal(got[0], dhat)
+        np.testing.assert_array_equal(got[1], var_adjust)
+
+
+def test_day_scales_solve_the_censored_score_to_1e_14():
+    # three machine-days of one machine: sales only; sales and two sold-out products; nothing at all
+    md = np.array([0, 0, 1, 1, 1, 2])
+    share = np.array([0.6, 0.4, 0.5, 0.3, 0.2, 1.0])
+    cens = np.array([False, False, False, True, True, False])
+    q = np.array([np.nan, np.nan, np.nan, 2.0, 1.0, np.nan])
+    y = np.array([6.0, 4.0, 7.0, 2.0, 1.0, 0.0])
+    y_unc = np.bincount(md, np.where(cens, 0.0, y), minlength=3)
+    scale = choice._day_scales(md, share, y_unc, cens, q, np.zeros(3, dtype=np.int64))
+    beta = 0.05 / (10.0 / 1.0)  # the prior's rate: 0.05 over the machine's median ratio of sales to share
+    assert scale[0] == pytest.approx(10.0 / (1.0 + beta), rel=1e-14)  # no censoring: units / (share + beta)
+    assert scale[2] == pytest.approx(1e-6, rel=1e-12)  # no sales, nothing sold out: the floor
+
+    def score(s):  # the day's score with the sold-out products' hazards
+        lam = s * share[3:5]
+        hazard = stats.poisson.pmf(q[3:5] - 1, lam) / stats.poisson.sf(q[3:5] - 1, lam)
+        return 7.0 / s - 0.5 + np.sum(share[3:5] * hazard) - beta
+
+    root = optimize.brentq(score, 1.0, 100.0, xtol=1e-14, rtol=1e-15)
+    assert scale[1] == pytest.approx(root, rel=1e-13)
+    assert scale[1] > 7.0 / 0.5  # sold-out products raise the day's scale above its uncensored ratio
