@@ -75,6 +75,7 @@ class Rejected(_Result, Generic[ItemT]):
 
 
 class _Batch(_Result):
+    action: str  # each tool's name (a constant in its result model)
     day: Day
     n_accepted: int
     n_rejected: int
@@ -349,11 +350,15 @@ class GetCategoriesResult(ColumnAccess, _Result):
     rows: list[CategoriesRow]  # type: ignore[valid-type]
 
 
-class GetWarehouseResult(ColumnAccess, _Paged):
+class GetWarehouseResult(ColumnAccess, _Result):
     """Per product: units, expired, expiring within 7 days, next expiry day, unit cost, value at cost; totals."""
 
     day: Day
     totals: WarehouseTotals
+    page: int
+    page_size: int
+    pages: int
+    total: int = Field(description="Products in the warehouse, over all pages.")
     columns: WarehouseColumns  # type: ignore[valid-type]
     rows: list[WarehouseRow]  # type: ignore[valid-type]
     note: str | None = Field(default=None, description="Present when the page is past the last page.")

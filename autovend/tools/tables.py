@@ -44,15 +44,17 @@ def row_type(table: Spec) -> Any:
 
 
 class ColumnAccess:
-    """`column(name)` for a model with `columns` and `rows` fields (a table, or a result that is one)."""
+    """`column(name)` for a model with `columns` and `rows` fields (a table, or a result that is one).
 
-    columns: Sequence[str]
-    rows: Sequence[Sequence[Any]]
+    It declares no fields itself (pydantic would list them first).
+    """
 
     def column(self, name: str) -> list[Any]:
         """The cells of column `name`, one per row."""
-        i = list(self.columns).index(name)
-        return [row[i] for row in self.rows]
+        columns: Sequence[str] = getattr(self, "columns")  # noqa: B009
+        rows: Sequence[Sequence[Any]] = getattr(self, "rows")  # noqa: B009
+        i = list(columns).index(name)
+        return [row[i] for row in rows]
 
 
 class Table(ColumnAccess, BaseModel):
