@@ -3,14 +3,20 @@ result field, and the SQL schema as the agent sees it, are in it."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp.client import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from autovend.tools.docs import outline, parameters_text, render_tools_doc, shown_description, type_text
+from autovend.tools.mcp_server import HTTP_HOST, HTTP_PATH
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.sql import schema_text
 
@@ -74,3 +80,47 @@ def test_descriptions_show_where_the_world_fills_in_numbers():
 @pytest.mark.parametrize("line", schema_text().splitlines())
 def test_the_sql_schema_is_documented_verbatim(line):
     assert line in DOC.read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------------- docs/mcp-clients.md
+
+CLIENTS = ROOT / "docs" / "mcp-clients.md"
+
+
+def _json_blocks(text: str) -> list[dict]:
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", text, flags=re.DOTALL)]
+
+
+def test_the_documented_client_configs_serve_the_same_episode():
+    desktop, inspector = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
+    app = desktop["mcpServers"]["autovend"]
+    assert Path(app["command"]).name == "autovend" and app["args"][:3] == ["serve", "--world", "cn20"]
+    local = inspector["mcpServers"]["autovend"]
+    assert local["command"] == "autovend" and app["args"][: len(local["args"])] == local["args"]
+    http = inspector["mcpServers"]["autovend-http"]
+    assert http["url"] == f"http://{HTTP_HOST}:8765{HTTP_PATH}" and http["type"] == "streamable-http"
+    assert "--port 8765" in CLIENTS.read_text(encoding="utf-8")
+
+
+def test_the_desktop_config_starts_a_server_outside_the_checkout(tmp_path):
+    (desktop, _) = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
+    args = [re.sub(r"^/ABSOLUTE/PATH/TO/", f"{tmp_path}/", a) for a in desktop["mcpServers"]["autovend"]["args"]]
+    trajectory = Path(args[args.index("--trajectory") + 1])
+    work = tmp_path / "anywhere"  # as an app would start it: not in the checkout
+    work.mkdir()
+
+    async def play():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "autovend.cli", *args], cwd=str(work))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = (await s.list_tools()).tools
+            weather = await s.call_tool("get_weather", {})
+            return tools, weather
+
+    tools, weather = anyio.run(play)
+    assert [t.name for t in tools] == [t.name for t in TOOLS]
+    assert all(t.output_schema == TOOLS_BY_NAME[t.name].output_schema for t in tools)
+    assert weather.structured_content == json.loads(weather.content[0].text)
+    assert weather.structured_content["day"] == 1 and len(weather.structured_content["days"]) == 8
+    lines = trajectory.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["world"] == "cn20" and json.loads(lines[1])["tool"] == "get_weather"
