@@ -4,23 +4,23 @@ The handlers build JSON-ready dicts and the agent reads them as JSON text; these
 that JSON exactly (unknown keys are errors, optional keys may be absent). A session validates
 every successful result into its tool's model (`ToolResult.data`), and the MCP server lists each
 model's JSON schema as the tool's `outputSchema` and returns the same JSON as structured content.
-The daily observation (`Observation`) is part of `end_day`'s result.
+The daily observation (`Observation`) is part of `end_day`'s result; the results of the six
+mutation tools are in `autovend.tools.batch_results` (and importable from here).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from autovend.sim.results import REJECTION_CODES
-from autovend.tools.schemas import (
-    OrderItem,
-    PriceItem,
-    ShelfItem,
-    ShelfQtyItem,
-    SkuQtyItem,
-)
+from autovend.tools.batch_results import AdjustPriceResult as AdjustPriceResult  # the batch results, re-exported
+from autovend.tools.batch_results import Date, Day
+from autovend.tools.batch_results import DelistResult as DelistResult
+from autovend.tools.batch_results import DiscardResult as DiscardResult
+from autovend.tools.batch_results import PlaceOrderResult as PlaceOrderResult
+from autovend.tools.batch_results import ReduceResult as ReduceResult
+from autovend.tools.batch_results import RestockResult as RestockResult
 from autovend.tools.tables import (
     CATALOG,
     CATEGORIES,
@@ -35,18 +35,14 @@ from autovend.tools.tables import (
     Money,
     OtherPricesTable,
     PnlTable,
+    ResultModel,
     TopProductsTable,
     columns_type,
     row_type,
 )
 
-Day = Annotated[int, Field(description="Simulation day (day 1 = the first day of the run).")]
-Date = Annotated[str, Field(description="Calendar date, YYYY-MM-DD.")]
 Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 WindowDays = Literal[1, 3, 7, 30]
-Index = Annotated[int, Field(ge=0, description="Position of the item in the batch, from 0.")]
-RejectionCode = Literal[tuple(REJECTION_CODES)]  # type: ignore[valid-type]
-ItemT = TypeVar("ItemT", bound=BaseModel)
 
 CatalogColumns = columns_type(CATALOG)
 CatalogRow = row_type(CATALOG)
@@ -56,146 +52,10 @@ CategoriesColumns = columns_type(CATEGORIES)
 CategoriesRow = row_type(CATEGORIES)
 
 
-class _Result(BaseModel):
-    """Base of every result model: unknown keys are errors; results are values."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# ------------------------------------------------------------------------------------------ batches
-
-
-class Rejected(_Result, Generic[ItemT]):
-    """An item that changed nothing: its position, the item as sent, a code and what to do instead."""
-
-    index: Index
-    item: ItemT
-    code: RejectionCode = Field(description="Why the item was refused (a fixed set of codes).")
-    message: str
-
-
-class _Batch(_Result):
-    action: str  # each tool's name (a constant in its result model)
-    day: Day
-    n_accepted: int
-    n_rejected: int
-
-
-class OrderAccepted(_Result):
-    """An order line placed: its id, cost and promised delivery."""
-
-    index: Index
-    item: OrderItem
-    order_id: int
-    sku_id: str
-    qty: int
-    unit_cost: Money
-    total_cost: Money
-    eta_day: Day = Field(description="The promised delivery day (the actual day may differ a little).")
-    eta_date: Date
-
-
-class PlaceOrderResult(_Batch):
-    """Accepted orders (order id, cost, promised day), rejections, the total cost and the cash after."""
-
-    action: Literal["place_order"]
-    accepted: list[OrderAccepted]
-    rejected: list[Rejected[OrderItem]]
-    total_cost: Money
-    cash: Money
-
-
-class PriceAccepted(_Result):
-    """A price set."""
-
-    index: Index
-    item: PriceItem
-    device_id: str
-    sku_id: str
-    old_price: Money
-    new_price: Money
-    changed: bool
-
-
-class AdjustPriceResult(_Batch):
-    """Old and new price per item (the product need not be stocked), and rejections."""
-
-    action: Literal["adjust_price"]
-    accepted: list[PriceAccepted]
-    rejected: list[Rejected[PriceItem]]
-
-
-class DiscardAccepted(_Result):
-    """Warehouse units destroyed."""
-
-    index: Index
-    item: SkuQtyItem
-    sku_id: str
-    qty: int
-    expired_qty: int = Field(description="Units among them that had already expired.")
-    cost_written_off: Money = Field(description="Cost of the unexpired units destroyed.")
-
-
-class DiscardResult(_Batch):
-    """Units destroyed (earliest expiry first), expired among them, cost written off; rejections."""
-
-    action: Literal["discard"]
-    accepted: list[DiscardAccepted]
-    rejected: list[Rejected[SkuQtyItem]]
-
-
-class ShelfAccepted(_Result):
-    """Units moved between the warehouse and a machine's shelf."""
-
-    index: Index
-    item: ShelfQtyItem
-    device_id: str
-    sku_id: str
-    qty: int
-    expired_qty: int = Field(description="Units among those moved that had already expired.")
-    shelf_units: int = Field(description="Units of the product on the machine after the move.")
-
-
-class DelistAccepted(ShelfAccepted):
-    """Every unit of a product taken off a machine."""
-
-    item: ShelfItem  # type: ignore[assignment]
-
-
-class _Physical(_Batch):
-    new_visits: list[str] = Field(description="Machines this call touched first today (each pays one visit fee).")
-    visits_today: list[str] = Field(description="Every machine visited today so far.")
-    visit_fees_today: Money = Field(description="Visit fees for today so far, charged when the day is closed.")
-
-
-class RestockResult(_Physical):
-    """Units moved from the warehouse (earliest expiry first), expired among them, units now on the shelf; visits."""
-
-    action: Literal["restock"]
-    accepted: list[ShelfAccepted]
-    rejected: list[Rejected[ShelfQtyItem]]
-
-
-class ReduceResult(_Physical):
-    """Units moved back to the warehouse (earliest expiry first); visits."""
-
-    action: Literal["reduce"]
-    accepted: list[ShelfAccepted]
-    rejected: list[Rejected[ShelfQtyItem]]
-
-
-class DelistResult(_Physical):
-    """All units of the product moved back to the warehouse; visits."""
-
-    action: Literal["delist"]
-    accepted: list[DelistAccepted]
-    rejected: list[Rejected[ShelfItem]]
-
-
 # ------------------------------------------------------------------------------------------ observation
 
 
-class BalanceBlock(_Result):
+class BalanceBlock(ResultModel):
     """Cash and the cost value of the unexpired units by place; net assets = cash + inventory at cost."""
 
     cash: Money
@@ -206,7 +66,7 @@ class BalanceBlock(_Result):
     net_assets: Money
 
 
-class WarehouseTotals(_Result):
+class WarehouseTotals(ResultModel):
     """Warehouse totals: units (expired included), products, value at cost, today's rent, expiry."""
 
     units: int
@@ -217,7 +77,7 @@ class WarehouseTotals(_Result):
     expiring_7d_units: int
 
 
-class ExpectedArrival(_Result):
+class ExpectedArrival(ResultModel):
     """Orders expected on one promised day."""
 
     day: Day
@@ -226,7 +86,7 @@ class ExpectedArrival(_Result):
     units: int
 
 
-class DelayedOrder(_Result):
+class DelayedOrder(ResultModel):
     """An order past its promised day and not yet delivered."""
 
     order_id: int
@@ -236,7 +96,7 @@ class DelayedOrder(_Result):
     days_late: int
 
 
-class InTransitBlock(_Result):
+class InTransitBlock(ResultModel):
     """Orders not yet delivered: totals, expected arrivals by promised day, delayed orders."""
 
     orders: int
@@ -246,14 +106,14 @@ class InTransitBlock(_Result):
     delayed: list[DelayedOrder]
 
 
-class TodayStatus(_Result):
+class TodayStatus(ResultModel):
     """Whether today is a working day, and its holiday."""
 
     is_workday: bool
     holiday_name: str | None
 
 
-class UpcomingDay(_Result):
+class UpcomingDay(ResultModel):
     """A published holiday or makeup workday."""
 
     date: Date
@@ -263,14 +123,14 @@ class UpcomingDay(_Result):
     is_workday: bool
 
 
-class CalendarBlock(_Result):
+class CalendarBlock(ResultModel):
     """Today's status and the special days of the next 14 days."""
 
     today: TodayStatus
     next_14d: list[UpcomingDay]
 
 
-class Observation(_Result):
+class Observation(ResultModel):
     """The daily observation (the paper's Appendix A.2): balance, P&L, machines, warehouse, orders, calendar."""
 
     balance: BalanceBlock
@@ -284,7 +144,7 @@ class Observation(_Result):
 # ------------------------------------------------------------------------------------------ end_day
 
 
-class SettledDay(_Result):
+class SettledDay(ResultModel):
     """The settlement of one day (labor = site-visit fees; net = the day's change in net assets)."""
 
     day: Day
@@ -305,14 +165,14 @@ class SettledDay(_Result):
     net_assets: Money
 
 
-class FinalBalance(_Result):
+class FinalBalance(ResultModel):
     """The balance at the end of the episode."""
 
     net_assets: Money
     cash: Money
 
 
-class EndDayResult(_Result):
+class EndDayResult(ResultModel):
     """`settled` (sales, costs, write-offs, net, cash, net assets), `done`, `next_day` and its `observation`."""
 
     settled: SettledDay
@@ -326,7 +186,7 @@ class EndDayResult(_Result):
 # ------------------------------------------------------------------------------------------ queries
 
 
-class _Paged(_Result):
+class _Paged(ResultModel):
     page: int
     page_size: int
     pages: int
@@ -342,7 +202,7 @@ class GetCatalogResult(ColumnAccess, _Paged):
     note: str | None = Field(default=None, description="Present when a filter or the page matched nothing.")
 
 
-class GetCategoriesResult(ColumnAccess, _Result):
+class GetCategoriesResult(ColumnAccess, ResultModel):
     """Per subcategory: products, reference price range, median reference margin."""
 
     n_skus: int
@@ -350,7 +210,7 @@ class GetCategoriesResult(ColumnAccess, _Result):
     rows: list[CategoriesRow]  # type: ignore[valid-type]
 
 
-class GetWarehouseResult(ColumnAccess, _Result):
+class GetWarehouseResult(ColumnAccess, ResultModel):
     """Per product: units, expired, expiring within 7 days, next expiry day, unit cost, value at cost; totals."""
 
     day: Day
@@ -364,7 +224,7 @@ class GetWarehouseResult(ColumnAccess, _Result):
     note: str | None = Field(default=None, description="Present when the page is past the last page.")
 
 
-class GetDeviceDetailResult(_Result):
+class GetDeviceDetailResult(ResultModel):
     """The machine's products (units, expiry, price, sales), sales per day, other prices set, last visit."""
 
     device_id: str
@@ -389,7 +249,7 @@ class GetDeviceDetailResult(_Result):
     other_prices: OtherPricesTable
 
 
-class GetSkuAcrossDevicesResult(_Result):
+class GetSkuAcrossDevicesResult(ResultModel):
     """The product at every machine (site type, units, expiry, price, sales), its stock and price band."""
 
     sku_id: str
@@ -412,7 +272,7 @@ class GetSkuAcrossDevicesResult(_Result):
     devices: AcrossTable
 
 
-class HistoryTotals(_Result):
+class HistoryTotals(ResultModel):
     """Sums over the window."""
 
     units_sold: int
@@ -427,7 +287,7 @@ class HistoryTotals(_Result):
     visits: int
 
 
-class GetSalesHistoryResult(_Result):
+class GetSalesHistoryResult(ResultModel):
     """Per settled day: units, revenue, costs, write-offs, net, visits, net assets; totals; the top products."""
 
     day: Day
@@ -438,7 +298,7 @@ class GetSalesHistoryResult(_Result):
     top_products: TopProductsTable
 
 
-class QuerySqlResult(ColumnAccess, _Result):
+class QuerySqlResult(ColumnAccess, ResultModel):
     """`columns`, `rows` (at most 500; long text cells cut), `row_count`, `truncated`, `elapsed_ms`."""
 
     columns: list[str]
@@ -450,7 +310,7 @@ class QuerySqlResult(ColumnAccess, _Result):
     cells_cut: int | None = Field(default=None, description="Text cells cut to 2,000 characters, when any.")
 
 
-class CalendarToday(_Result):
+class CalendarToday(ResultModel):
     """Today's date and working status."""
 
     day: Day
@@ -460,7 +320,7 @@ class CalendarToday(_Result):
     holiday_name: str | None
 
 
-class SpecialDay(_Result):
+class SpecialDay(ResultModel):
     """A published public holiday or makeup workday."""
 
     day: Day
@@ -471,7 +331,7 @@ class SpecialDay(_Result):
     is_workday: bool
 
 
-class GetCalendarResult(_Result):
+class GetCalendarResult(ResultModel):
     """Today's status and the special days (holidays, makeup workdays) ahead."""
 
     today: CalendarToday
@@ -480,7 +340,7 @@ class GetCalendarResult(_Result):
     special_days: list[SpecialDay]
 
 
-class WeatherDay(_Result):
+class WeatherDay(ResultModel):
     """The weather of one day: settlement weather (what sales are settled with) or a forecast."""
 
     day: Day
@@ -492,14 +352,14 @@ class WeatherDay(_Result):
     basis: Literal["settlement", "forecast"]
 
 
-class GetWeatherResult(_Result):
+class GetWeatherResult(ResultModel):
     """Today and the next seven days: maximum temperature, precipitation, basis (settlement or forecast)."""
 
     day: Day
     days: list[WeatherDay]
 
 
-class ReadMemoryResult(_Result):
+class ReadMemoryResult(ResultModel):
     """The whole notebook, its length and the limit."""
 
     text: str
@@ -507,7 +367,7 @@ class ReadMemoryResult(_Result):
     limit: int
 
 
-class WriteMemoryResult(_Result):
+class WriteMemoryResult(ResultModel):
     """Whether the notebook was saved (always, when not refused), its length, the limit, whether it was cleared."""
 
     saved: bool

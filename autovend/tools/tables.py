@@ -57,10 +57,14 @@ class ColumnAccess:
         return [row[i] for row in rows]
 
 
-class Table(ColumnAccess, BaseModel):
-    """A table in compact form: `columns` names the cells of every row in `rows`."""
+class ResultModel(BaseModel):
+    """Base of the result models and tables: unknown keys are errors; results are values."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Table(ColumnAccess, ResultModel):
+    """A table in compact form: `columns` names the cells of every row in `rows`."""
 
     columns: tuple[str, ...]
     rows: list[tuple[Any, ...]]
