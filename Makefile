@@ -12,7 +12,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install lock repro test lint format bench real-data worlds clean-data
+.PHONY: help install lock repro test lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -47,6 +47,9 @@ lint: install ## Check style with ruff (lint and format)
 format: install ## Format the code with ruff
 	ruff format autovend tests benchmarks
 	ruff check --fix autovend tests benchmarks
+
+docs: install ## Regenerate docs/tools.md from the tool registry (tests/tools/test_docs.py checks it is current)
+	python -m autovend.tools.docs > docs/tools.md.tmp && mv docs/tools.md.tmp docs/tools.md
 
 bench: install ## Run the benchmarks (timings are reported, not asserted)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; python $$f || exit 1; done

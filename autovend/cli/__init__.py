@@ -17,8 +17,12 @@ from autovend.cli import world as _world  # noqa: F401,E402  (export-world, worl
 
 
 def main() -> None:
-    """Entry point of the `autovend` console script; AutoVend errors exit 2 with their message."""
+    """Entry point of the `autovend` console script; AutoVend errors exit 2 with their message.
+
+    So does a command that needs a package of an extra that is not installed (`autovend.extras`).
+    """
     from autovend.errors import AutoVendError
+    from autovend.extras import missing_extra
 
     try:
         app()
@@ -26,6 +30,15 @@ def main() -> None:
         from rich.console import Console
 
         Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+    except ModuleNotFoundError as exc:
+        message = missing_extra(exc)
+        if message is None:
+            raise
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
         sys.exit(2)
 
 

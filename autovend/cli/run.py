@@ -33,7 +33,9 @@ def _cell(value: Any, fmt: str, scale: float) -> str:
 
 @app.command("run")
 def run_cmd(
-    world: Path = typer.Option(Path("worlds/cn20"), "--world", help="World bundle folder."),
+    world: Path = typer.Option(
+        Path("cn20"), "--world", help="World bundle: a folder, or the name of a shipped world (./worlds/NAME first)."
+    ),
     agent: str = typer.Option("baseline", "--agent", help="Agent: baseline, or openai:MODEL for a language model."),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
@@ -61,12 +63,14 @@ def run_cmd(
     from autovend.errors import ConfigError
     from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
+    from autovend.world.catalogue import resolve_world
 
     if checkpoint not in ("background", "sync", "off"):
         raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
     if resume and force:
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
     console = Console(highlight=False)
+    world = resolve_world(world)
     w = load_world(world)
     run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', agent)}-s{seed}"
     if agent.startswith("openai:"):

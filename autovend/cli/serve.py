@@ -14,7 +14,9 @@ _TOY = re.compile(r"^(\d+)x(\d+)$")
 
 @app.command()
 def serve(
-    world: Path | None = typer.Option(None, "--world", help="World bundle folder, e.g. worlds/cn20."),
+    world: Path | None = typer.Option(
+        None, "--world", help="World bundle: a folder, or the name of a shipped world, e.g. cn20."
+    ),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the episode (demand draws, lead times)."),
     transport: str = typer.Option("stdio", "--transport", help="stdio (default) or http."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port on 127.0.0.1."),
@@ -45,8 +47,10 @@ def serve(
         extra = {} if days is None else {"economics": Economics(horizon_days=days)}
         source = toy_world(int(m.group(1)), int(m.group(2)), seed=0, **extra)
     else:
+        from autovend.world.catalogue import resolve_world
+
         assert world is not None
-        source = world
+        source = resolve_world(world)
     served = build_server(source, seed=seed, trajectory_path=trajectory)
     try:
         if transport == "stdio":

@@ -70,14 +70,18 @@ def _fmt(value: Any) -> str:
 
 
 @world_app.command("info")
-def info(world_dir: Path = typer.Argument(..., help="A world bundle folder, e.g. worlds/cn20.")) -> None:
+def info(
+    world_dir: Path = typer.Argument(..., help="A world bundle: a folder, or the name of a shipped world (cn20)."),
+) -> None:
     """Verify a world bundle and print a summary: hashes, devices, catalog, horizon, weather, settings."""
     from rich.console import Console
     from rich.table import Table
 
     from autovend.world.bundle import load_world, read_manifest
+    from autovend.world.catalogue import resolve_world
     from autovend.world.describe import summarize
 
+    world_dir = resolve_world(world_dir)
     world = load_world(world_dir)
     s = summarize(world, read_manifest(world_dir))
     console = Console(highlight=False)

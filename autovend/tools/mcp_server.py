@@ -3,10 +3,12 @@
     app = build_server("worlds/cn20", seed=1, trajectory_path="runs/s1.jsonl")
     anyio.run(app.run_stdio)              # or app.run_http(port=8765)  (127.0.0.1 only)
 
-The low-level server serves the registry's hand-written JSON schemas as they are and returns
-`CallToolResult(is_error=True)` with the session's message for every refused call (malformed
-arguments, unknown tool or id, refused SQL, after the episode), so the agent reads why and can
-correct itself; a failing tool never stops the server. A server process hosts one episode: every
+The low-level server serves the registry's JSON schemas as they are (each tool's input schema and
+the output schema of its result model), answers a successful call with the result's JSON as text
+and as structured content, and returns `CallToolResult(is_error=True)` with the session's message
+for every refused call (malformed arguments, unknown tool or id, refused SQL, after the episode), so
+the agent reads why and can correct itself; a failing tool never stops the server.
+A server process hosts one episode: every
 client connection, over stdio or HTTP, acts on the same run. The system prompt is the server's
 `instructions` and, with today's daily prompt, is also offered as the prompts `system` and `daily`.
 Over stdio, a line that is not a JSON-RPC message is answered with a JSON-RPC error (-32700 parse
@@ -82,6 +84,7 @@ def _tool_list(session: ToolSession, extra: Sequence[ExtraTool]) -> list[types.T
             name=t["name"],
             description=t["description"],
             input_schema=t["input_schema"],
+            output_schema=t["output_schema"],
             annotations=types.ToolAnnotations(
                 read_only_hint=_is_read_only(t["name"]),
                 destructive_hint=t["name"] in ("discard",),
@@ -97,9 +100,15 @@ def _tool_list(session: ToolSession, extra: Sequence[ExtraTool]) -> list[types.T
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
-    """A session result as an MCP result: the JSON content, or the error message with `is_error`."""
+    """A session result as an MCP result: the JSON as text and as structured content, or the error with `is_error`.
+
+    The text is what an agent reads (the same bytes as in process); the structured content is the
+    same JSON object, checked by clients against the tool's output schema.
+    """
     if result.ok:
-        return types.CallToolResult(content=[types.TextContent(text=result.to_json())])
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.to_json())], structured_content=result.structured_content()
+        )
     return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
 
 

@@ -1,4 +1,6 @@
-"""The single definition of the 18 tools: name, kind, description, argument model (-> JSON schema), handler.
+"""The single definition of the 18 tools: name, kind, description, argument model, handler, result model.
+
+The argument model gives the input JSON schema, the result model the output schema.
 
 Both transports serve exactly these definitions: `ToolSession` in process and the MCP server.
 Descriptions are templates filled with the world's numbers (`prompt_facts`), so they state the
@@ -15,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from autovend.tools import handlers as h
+from autovend.tools import results as r
 from autovend.tools import schemas as s
 from autovend.tools.context import ToolContext
 from autovend.tools.sql import schema_text
@@ -32,18 +35,24 @@ MUTATION_TOOLS = ("place_order", "adjust_price", "discard", "restock", "reduce",
 
 @dataclass(frozen=True)
 class ToolDef:
-    """One tool: what the agent sees (name, description, JSON schema) and what runs (model, handler)."""
+    """One tool: what the agent sees (name, description, JSON schemas) and what runs (models, handler)."""
 
     name: str
     kind: Kind
     summary: str  # description template (filled with `prompt_facts`)
     args: type[BaseModel]
     handler: Handler
+    result: type[BaseModel]  # what a successful call returns (`autovend.tools.results`)
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (an object; unknown keys are not allowed)."""
         return s.json_schema(self.args)
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        """The JSON schema of a successful result (an object; the MCP `outputSchema`)."""
+        return s.output_json_schema(self.result)
 
     def description(self, facts: dict[str, Any]) -> str:
         """The description shown to the agent, starting with the tool's kind."""
@@ -70,6 +79,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "may come a little earlier or later. supplier_id defaults to '{supplier}', the only supplier. " + _BATCH,
         s.PlaceOrderArgs,
         h.place_order,
+        r.PlaceOrderResult,
     ),
     ToolDef(
         "adjust_price",
@@ -79,6 +89,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "does not have to be on that machine yet. " + _BATCH,
         s.AdjustPriceArgs,
         h.adjust_price,
+        r.AdjustPriceResult,
     ),
     ToolDef(
         "discard",
@@ -87,6 +98,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "units discarded are a loss at cost; expired ones are already worth nothing. " + _BATCH,
         s.DiscardArgs,
         h.discard,
+        r.DiscardResult,
     ),
     ToolDef(
         "end_day",
@@ -96,6 +108,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "and the next day's report. After the last day the episode is over.",
         s.NoArgs,
         h.end_day,
+        r.EndDayResult,
     ),
     ToolDef(
         "get_catalog",
@@ -107,6 +120,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "(page_size at most 50).",
         s.GetCatalogArgs,
         h.get_catalog,
+        r.GetCatalogResult,
     ),
     ToolDef(
         "get_categories",
@@ -115,6 +129,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "reference margin, for all categories or one category_l1.",
         s.GetCategoriesArgs,
         h.get_categories,
+        r.GetCategoriesResult,
     ),
     ToolDef(
         "get_warehouse",
@@ -124,6 +139,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "(page_size at most 50).",
         s.GetWarehouseArgs,
         h.get_warehouse,
+        r.GetWarehouseResult,
     ),
     ToolDef(
         "get_device_detail",
@@ -133,6 +149,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "(1, 3, 7 or 30; default 30), plus prices set for products it does not hold.",
         s.GetDeviceDetailArgs,
         h.get_device_detail,
+        r.GetDeviceDetailResult,
     ),
     ToolDef(
         "get_sku_across_devices",
@@ -141,6 +158,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "window_days (1, 3, 7 or 30; default 30), with its warehouse and in-transit units and price band.",
         s.GetSkuAcrossDevicesArgs,
         h.get_sku_across_devices,
+        r.GetSkuAcrossDevicesResult,
     ),
     ToolDef(
         "get_sales_history",
@@ -150,6 +168,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "with totals and the 20 best-selling products (by units) of the window.",
         s.GetSalesHistoryArgs,
         h.get_sales_history,
+        r.GetSalesHistoryResult,
     ),
     ToolDef(
         "query_sql",
@@ -158,6 +177,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "running over 2 s is stopped. Writes, PRAGMA, ATTACH and extensions are refused.\n" + "{sql_schema}",
         s.QuerySqlArgs,
         h.query_sql,
+        r.QuerySqlResult,
     ),
     ToolDef(
         "get_calendar",
@@ -166,6 +186,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "default 60), with today's status. Ordinary weekends are not listed.",
         s.GetCalendarArgs,
         h.get_calendar,
+        r.GetCalendarResult,
     ),
     ToolDef(
         "get_weather",
@@ -174,6 +195,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "days: maximum temperature (deg C) and precipitation (mm).",
         s.NoArgs,
         h.get_weather,
+        r.GetWeatherResult,
     ),
     ToolDef(
         "restock",
@@ -182,6 +204,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "warehouse and free capacity on the machine; the units expiring first are taken. " + _BATCH,
         s.RestockArgs,
         h.restock,
+        r.RestockResult,
     ),
     ToolDef(
         "reduce",
@@ -190,6 +213,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "qty}}]; the units expiring first are taken. " + _BATCH,
         s.ReduceArgs,
         h.reduce,
+        r.ReduceResult,
     ),
     ToolDef(
         "delist",
@@ -197,6 +221,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "Take every unit of a product off a machine back to the warehouse: items [{{device_id, sku_id}}]. " + _BATCH,
         s.DelistArgs,
         h.delist,
+        r.DelistResult,
     ),
     ToolDef(
         "read_memory",
@@ -204,6 +229,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "Read your whole notebook (it is kept in full across days and context compaction).",
         s.NoArgs,
         h.read_memory,
+        r.ReadMemoryResult,
     ),
     ToolDef(
         "write_memory",
@@ -212,6 +238,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "refused and the old notes stay). Sending an empty text erases it.",
         s.WriteMemoryArgs,
         h.write_memory,
+        r.WriteMemoryResult,
     ),
 )
 
@@ -224,7 +251,7 @@ def tool_facts(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_listing(facts: dict[str, Any], memory_limit: int) -> list[dict[str, Any]]:
-    """Every tool as {name, kind, description, input_schema}, in the paper's order."""
+    """Every tool as {name, kind, description, input_schema, output_schema}, in the paper's order."""
     out = []
     for t in TOOLS:
         schema = t.input_schema
@@ -233,5 +260,13 @@ def tool_listing(facts: dict[str, Any], memory_limit: int) -> list[dict[str, Any
                 **schema,
                 "properties": {"text": {**schema["properties"]["text"], "maxLength": memory_limit}},
             }
-        out.append({"name": t.name, "kind": t.kind, "description": t.description(facts), "input_schema": schema})
+        out.append(
+            {
+                "name": t.name,
+                "kind": t.kind,
+                "description": t.description(facts),
+                "input_schema": schema,
+                "output_schema": t.output_schema,
+            }
+        )
     return out

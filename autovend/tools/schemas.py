@@ -239,17 +239,28 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return _clean(raw, defs)
 
 
-def _clean(node: Any, defs: dict[str, Any]) -> Any:
+def output_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A result model's JSON schema for tool listings: `$defs` inlined and titles dropped.
+
+    Unlike `json_schema`, a null alternative stays: a result value that can be null says so. The
+    model's docstring stays as the schema's description.
+    """
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+    return _clean(raw, defs, keep_null=True)
+
+
+def _clean(node: Any, defs: dict[str, Any], keep_null: bool = False) -> Any:
     if isinstance(node, list):
-        return [_clean(x, defs) for x in node]
+        return [_clean(x, defs, keep_null) for x in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
         target = defs[node["$ref"].rsplit("/", 1)[-1]]
-        return _clean(copy.deepcopy(target), defs)
+        return _clean({**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}, defs, keep_null)
     out: dict[str, Any] = {}
     any_of = node.get("anyOf")
-    if any_of is not None:
+    if any_of is not None and not keep_null:
         kept = [x for x in any_of if x != {"type": "null"}]
         if len(kept) == 1:
             merged = {**kept[0], **{k: v for k, v in node.items() if k != "anyOf"}}
@@ -257,12 +268,12 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
     for key, value in node.items():
         if key == "title" or (key == "default" and value is None):
             continue
-        out[key] = _clean(value, defs) if key not in ("properties",) else _clean_props(value, defs)
+        out[key] = _clean(value, defs, keep_null) if key != "properties" else _clean_props(value, defs, keep_null)
     return out
 
 
-def _clean_props(props: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    return {name: _clean(schema, defs) for name, schema in props.items()}
+def _clean_props(props: dict[str, Any], defs: dict[str, Any], keep_null: bool) -> dict[str, Any]:
+    return {name: _clean(schema, defs, keep_null) for name, schema in props.items()}
 
 
 # ---------------------------------------------------------------------------------------------- messages

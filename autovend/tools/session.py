@@ -15,6 +15,7 @@ MCP server (`autovend.tools.mcp_server`) wraps one session per served episode.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pickle
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from autovend.errors import AutoVendError
 from autovend.sim import Simulator
@@ -53,17 +54,33 @@ class ToolResult:
     """The outcome of one tool call: `ok`, the JSON-ready `content`, and the `error` message when not ok.
 
     A batch with rejected items is still `ok` (the rejections are in the content); `ok` is False
-    only when the call as a whole was refused. `text` is `content` as compact JSON.
+    only when the call as a whole was refused. `text` is `content` as compact JSON (what an agent
+    reads); `data` is the same result as the tool's typed model (`ToolDef.result`, e.g.
+    `GetWarehouseResult`), None for an error result.
     """
 
     ok: bool
     content: dict[str, Any]
     error: str | None = None
     text: str = field(default="", repr=False)
+    data: BaseModel | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> str:
         """The content as compact JSON text."""
         return self.text or dumps(self.content)
+
+    def structured_content(self) -> dict[str, Any] | None:
+        """The JSON object of `text` (an MCP result's structured content); None for an error result."""
+        return json.loads(self.to_json()) if self.ok else None
+
+
+def _typed(model: type[BaseModel], text: str) -> BaseModel | None:
+    """The result text as its tool's typed model; None (and a logged error) if they disagree, a bug in a tool."""
+    try:
+        return model.model_validate_json(text, strict=True)
+    except ValidationError:
+        log.exception("the result does not match %s; the agent still gets its text", model.__name__)
+        return None
 
 
 class ToolSession:
@@ -151,6 +168,7 @@ class ToolSession:
             )
             content = {"error": error}
         text = dumps(content)
+        data = _typed(tool.result, text) if ok and tool is not None else None
         wall_ms = (time.perf_counter() - start) * 1000.0
         self._seq += 1
         self._by_tool[str(name)] += 1
@@ -165,7 +183,7 @@ class ToolSession:
             error=error,
             wall_ms=wall_ms,
         )
-        return ToolResult(ok, content, error, text)
+        return ToolResult(ok, content, error, text, data)
 
     def _over_message(self) -> str:
         nav = self.sim.net_assets
@@ -177,7 +195,7 @@ class ToolSession:
     # ------------------------------------------------------------------ what the agent reads
 
     def tools(self) -> list[dict[str, Any]]:
-        """The 18 tools: name, kind (remote, physical, memory), description and input JSON schema."""
+        """The 18 tools: name, kind (remote, physical, memory), description, input and output JSON schemas."""
         return tool_listing(self._facts, self._ctx.memory_limit)
 
     def observation(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from mcp.client import Client
 
 from autovend.errors import BundleError
 from autovend.tools.mcp_server import HTTP_HOST, ExtraTool, build_server, load_world
+from autovend.tools.registry import TOOLS_BY_NAME
 
 HOSTILE_ARGS = [
     ("place_order", {"items": [{"sku_id": "SKU0001", "qty": 1e308}]}),
@@ -52,10 +53,13 @@ def test_extra_tools_are_served_beside_the_18(world):
     async def run():
         async with Client(app.server) as c:
             tools = await c.list_tools()
-            return [t.name for t in tools.tools], await c.call_tool("ping", {})
+            return tools.tools, await c.call_tool("ping", {})
 
-    names, ping = anyio.run(run)
+    tools, ping = anyio.run(run)
+    names = [t.name for t in tools]
     assert len(names) == 19 and names[-1] == "ping"
+    assert all(t.output_schema == TOOLS_BY_NAME[t.name].output_schema for t in tools[:18])
+    assert tools[-1].output_schema is None and ping.structured_content is None
     assert json.loads(ping.content[0].text) == {}
     assert app.session.counters["seq"] == 0  # not logged as an agent call
     app.close()

@@ -18,10 +18,12 @@ from typing import Any
 
 import anyio
 import pytest
+from jsonschema import Draft202012Validator
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from autovend.tools.registry import TOOLS_BY_NAME
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics
@@ -44,7 +46,7 @@ async def _play(trajectory: Path) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable, args=[*SERVE, "--trajectory", str(trajectory)], cwd=str(ROOT)
     )
-    out: dict[str, Any] = {"calls": []}
+    out: dict[str, Any] = {"calls": [], "structured": []}
 
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         init = await s.initialize()
@@ -58,6 +60,7 @@ async def _play(trajectory: Path) -> dict[str, Any]:
             res = await s.call_tool(name, args)
             text = res.content[0].text
             out["calls"].append((name, args, res.is_error, text))
+            out["structured"].append(res.structured_content)
             return None if res.is_error else json.loads(text)
 
         await call("place_order", {"items": [{"sku_id": "SKU0001", "qty": 40}, {"sku_id": "SKU0002", "qty": 30}]})
@@ -123,6 +126,7 @@ def test_lists_the_18_tools_with_their_schemas(played):
     assert len(tools) == 18
     for t in tools:
         assert t.input_schema == local[t.name]["input_schema"]
+        assert t.output_schema == local[t.name]["output_schema"] == TOOLS_BY_NAME[t.name].output_schema
         assert t.description == local[t.name]["description"]
         assert t.meta == {"autovend/kind": local[t.name]["kind"]}
     assert next(t for t in tools if t.name == "query_sql").annotations.read_only_hint is True
@@ -149,6 +153,16 @@ def test_every_result_equals_the_in_process_replay(played):
             assert a == b
         else:
             assert json.loads(text) == res.content, name
+
+
+def test_results_carry_structured_content_that_is_their_text(played):
+    # the SDK's client has already checked each one against the tool's output schema
+    for (name, _, is_error, text), structured in zip(played["calls"], played["structured"], strict=True):
+        if is_error:
+            assert structured is None
+        else:
+            assert structured == json.loads(text), name
+            Draft202012Validator(TOOLS_BY_NAME[name].output_schema).validate(structured)
 
 
 def test_errors_reach_the_client_with_their_reason(played):

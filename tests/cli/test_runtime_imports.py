@@ -1,0 +1,49 @@
+"""The runtime commands (world info, run, serve) never import the pipeline's packages (or the LLM's, or gym's).
+
+A base install (`pip install autovend`) has none of them; this keeps it able to run worlds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+NOT_AT_RUNTIME = ("dvc", "statsmodels", "pandera", "openai", "gymnasium")
+
+SCRIPT = """
+import json, sys
+from autovend.cli import main
+
+for argv in (["world", "info", "worlds/cn20"], ["run", "--world", "cn20", "--days", "1", "--out", sys.argv[1]]):
+    sys.argv = ["autovend", *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        assert exc.code in (0, None), (argv, exc.code)
+
+from autovend.tools.mcp_server import build_server
+from autovend.world.catalogue import resolve_world
+
+served = build_server(resolve_world("cn20"), seed=1)
+assert served.session.call("end_day", {}).ok
+served.close()
+print("MODULES " + json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def test_world_info_run_and_serve_leave_the_pipeline_unimported(tmp_path):
+    installed = [name for name in NOT_AT_RUNTIME if importlib.util.find_spec(name) is not None]
+    assert {"dvc", "statsmodels", "pandera"} <= set(installed)  # the dev install has them: the check means something
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "run")], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("MODULES "))
+    modules = set(json.loads(line.removeprefix("MODULES ")))
+    assert {"autovend", "numpy", "pandas", "mcp"} <= modules  # the script did load the runtime
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["days"] == 1
+    assert not modules & set(installed), sorted(modules & set(installed))
