@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from autovend import __version__
+from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.sim.checkpoint import read_payload
@@ -182,7 +183,7 @@ def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, An
     """One checkpoint file, replaced atomically: session bytes, agent state and run facts (`meta`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        session_bytes = session.save(Path(tmp) / "session.ckpt").read_bytes()
+        session_bytes = episode_of(session).save(Path(tmp) / "session.ckpt").read_bytes()
         payload = {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
@@ -402,13 +403,14 @@ def run_episode(
 
 def _closing_balance(session: ToolSession) -> Any:
     """The balance at the close of the last settled day (before the next day's rent and fee)."""
-    reports = session.sim.reports
-    return reports[-1].balance if reports else session.sim.balance()
+    sim = episode_of(session).sim
+    reports = sim.reports
+    return reports[-1].balance if reports else sim.balance()
 
 
 def _settled(session: ToolSession) -> int:
     """Days settled so far."""
-    return len(session.sim.reports)
+    return episode_of(session).settled_days
 
 
 def _check_same_run(payload: dict[str, Any], world: World, agent: Agent, seed: int, path: Path) -> None:

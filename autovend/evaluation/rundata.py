@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from autovend import __version__
+from autovend.env.boundary import simulator_of
 from autovend.errors import AutoVendError, RunFolderError
 from autovend.provenance import current_provenance
 from autovend.sim.hidden import HIDDEN_COLUMNS
@@ -42,6 +43,7 @@ from autovend.sim.records import RECORD_TABLES
 from autovend.world.model import World
 
 if TYPE_CHECKING:
+    from autovend.env import VendingEnv
     from autovend.evaluation.economics import ShelfEconomics
     from autovend.evaluation.shelves import ShelfPanel
     from autovend.sim import Simulator
@@ -200,18 +202,20 @@ def _write_sqlite(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def save_run_data(
-    source: ToolSession | Simulator,
+    source: ToolSession | VendingEnv | Simulator,
     run_dir: str | Path,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write run.json, records.sqlite, hidden.sqlite, daily.csv (and the trajectory) of a run to `run_dir`.
 
-    `source` is a `ToolSession` (its simulator, call counters and trajectory file are used) or a bare
-    `Simulator`. A session's trajectory is copied into the folder unless it is already written there.
-    `meta` adds the caller's facts to run.json (see `run_meta`). Safe to call after every day: each
-    file is replaced atomically. Returns the run folder.
+    `source` is a `ToolSession` or `VendingEnv` (its simulator, call counters and trajectory file are
+    used) or a bare `Simulator`. A session's trajectory is copied into the folder unless it is already
+    written there. `meta` adds the caller's facts to run.json (see `run_meta`). Safe to call after
+    every day: each file is replaced atomically. Returns the run folder.
     """
-    sim: Simulator = source.sim if hasattr(source, "sim") else source  # type: ignore[assignment]
+    from autovend.sim import Simulator
+
+    sim = source if isinstance(source, Simulator) else simulator_of(source)
     counters = getattr(source, "counters", None)
     out = Path(run_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -442,7 +446,7 @@ class RunData:
         """The run so far of a ToolSession, in memory (calls read from its trajectory file, if it has one)."""
         path = session.trajectory_path
         calls = read_calls(path) if path is not None else []
-        return cls.from_simulator(session.sim, meta, calls, session.counters)
+        return cls.from_simulator(simulator_of(session), meta, calls, session.counters)
 
     # ------------------------------------------------------------------ convenience
 
