@@ -300,7 +300,8 @@ def run_episode(
 
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
-    folder, recorded in run.json so the run can be reloaded. evaluate: write metrics.json, report.md,
+    folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
+    folder as world.pkl, so any run can be reloaded and compared). evaluate: write metrics.json, report.md,
     report.html and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
     run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another agent,
     seed or world.

@@ -10,7 +10,8 @@ A run folder holds (names in `RUN_FILES`):
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
 - `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
-- `world.pkl`: only for worlds built in memory (no bundle hash), so the run can be reloaded.
+- `world.pkl`: the world itself when run.json cannot point to its bundle (a world built in memory, or
+  no `world_path` given), so the run can always be reloaded and compared.
 - `metrics.json`, `report.md`, `report.html` and figures are written by `autovend.evaluation.report`.
 
 `save_run_data(session_or_sim, run_dir, meta=...)` writes the first five; `RunData.load(run_dir)` reads
@@ -210,7 +211,8 @@ def save_run_data(
 
     `source` is a `ToolSession` or `VendingEnv` (its simulator, call counters and trajectory file are
     used) or a bare `Simulator`. A session's trajectory is copied into the folder unless it is already
-    written there. `meta` adds the caller's facts to run.json (see `run_meta`). Safe to call after
+    written there. `meta` adds the caller's facts to run.json (see `run_meta`); without a `world_path`
+    there (or for a world built in memory) the world is pickled into the folder. Safe to call after
     every day: each file is replaced atomically. Returns the run folder.
     """
     from autovend.sim import Simulator
@@ -234,7 +236,7 @@ def save_run_data(
     daily = daily_frame(sim.records.frame("daily_summary"))
     with _atomic_path(out / DAILY_FILE) as tmp:
         daily.to_csv(tmp, index=False)
-    if not sim.world.world_hash:
+    if not sim.world.world_hash or not (meta or {}).get("world_path"):
         with _atomic_path(out / WORLD_PICKLE) as tmp, tmp.open("wb") as fh:
             pickle.dump(sim.world, fh, protocol=pickle.HIGHEST_PROTOCOL)
     info = run_meta(sim, meta, counters)
