@@ -121,3 +121,9 @@ def test_missing_files_modules_and_failing_imports(tmp_path):
     with pytest.raises(ConfigError, match="running .*bad.py failed: ModuleNotFoundError"):
         load_agent(f"{bad}:Agent", seed=1)
     assert not any(name.startswith("autovend_plugin_bad_") for name in sys.modules)  # a failed load leaves nothing
+
+
+def test_docs_show_the_example_verbatim_and_it_stays_small():
+    source = HOLD.read_text(encoding="utf-8")
+    assert len(source.splitlines()) < 40
+    assert f"```python\n{source}```" in (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
