@@ -35,15 +35,17 @@ def attraction(
     price_ratio: npt.ArrayLike | None = None,
     elasticity: npt.ArrayLike | None = None,
     env: npt.ArrayLike | None = None,
+    fill: npt.ArrayLike | None = None,
 ) -> FloatArray:
     """Eq. (2): the attraction w of every product on every shelf.
 
     b: base attraction (..., K); q: shelf units (..., K); capacity: (...); price_ratio p/p_ref (..., K)
-    and elasticity (...) go together (None: reference prices); env: E (..., K) or None (neutral).
+    and elasticity (...) go together (None: reference prices); env: E (..., K) or None (neutral);
+    fill: F (...) where the shelf's fill is known but not all its products are given (None: from q).
     Products with q = 0 have w = 0.
     """
     q = np.asarray(q, dtype=float)
-    fill = fill_fraction(q, capacity) ** eta
+    fill = (fill_fraction(q, capacity) if fill is None else np.asarray(fill, dtype=float)) ** eta
     w = np.asarray(b, dtype=float) * fill[..., None] * np.minimum(1.0, q / phi)
     if price_ratio is not None:
         if elasticity is None:

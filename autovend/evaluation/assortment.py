@@ -59,11 +59,11 @@ def mix_values(
         return np.zeros(0)
     product = np.zeros((R, max(width, 1)), dtype=np.int64)
     q = np.zeros((R, max(width, 1)), dtype=np.int64)
-    cap = econ.inputs.capacity[machines]
+    cap = econ.model.capacity[machines]
     for r, mix in enumerate(mixes):
         n = len(mix)
         product[r, :n] = mix
-        q[r, :n] = display_units(int(cap[r]), n, econ.inputs.phi)
+        q[r, :n] = display_units(int(cap[r]), n, econ.model.settings.phi)
     env = econ.mean_env(window[0], window[1], machines, product)
     price = econ.ref_price[product]
     return econ.gross_profit(machines, product, q, price, env)
@@ -86,21 +86,21 @@ def reference_mix(
     n = min(int(n), K)
     if n <= 0:
         return np.zeros(0, dtype=np.int64)
-    cap = float(econ.inputs.capacity[machine])
-    v = display_units(int(cap), n, econ.inputs.phi)
+    cap = float(econ.model.capacity[machine])
+    v = display_units(int(cap), n, econ.model.settings.phi)
     allk = np.arange(K, dtype=np.int64)[None, :]
     env = econ.mean_env(window[0], window[1], [machine], allk)
     # Every product at v units; the kernel's fill term must see the n-product display (n * v units),
     # so the capacity is scaled by K / n: (K * v) / (cap * K / n) = n * v / cap.
     w = attraction(
-        econ.inputs.b[machine][None, :],
+        econ.model.b[machine][None, :],
         np.full((1, K), v),
         np.array([cap * K / n]),
-        eta=econ.inputs.eta,
-        phi=econ.inputs.phi,
+        eta=econ.model.settings.eta,
+        phi=econ.model.settings.phi,
         env=env,
     )[0]
-    U = float(econ.inputs.U[machine])
+    U = float(econ.model.U[machine])
     margin = econ.ref_price - econ.unit_cost
 
     def values(mixes: IntArray) -> FloatArray:

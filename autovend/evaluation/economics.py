@@ -23,7 +23,7 @@ from scipy import special
 
 from autovend.demand.environment import environment_multiplier
 from autovend.demand.kernel import attraction, product_rates
-from autovend.sim.demand import DemandInputs
+from autovend.demand.model import DemandModel
 from autovend.sim.money import band_fen, to_fen
 from autovend.world.model import World
 
@@ -55,7 +55,7 @@ def expected_sales_and_slope(rate: npt.ArrayLike, q: npt.ArrayLike) -> tuple[Flo
     return sales, slope
 
 
-def _environment_table(world: World, inputs: DemandInputs) -> FloatArray:
+def _environment_table(world: World, model: DemandModel) -> FloatArray:
     """E by day, site type and category: (horizon + 1, n_sites, n_categories); row 0 is neutral."""
     horizon = world.horizon_days
     weather = world.weather.copy()
@@ -64,13 +64,13 @@ def _environment_table(world: World, inputs: DemandInputs) -> FloatArray:
     cal = world.calendar.copy()
     cal["date"] = pd.to_datetime(cal["date"]).dt.date
     day_type = dict(zip(cal["date"], cal["day_type"].astype(str), strict=True))
-    out = np.ones((horizon + 1, len(inputs.sites), len(inputs.categories)))
+    out = np.ones((horizon + 1, len(model.sites), len(model.category_names)))
     for d in range(1, horizon + 1):
         date = world.start_date + dt.timedelta(days=d - 1)
         t_max = float(wx.at[date, "t_max_c"])
         precip = float(wx.at[date, "precip_mm"])
         out[d] = environment_multiplier(
-            inputs.environment, inputs.sites, inputs.categories, t_max, precip, day_type[date]
+            model.settings.environment, model.sites, model.category_names, t_max, precip, day_type[date]
         )
     return out
 
@@ -79,11 +79,11 @@ def _environment_table(world: World, inputs: DemandInputs) -> FloatArray:
 class ShelfEconomics:
     """The demand model of one world, ready to price out shelves (see the module docstring).
 
-    inputs: the kernel's fixed inputs; unit_cost, ref_price, price_lo, price_hi: (K,) CNY (the band
+    model: the world's demand model; unit_cost, ref_price, price_lo, price_hi: (K,) CNY (the band
     exactly as the simulator enforces it); env_days: E by day, site type and category.
     """
 
-    inputs: DemandInputs
+    model: DemandModel
     unit_cost: FloatArray
     ref_price: FloatArray
     price_lo: FloatArray
@@ -93,16 +93,16 @@ class ShelfEconomics:
     @classmethod
     def from_world(cls, world: World) -> ShelfEconomics:
         """Gather everything from a world (about 10 ms for 180 days)."""
-        inputs = DemandInputs.from_world(world)
+        model = world.demand_model
         ref_fen = [to_fen(float(x)) for x in world.catalog["ref_price"]]
         bands = np.array([band_fen(r, world.economics.price_band) for r in ref_fen], dtype=float) / 100.0
         return cls(
-            inputs=inputs,
+            model=model,
             unit_cost=world.catalog["unit_cost"].to_numpy(dtype=float),
             ref_price=np.array(ref_fen, dtype=float) / 100.0,
             price_lo=bands[:, 0],
             price_hi=bands[:, 1],
-            env_days=_environment_table(world, inputs),
+            env_days=_environment_table(world, model),
         )
 
     @property
@@ -113,29 +113,31 @@ class ShelfEconomics:
     def env(self, day: npt.ArrayLike, machine: npt.ArrayLike, product: npt.ArrayLike) -> FloatArray:
         """E of eq. (2) on `day` (R,) at `machine` (R,) for `product` (R, S)."""
         d = np.asarray(day, dtype=np.int64)[:, None]
-        site = self.inputs.site_index[np.asarray(machine, dtype=np.int64)][:, None]
-        cat = self.inputs.category_index[np.asarray(product, dtype=np.int64)]
+        site = self.model.site_index[np.asarray(machine, dtype=np.int64)][:, None]
+        cat = self.model.category_index[np.asarray(product, dtype=np.int64)]
         return self.env_days[d, site, cat]
 
     def mean_env(self, first: int, last: int, machine: npt.ArrayLike, product: npt.ArrayLike) -> FloatArray:
         """Mean E over days first..last (clipped to the table) at `machine` (R,) for `product` (R, S)."""
         lo, hi = max(1, int(first)), min(self.n_days, int(last))
         table = self.env_days[lo : hi + 1].mean(axis=0)
-        site = self.inputs.site_index[np.asarray(machine, dtype=np.int64)][:, None]
-        return table[site, self.inputs.category_index[np.asarray(product, dtype=np.int64)]]
+        site = self.model.site_index[np.asarray(machine, dtype=np.int64)][:, None]
+        return table[site, self.model.category_index[np.asarray(product, dtype=np.int64)]]
 
     def base_attraction(
         self, machine: npt.ArrayLike, product: npt.ArrayLike, q: npt.ArrayLike, env: npt.ArrayLike
     ) -> FloatArray:
         """Attraction w of eq. (2) at reference prices (the fill term counts every unit of the row)."""
         m = np.asarray(machine, dtype=np.int64)
-        b = self.inputs.b[m[:, None], np.asarray(product, dtype=np.int64)]
-        return attraction(b, q, self.inputs.capacity[m], eta=self.inputs.eta, phi=self.inputs.phi, env=env)
+        b = self.model.b[m[:, None], np.asarray(product, dtype=np.int64)]
+        return attraction(
+            b, q, self.model.capacity[m], eta=self.model.settings.eta, phi=self.model.settings.phi, env=env
+        )
 
     def price_factor(self, machine: npt.ArrayLike, product: npt.ArrayLike, price: npt.ArrayLike) -> FloatArray:
         """(p / p_ref) ** -elasticity, the price term of eq. (2)."""
         ratio = np.asarray(price, dtype=float) / self.ref_price[np.asarray(product, dtype=np.int64)]
-        eps = self.inputs.elasticity[np.asarray(machine, dtype=np.int64)][:, None]
+        eps = self.model.elasticity[np.asarray(machine, dtype=np.int64)][:, None]
         return np.power(ratio, -eps)
 
     def rates(
@@ -150,7 +152,7 @@ class ShelfEconomics:
         """Expected demand of every slot (eq. (2)-(3)) at shock `xi` (default neutral)."""
         m = np.asarray(machine, dtype=np.int64)
         w = self.base_attraction(m, product, q, env) * self.price_factor(m, product, price)
-        return product_rates(w, self.inputs.U[m], xi)
+        return product_rates(w, self.model.U[m], xi)
 
     def gross_profit(
         self,

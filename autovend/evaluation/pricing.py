@@ -78,8 +78,8 @@ class _Shelves:
         self.cost = econ.unit_cost[product]
         self.lo = econ.price_lo[product]
         self.hi = econ.price_hi[product]
-        self.eps = econ.inputs.elasticity[machine]
-        self.U = econ.inputs.U[machine]
+        self.eps = econ.model.elasticity[machine]
+        self.U = econ.model.U[machine]
 
     def attraction(self, price: FloatArray, rows: IntArray | slice = slice(None)) -> FloatArray:
         """w at `price` for the given rows; `price` may carry a trailing grid axis."""

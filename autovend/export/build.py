@@ -27,6 +27,7 @@ from autovend.calibration.identification import Estimate, Identification
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
 from autovend.data.weather import WEATHER_COLUMNS, daily_weather, forecast_weather
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings, load_demand_settings
 from autovend.errors import ExportError, NonFiniteError
 from autovend.export.catalog import build_catalog
@@ -203,14 +204,20 @@ def build_world(
         start + dt.timedelta(days=horizon + params.calendar_lookahead_days + params.calendar_margin_days),
         params.calendar_language,
     )
+    model = DemandModel(
+        b=b,
+        U=machines["U"].to_numpy(dtype=float),
+        capacity=machines["capacity"].to_numpy(dtype=float),
+        site_types=tuple(machines["site_type"].astype(str)),
+        categories=tuple(catalog["category_l1"].astype(str)),
+        settings=demand,
+        shock=ShockProcess(sigma=sigma, rho=rho),
+    )
     return World(
         name=name,
-        machines=machines,
+        machines=machines.drop(columns=["U"]),
         catalog=catalog,
-        base_attraction=b,
-        demand=demand,
-        shock_sigma=sigma,
-        shock_rho=rho,
+        demand_model=model,
         start_date=start,
         weather=dated(weather[WEATHER_COLUMNS]),
         forecast=dated(forecast[FORECAST_COLUMNS]),
@@ -249,14 +256,15 @@ def _origin(world: World, calibration: CalibrationResult, params: ExportParams, 
         f"weather: a seeded series around the {params.climate} climate normals (export.climate); calendar: "
         f"public holidays of {world.country}",
     ]
+    shock = world.demand_model.shock
     for name, value, record in (
         ("no-purchase weight u (U = u R per device)", s.get("u"), ident.u if ident else None),
-        ("shock overdispersion r (sigma " + f"{world.shock_sigma:.4g})", s.get("r"), ident.r if ident else None),
-        ("shock autocorrelation rho", world.shock_rho, ident.rho if ident else None),
+        (f"shock overdispersion r (sigma {shock.sigma:.4g})", s.get("r"), ident.r if ident else None),
+        ("shock autocorrelation rho", shock.rho, ident.rho if ident else None),
     ):
         own, line = _estimate_line(name, value, record)
         (estimated if own else borrowed).append(line)
-    pooled = world.demand.site_types_without_settings(m["site_type"].astype(str))
+    pooled = world.demand_model.settings.site_types_without_settings(m["site_type"].astype(str))
     if pooled:
         borrowed.append(f"site types without own demand settings use the pooled `unknown` ones: {', '.join(pooled)}")
     eco = world.economics

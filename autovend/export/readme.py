@@ -44,7 +44,7 @@ def _numbers(world: World) -> list[str]:
     m, c = world.machines, world.catalog
     end = world.date_of(world.horizon_days)
     sites = m.groupby("site_type", sort=False).size()
-    eco = world.economics
+    eco, dm = world.economics, world.demand_model
     return [
         f"- horizon: {world.horizon_days} days, {world.start_date.isoformat()} to {end.isoformat()}, "
         f"{world.timezone} ({world.country})",
@@ -56,9 +56,9 @@ def _numbers(world: World) -> list[str]:
         f"margin band: {_count(c, 'unit_cost_source', 'margin_draw')}",
         "- shelf lives: "
         + ", ".join(f"{n} x {d} days" for d, n in c["shelf_life_days"].value_counts().sort_index().items()),
-        f"- demand: eta {world.demand.eta}, phi {world.demand.phi}, price elasticities "
-        + ", ".join(f"{s} {world.demand.elasticity[s]}" for s in sites.index),
-        f"- shock: sigma {world.shock_sigma:.4f}, rho {world.shock_rho:.4f}",
+        f"- demand: eta {dm.settings.eta}, phi {dm.settings.phi}, price elasticities "
+        + ", ".join(f"{s} {dm.settings.elasticity[s]}" for s in sites.index),
+        f"- shock: sigma {dm.shock.sigma:.4f}, rho {dm.shock.rho:.4f}",
         f"- economics ({eco.currency}): start cash {eco.start_cash:,.2f}, visit fee {eco.visit_fee:.2f}, "
         f"machine rent {eco.machine_rent_per_day:.2f} a day, warehouse rent {eco.warehouse_rent_per_unit_day:.2f} "
         f"a unit-day, fine {eco.expired_sale_fine:,.2f} per expired unit sold",

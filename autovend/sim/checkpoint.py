@@ -33,12 +33,12 @@ def world_fingerprint(world: World) -> str:
     for frame in (world.machines, world.catalog, world.weather, world.forecast, world.calendar):
         h.update("|".join(map(str, frame.columns)).encode("utf-8"))
         h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    h.update(np.ascontiguousarray(world.base_attraction, dtype=np.float64).tobytes())
-    h.update(world.demand.model_dump_json().encode("utf-8"))
+    dm = world.demand_model
+    for array in (dm.b, dm.U):
+        h.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    h.update(dm.settings.model_dump_json().encode("utf-8"))
     h.update(world.economics.model_dump_json().encode("utf-8"))
-    h.update(
-        repr((world.shock_sigma, world.shock_rho, world.start_date.isoformat(), world.timezone, world.country)).encode()
-    )
+    h.update(repr((dm.shock, world.start_date.isoformat(), world.timezone, world.country)).encode())
     return h.hexdigest()
 
 

@@ -12,10 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from autovend.demand.model import DemandModel
 from autovend.errors import BundleError
 from autovend.sim import inventory as inv
 from autovend.sim.days import DayTable
-from autovend.sim.demand import DemandInputs
 from autovend.sim.money import band_fen, to_fen
 from autovend.world.model import World
 
@@ -49,7 +49,7 @@ class WorldFacts:
     fine_fen: int  # per expired unit sold
     leads: tuple[int, ...]  # lead times with a positive probability
     lead_cdf: tuple[float, ...]
-    demand: DemandInputs
+    demand: DemandModel  # the world's (the same object)
     days: DayTable
 
     @property
@@ -102,7 +102,7 @@ class WorldFacts:
             fine_fen=to_fen(eco.expired_sale_fine),
             leads=leads,
             lead_cdf=lead_cdf,
-            demand=DemandInputs.from_world(world),
+            demand=world.demand_model,
             days=DayTable(world),
         )
 
@@ -138,16 +138,14 @@ def _table_problems(world: World) -> list[str]:
     cost = cat["unit_cost"].to_numpy(dtype=float)
     if not np.all(np.isfinite(cost) & (cost >= 0)):
         problems.append("every unit_cost must be a finite number >= 0")
-    b = np.asarray(world.base_attraction, dtype=float)
+    b = world.demand_model.b
     if not np.all(np.isfinite(b) & (b >= 0)):
         problems.append("base_attraction must be finite and >= 0")
-    U = mach["U"].to_numpy(dtype=float)
+    U = world.demand_model.U
     if not np.all(np.isfinite(U) & (U >= 0)):
         problems.append("U must be finite and >= 0")
-    try:  # a site type without its own settings reads the pooled `unknown` ones (DemandSettings)
-        world.demand.elasticity_of(mach["site_type"].astype(str).to_numpy())
-    except KeyError as exc:
-        problems.append(f"a site type has no elasticity and the settings have no pooled `unknown` one ({exc})")
+    if not np.all(np.isfinite(world.demand_model.elasticity)):
+        problems.append("every site type needs a finite price elasticity")
     return problems
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.sim import inventory as inv
-from autovend.sim.demand import demand_uniforms, environment_for_day, expected_demand, realize_demand
+from autovend.sim.demand import demand_uniforms
 from autovend.sim.facts import IntArray, WorldFacts
 from autovend.sim.state import SimState
 
@@ -61,7 +61,7 @@ def sell(facts: WorldFacts, state: SimState, d: int) -> DayDemand:
     prices = s.price_fen[block]
     rates = _expected(facts, s, d, rows, cols, qb, prices)
     uniforms = demand_uniforms(s.seed, d, rows, facts.n_products, facts.n_machines)[:, cols]
-    demand = realize_demand(rates, uniforms)
+    demand = facts.demand.sample(rates, uniforms)
     sales = np.minimum(demand, qb)
     exp_sold = _take_sold_units(facts, s, d, rows, cols, sales)
     s.shelf_q[block] -= sales
@@ -98,9 +98,9 @@ def _expected(
 ) -> FloatArray:
     """Expected demand on the block under day `d`'s weather, the prices in force and the machines' shocks."""
     t_max, precip, day_type = facts.days.weather(d)
-    env = environment_for_day(facts.demand, t_max, precip, day_type)[np.ix_(rows, cols)]
+    env = facts.demand.environment(t_max, precip, day_type)[np.ix_(rows, cols)]
     ratio = prices / facts.ref_fen[cols]
-    return expected_demand(facts.demand, qb, ratio, env, s.xi[rows, d - 1], rows, cols)
+    return facts.demand.expected(qb, ratio, env, s.xi[rows, d - 1], rows, cols)
 
 
 def _take_sold_units(

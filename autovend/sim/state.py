@@ -13,7 +13,6 @@ import numpy.typing as npt
 
 from autovend.errors import EpisodeOver
 from autovend.sim import inventory as inv
-from autovend.sim.demand import shocks
 from autovend.sim.facts import IntArray, WorldFacts
 from autovend.sim.hidden import HiddenLog
 from autovend.sim.results import COST_KINDS, DayReport, DayStart
@@ -69,7 +68,7 @@ def initial_state(facts: WorldFacts, seed: int) -> SimState:
         day=1,
         done=False,
         cash_fen=facts.start_cash_fen,
-        xi=shocks(seed, M, facts.horizon_days, world.shock_sigma, world.shock_rho),
+        xi=world.demand_model.shock_path(seed, facts.horizon_days),
         shelf_q=np.zeros((M, K), dtype=np.int64),
         shelf_n=np.zeros(M, dtype=np.int64),
         wh_q=np.zeros(K, dtype=np.int64),

@@ -19,9 +19,8 @@ import pandas as pd
 
 from autovend.calibration.choice import cell_factors
 from autovend.calibration.panel import Panel
-from autovend.demand import kernel
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
-from autovend.demand.shock import shock_multiplier
 from autovend.rng import stream
 
 
@@ -70,30 +69,26 @@ def window_shelves(
     )
 
 
-def expected_rates(
-    shelves: WindowShelves, b: np.ndarray, U: np.ndarray, settings: DemandSettings, capacity: np.ndarray
-) -> np.ndarray:
-    """Expected demand of each cell without shock, from the kernel on each machine-day's shelf.
+def expected_rates(shelves: WindowShelves, model: DemandModel) -> np.ndarray:
+    """Expected demand of each cell without shock, from the demand model on each machine-day's shelf.
 
-    b is (machines, products) in panel order, U and capacity are per machine. The shelf of a
-    machine-day is built densely over the products it holds, so the kernel's fill term sees the
-    recorded F (unknown quantities get the typical fill through an equivalent unit count).
+    The model's machines and products are the panel's. Each machine-day's shelf holds the products
+    of its cells (unknown depth: a full facing) at the recorded fill F (at least what they hold).
     """
     rates = np.zeros(len(shelves.m))
     key = shelves.m.astype(np.int64) * (shelves.n_days + 1) + shelves.d
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
+    phi = model.settings.phi
     for idx in np.split(order, bounds):
         m = int(shelves.m[idx[0]])
         q = shelves.q[idx]
-        q_eff = np.where(np.isfinite(q), q, settings.phi)  # unknown depth: full facing
-        # the kernel's F is sum(q)/capacity: pass the recorded fill as one extra, zero-attraction slot
-        filler = max(shelves.fill[idx[0]] * capacity[m] - q_eff.sum(), 0.0)
-        qq = np.concatenate([q_eff, [filler]])
-        bb = np.concatenate([b[m, shelves.k[idx]], [0.0]])
-        env = np.concatenate([shelves.env[idx], [1.0]])
-        w = kernel.attraction(bb, qq, capacity[m], eta=settings.eta, phi=settings.phi, env=env)
-        rates[idx] = kernel.product_rates(w, U[m])[:-1]
+        q_eff = np.where(np.isfinite(q), q, phi)  # unknown depth: full facing
+        cap = model.capacity[m]
+        fill = min(max(shelves.fill[idx[0]] * cap, q_eff.sum()) / cap, 1.0)  # the recorded F
+        rates[idx] = model.expected(
+            q_eff[None, :], env=shelves.env[idx][None, :], rows=[m], cols=shelves.k[idx], fill=[fill]
+        )[0]
     return rates
 
 
@@ -112,8 +107,7 @@ class ReplayResult:
 def replay(
     shelves: WindowShelves,
     rates: np.ndarray,
-    sigma: float,
-    rho: float,
+    shock_process: ShockProcess,
     *,
     seeds: int,
     seed: int,
@@ -138,12 +132,8 @@ def replay(
     g2_cells = g2[shelves.k]
     for s in range(seeds):
         rng = stream(seed, "replay", s)
-        if shock:
-            z = rng.standard_normal((len(machines), shelves.n_days + 5))
-            xi = shock_multiplier(z, sigma, rho)[m_pos, shelves.d]
-        else:
-            xi = 1.0
-        demand = kernel.sample_demand(rng, rates * xi)
+        xi = shock_process.draw(rng, len(machines), shelves.n_days)[m_pos, shelves.d] if shock else 1.0
+        demand = DemandModel.sample_poisson(rng, rates * xi)
         sales = np.minimum(demand, shelves.q)
         total += sales
         out_mw[s] = np.bincount(mw_idx, weights=sales, minlength=len(machines) * n_weeks).reshape(

@@ -33,6 +33,7 @@ from autovend.calibration.calibrate import CalibrationResult, calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
 from autovend.validation.config import ValidationConfig
@@ -230,27 +231,34 @@ def validate(
     skus = full.products["sku_id"].to_numpy()
     b = cal.base_attraction(list(cm.index)).reindex(index=ids, columns=skus).fillna(0.0).to_numpy()
     U = cm["U"].reindex(ids).fillna(0.0).to_numpy()
-    capacity = full.machines["capacity"].to_numpy(dtype=float)
-    sigma, rho = float(cal.scalars["sigma"]), float(cal.scalars["rho"])
+    model = DemandModel(
+        b=b,
+        U=U,
+        capacity=full.machines["capacity"].to_numpy(dtype=float),
+        site_types=tuple(full.machines["site_type"].astype(str)),
+        categories=tuple(full.products["category_l1"].astype(str)),
+        settings=settings,
+        shock=ShockProcess(sigma=float(cal.scalars["sigma"]), rho=float(cal.scalars["rho"])),
+    )
     shelves = window_shelves(full, settings, train_days, machines, float(cal.scalars["typical_fill"]))
-    rates = expected_rates(shelves, b, U, settings, capacity)
+    rates = expected_rates(shelves, model)
     g2_names = sorted(full.products["category_l2"].unique())
     g2 = pd.Series(np.arange(len(g2_names)), index=g2_names).reindex(full.products["category_l2"]).to_numpy()
     n_weeks = int(np.ceil(shelves.n_days / 7))
     common = {"seeds": config.seeds, "seed": config.seed, "g2": g2, "n_g2": len(g2_names)}
-    full_rep = replay(shelves, rates, sigma, rho, **common)
+    full_rep = replay(shelves, rates, model.shock, **common)
     scores = _scores(shelves, full_rep, g2, len(g2_names), n_weeks)
 
     # ablations
-    no_shock = _scores(shelves, replay(shelves, rates, sigma, rho, shock=False, **common), g2, len(g2_names), n_weeks)
+    no_shock = _scores(shelves, replay(shelves, rates, model.shock, shock=False, **common), g2, len(g2_names), n_weeks)
     pop = cal.popularity.set_index("sku_id")
     uniform_b = b / np.where(pop["omega"].reindex(skus).to_numpy() > 0, pop["omega"].reindex(skus).to_numpy(), 1.0)
-    rates_uni = expected_rates(shelves, uniform_b, U, settings, capacity)
+    rates_uni = expected_rates(shelves, model.with_b(uniform_b))
     key = shelves.m.astype(np.int64) * (shelves.n_days + 1) + shelves.d
     tot = pd.Series(rates).groupby(key).transform("sum").to_numpy()
     tot_uni = pd.Series(rates_uni).groupby(key).transform("sum").to_numpy()
     rates_uni = rates_uni * np.where(tot_uni > 0, tot / np.where(tot_uni > 0, tot_uni, 1.0), 0.0)
-    uniform = _scores(shelves, replay(shelves, rates_uni, sigma, rho, **common), g2, len(g2_names), n_weeks)
+    uniform = _scores(shelves, replay(shelves, rates_uni, model.shock, **common), g2, len(g2_names), n_weeks)
 
     # references on the same machine-weeks
     md = full.machine_days

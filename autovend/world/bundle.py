@@ -57,6 +57,7 @@ from autovend.canonical import (
 )
 from autovend.data.calendar import CALENDAR_COLUMNS
 from autovend.data.weather import WEATHER_COLUMNS
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, NonFiniteError
 from autovend.io import OutputKind, check_output_dir, output_dir
@@ -109,12 +110,12 @@ def _sha256(data: bytes) -> str:
 
 
 def _long_attraction(world: World) -> pd.DataFrame:
-    M, K = world.base_attraction.shape
+    M, K = world.demand_model.b.shape
     return pd.DataFrame(
         {
             "device_id": np.repeat(world.machines["device_id"].astype(str).to_numpy(), K),
             "sku_id": np.tile(world.catalog["sku_id"].astype(str).to_numpy(), M),
-            "b": world.base_attraction.reshape(-1),
+            "b": world.demand_model.b.reshape(-1),
         }
     )
 
@@ -127,10 +128,17 @@ def settings_payload(world: World) -> dict[str, Any]:
         "horizon_days": world.horizon_days,
         "timezone": world.timezone,
         "country": world.country,
-        "shock": {"sigma": world.shock_sigma, "rho": world.shock_rho},
-        "demand": world.demand.model_dump(mode="json"),
+        "shock": {"sigma": world.demand_model.shock.sigma, "rho": world.demand_model.shock.rho},
+        "demand": world.demand_model.settings.model_dump(mode="json"),
         "economics": world.economics.model_dump(mode="json"),
     }
+
+
+def _machines_table(world: World) -> pd.DataFrame:
+    """The devices with their no-purchase weight U after the capacity (the file's column order)."""
+    table = world.machines.reset_index(drop=True).drop(columns=["U"], errors="ignore")
+    table.insert(table.columns.get_loc("capacity") + 1, "U", world.demand_model.U)
+    return table
 
 
 def bundle_tables(world: World) -> dict[str, pd.DataFrame]:
@@ -140,7 +148,7 @@ def bundle_tables(world: World) -> dict[str, pd.DataFrame]:
         "calendar.parquet": dated(world.calendar[CALENDAR_COLUMNS]),
         "catalog.parquet": world.catalog.reset_index(drop=True),
         "forecast.parquet": dated(world.forecast[FORECAST_COLUMNS]),
-        "machines.parquet": world.machines.reset_index(drop=True),
+        "machines.parquet": _machines_table(world),
         "weather.parquet": dated(world.weather[WEATHER_COLUMNS]),
     }
 
@@ -376,7 +384,7 @@ def load_world(path: str | Path) -> World:
         demand = DemandSettings.model_validate(settings["demand"])
         economics = Economics.model_validate(settings["economics"])
         start = dt.date.fromisoformat(settings["start_date"])
-        sigma, rho = float(settings["shock"]["sigma"]), float(settings["shock"]["rho"])
+        shock = ShockProcess(sigma=float(settings["shock"]["sigma"]), rho=float(settings["shock"]["rho"]))
         timezone, country = str(settings["timezone"]), str(settings["country"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
@@ -385,14 +393,20 @@ def load_world(path: str | Path) -> World:
     long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"])
     b = _attraction_matrix(long, machines, catalog, folder / "base_attraction.parquet")
     try:
+        model = DemandModel(
+            b=b,
+            U=machines["U"].to_numpy(dtype=float),
+            capacity=machines["capacity"].to_numpy(dtype=float),
+            site_types=tuple(machines["site_type"].astype(str)),
+            categories=tuple(catalog["category_l1"].astype(str)),
+            settings=demand,
+            shock=shock,
+        )
         return World(
             name=str(manifest["name"]),
-            machines=machines,
+            machines=machines.drop(columns=["U"]),
             catalog=catalog,
-            base_attraction=b,
-            demand=demand,
-            shock_sigma=sigma,
-            shock_rho=rho,
+            demand_model=model,
             start_date=start,
             weather=dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS)),
             forecast=dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS)),

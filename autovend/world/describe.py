@@ -25,7 +25,7 @@ def horizon_holidays(world: World) -> pd.DataFrame:
 
 def summarize(world: World, manifest: dict[str, Any]) -> dict[str, Any]:
     """Plain-Python summary of a loaded bundle for `autovend world info` (sections of label -> value)."""
-    m, c = world.machines, world.catalog
+    m, c, dm = world.machines, world.catalog, world.demand_model
     end = world.date_of(world.horizon_days)
     wx = world.weather
     wx_dates = pd.to_datetime(wx["date"]).dt.date
@@ -91,13 +91,13 @@ def summarize(world: World, manifest: dict[str, Any]) -> dict[str, Any]:
             for r in hol.itertuples(index=False)
         ],
         "demand": {
-            "eta": world.demand.eta,
-            "phi": world.demand.phi,
-            "elasticity": {s: world.demand.elasticity[s] for s in dict.fromkeys(m["site_type"].astype(str))},
-            "sigma": world.shock_sigma,
-            "rho": world.shock_rho,
-            "b_total": float(world.base_attraction.sum()),
-            "U_range": (float(m["U"].min()), float(m["U"].max())),
+            "eta": dm.settings.eta,
+            "phi": dm.settings.phi,
+            "elasticity": {s: dm.settings.elasticity[s] for s in dict.fromkeys(m["site_type"].astype(str))},
+            "sigma": dm.shock.sigma,
+            "rho": dm.shock.rho,
+            "b_total": float(dm.b.sum()),
+            "U_range": (float(dm.U.min()), float(dm.U.max())),
         },
         "economics": world.economics.model_dump(mode="json"),
     }

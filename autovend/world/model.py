@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from autovend.demand.settings import DemandSettings
+from autovend.demand.model import DemandModel
 
 BUNDLE_SCHEMA_VERSION = 2  # bump when a bundle file or field changes meaning; loaders refuse newer bundles
-MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity", "U"]
+MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity"]
 CATALOG_COLUMNS = [
     "sku_id",
     "name",
@@ -56,11 +56,13 @@ class Economics(BaseModel):
 
 @dataclass(frozen=True, eq=False)
 class World:
-    """A frozen world: network, catalog, demand parameters, weather, calendar and operating rules.
+    """A frozen world: the scenario (network, catalog, economics, weather, calendar) and its demand model.
 
-    machines: one row per device (MACHINE_COLUMNS), in device order; `U` is the no-purchase weight U_m.
+    machines: one row per device (MACHINE_COLUMNS, plus descriptive columns such as the source machine),
+    in device order; the demand parameters live in `demand_model` only (b, U, elasticities, shock).
     catalog: one row per product (CATALOG_COLUMNS), in product order.
-    base_attraction: b_{m,k}, shape (machines, products).
+    demand_model: eq. (2)-(4) for these devices and products (its capacities and site types are the
+    machines', its categories the catalog's category_l1; checked).
     weather: settlement weather (date, t_max_c, precip_mm) for every horizon day (and a week beyond).
     forecast: (issue_date, target_date, lead, t_max_c, precip_mm), leads 0..7, lead 0 = settlement.
     calendar: (date, is_workday, holiday_name, day_type) from the start to at least 400 days past the end.
@@ -70,10 +72,7 @@ class World:
     name: str
     machines: pd.DataFrame
     catalog: pd.DataFrame
-    base_attraction: npt.NDArray[np.float64]
-    demand: DemandSettings
-    shock_sigma: float
-    shock_rho: float
+    demand_model: DemandModel
     start_date: dt.date
     weather: pd.DataFrame
     forecast: pd.DataFrame
@@ -90,9 +89,37 @@ class World:
         missing = [c for c in CATALOG_COLUMNS if c not in self.catalog]
         if missing:
             raise ValueError(f"world.catalog lacks columns {missing}")
+        dm = self.demand_model
         shape = (len(self.machines), len(self.catalog))
-        if self.base_attraction.shape != shape:
-            raise ValueError(f"base_attraction has shape {self.base_attraction.shape}, expected {shape}")
+        if (dm.n_machines, dm.n_products) != shape:
+            raise ValueError(f"the demand model is {dm.n_machines} x {dm.n_products}, the world {shape}")
+        if list(dm.site_types) != self.machines["site_type"].astype(str).tolist():
+            raise ValueError("the demand model's site types are not the machines'")
+        if list(dm.categories) != self.catalog["category_l1"].astype(str).tolist():
+            raise ValueError("the demand model's categories are not the catalog's category_l1")
+        if not np.array_equal(dm.capacity, self.machines["capacity"].to_numpy(dtype=float)):
+            raise ValueError("the demand model's capacities are not the machines'")
+
+    def replace(self, **changes: object) -> World:
+        """A copy with `changes` to its fields, the demand model following new machines or a new catalog.
+
+        New machines or catalog carry their capacities, site types and categories into the demand model;
+        b and U stay, as do the settings and the shock.
+        """
+        machines = changes.get("machines", self.machines)
+        catalog = changes.get("catalog", self.catalog)
+        if "demand_model" not in changes and ("machines" in changes or "catalog" in changes):
+            dm = self.demand_model
+            changes["demand_model"] = DemandModel(
+                b=dm.b,
+                U=dm.U,
+                capacity=machines["capacity"].to_numpy(dtype=float),  # type: ignore[union-attr]
+                site_types=tuple(machines["site_type"].astype(str)),  # type: ignore[union-attr]
+                categories=tuple(catalog["category_l1"].astype(str)),  # type: ignore[union-attr]
+                settings=dm.settings,
+                shock=dm.shock,
+            )
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     @property
     def n_machines(self) -> int:

@@ -12,6 +12,7 @@ import pandas as pd
 from autovend.data.calendar import build_calendar
 from autovend.data.weather import daily_weather, forecast_weather
 from autovend.demand.kernel import reference_shelf
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.demand.shock import sigma_from_r
 from autovend.rng import stream
@@ -113,35 +114,52 @@ def toy_attraction(
     return b, u * R
 
 
+DEMAND_OVERRIDES = ("base_attraction", "U", "demand", "shock_sigma", "shock_rho")  # parts of the demand model
+
+
 def toy_world(n_machines: int = 3, n_products: int = 12, seed: int = 0, **overrides: Any) -> World:
-    """A small valid world from `seed`: machines, catalog, demand parameters, weather and calendar.
+    """A small valid world from `seed`: machines, catalog, demand model, weather and calendar.
 
     Starts on 2025-01-01 in Shanghai; weather and forecasts are seeded draws from Shanghai's normals;
     the calendar is China's (built with the `holidays` library) to 400 days past the horizon.
-    `overrides` replace any `World` field (e.g. `economics=Economics(horizon_days=30)`,
-    `name="x"`); a changed horizon or start date sizes the weather and calendar accordingly.
+    `overrides` replace any `World` field (e.g. `economics=Economics(horizon_days=30)`, `name="x"`) or a
+    part of the demand model (DEMAND_OVERRIDES: `base_attraction` b, `U`, `demand` settings,
+    `shock_sigma`, `shock_rho`); the demand model is built from the (overridden) machines and catalog
+    unless `demand_model` itself is given. A changed horizon or start date sizes the weather and
+    calendar accordingly.
     """
-    unknown = set(overrides) - {f.name for f in dataclasses.fields(World)}
+    unknown = set(overrides) - {f.name for f in dataclasses.fields(World)} - set(DEMAND_OVERRIDES)
     if unknown:
         raise TypeError(f"toy_world got unknown World fields {sorted(unknown)}")
     rng = stream(seed, "toy_world", n_machines, n_products)
     economics: Economics = overrides.get("economics", Economics())
-    demand: DemandSettings = overrides.get("demand", DemandSettings())
+    demand: DemandSettings = overrides.pop("demand", DemandSettings())
     start: dt.date = overrides.get("start_date", TOY_START)
     horizon = economics.horizon_days
-    machines = toy_machines(n_machines, rng)
-    catalog = toy_catalog(n_products, rng)
-    b, U = toy_attraction(machines, catalog, demand.phi, rng)
-    machines["U"] = U
+    toy_m, toy_c = toy_machines(n_machines, rng), toy_catalog(n_products, rng)
+    b, U = toy_attraction(toy_m, toy_c, demand.phi, rng)
+    machines = overrides.pop("machines", toy_m)
+    catalog = overrides.pop("catalog", toy_c)
+    b = np.asarray(overrides.pop("base_attraction", b), dtype=float)
+    U = np.asarray(overrides.pop("U", machines["U"] if "U" in machines.columns else U), dtype=float)
+    model = DemandModel(
+        b=b,
+        U=U,
+        capacity=machines["capacity"].to_numpy(dtype=float),
+        site_types=tuple(machines["site_type"].astype(str)),
+        categories=tuple(catalog["category_l1"].astype(str)),
+        settings=demand,
+        shock=ShockProcess(
+            sigma=float(overrides.pop("shock_sigma", sigma_from_r(R_DISPERSION))),
+            rho=float(overrides.pop("shock_rho", RHO)),
+        ),
+    )
     weather = daily_weather(start, start + dt.timedelta(days=horizon - 1 + 7), seed)  # a week past the last day
     fields: dict[str, Any] = {
         "name": f"toy-{n_machines}x{n_products}-s{seed}",
-        "machines": machines,
+        "machines": machines.drop(columns=["U"], errors="ignore"),
         "catalog": catalog,
-        "base_attraction": b,
-        "demand": demand,
-        "shock_sigma": sigma_from_r(R_DISPERSION),
-        "shock_rho": RHO,
+        "demand_model": model,
         "start_date": start,
         "weather": weather,
         "forecast": forecast_weather(weather, seed),

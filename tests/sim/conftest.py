@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -29,7 +27,7 @@ def with_shelf_lives(world: World, lives: list[int]) -> World:
     """The same world with other shelf lives (cycled over the catalog)."""
     cat = world.catalog.copy()
     cat["shelf_life_days"] = [lives[i % len(lives)] for i in range(len(cat))]
-    return dataclasses.replace(world, catalog=cat, name=world.name + "-lives")
+    return world.replace(catalog=cat, name=world.name + "-lives")
 
 
 @pytest.fixture(scope="session")

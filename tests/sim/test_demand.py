@@ -53,7 +53,7 @@ def kernel_rates(world, seed: int, xi_on: bool, prices: dict[str, float] | None 
     day_type = world.calendar.set_index(world.calendar["date"].dt.date).loc[date, "day_type"]
     site = world.machines["site_type"].iloc[0]
     env = environment_multiplier(
-        world.demand.environment,
+        world.demand_model.settings.environment,
         [site],
         world.catalog["category_l1"],
         wx["t_max_c"],
@@ -61,20 +61,20 @@ def kernel_rates(world, seed: int, xi_on: bool, prices: dict[str, float] | None 
         day_type,
     )[0]
     w = attraction(
-        world.base_attraction[0],
+        world.demand_model.b[0],
         q,
         world.machines["capacity"].iloc[0],
-        eta=world.demand.eta,
-        phi=world.demand.phi,
+        eta=world.demand_model.settings.eta,
+        phi=world.demand_model.settings.phi,
         price_ratio=ratio,
-        elasticity=world.demand.elasticity[site],
+        elasticity=world.demand_model.settings.elasticity[site],
         env=env,
     )
     xi = 1.0
     if xi_on:
         z = stream(seed, "shock").standard_normal((world.n_machines, world.horizon_days + 5))
-        xi = shock_multiplier(z, world.shock_sigma, world.shock_rho)[0, DAY - 1]
-    return product_rates(w, world.machines["U"].iloc[0], xi)
+        xi = shock_multiplier(z, world.demand_model.shock.sigma, world.demand_model.shock.rho)[0, DAY - 1]
+    return product_rates(w, world.demand_model.U[0], xi)
 
 
 @pytest.mark.parametrize(

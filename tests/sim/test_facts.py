@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from autovend.errors import BundleError
@@ -41,7 +39,7 @@ def test_every_problem_of_a_broken_world_is_named_at_once(world):
     catalog.loc[1, "unit_cost"] = -1.0
     machines = world.machines.copy()
     machines.loc[1, "capacity"] = 0
-    broken = dataclasses.replace(world, catalog=catalog, machines=machines, weather=world.weather.iloc[:10])
+    broken = world.replace(catalog=catalog, machines=machines, weather=world.weather.iloc[:10])
     with pytest.raises(BundleError) as err:
         WorldFacts.from_world(broken)
     message = str(err.value)

@@ -6,7 +6,6 @@ end of the episode all happen within a few simulated days. Items mix valid and b
 
 from __future__ import annotations
 
-import dataclasses
 from decimal import Decimal
 from functools import cache
 
@@ -31,7 +30,7 @@ def small_world() -> World:
     cat["shelf_life_days"] = [2, 4, 7, 2, 4, 7]
     machines = w.machines.copy()
     machines["capacity"] = CAPACITY
-    return dataclasses.replace(w, catalog=cat, machines=machines, name="invariants")
+    return w.replace(catalog=cat, machines=machines, name="invariants")
 
 
 WORLD = small_world()

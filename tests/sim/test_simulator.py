@@ -56,9 +56,8 @@ def test_reset_starts_over(world):
 
 
 def test_world_without_weather_is_refused(world):
-    import dataclasses
 
-    broken = dataclasses.replace(world, weather=world.weather.iloc[:10])
+    broken = world.replace(weather=world.weather.iloc[:10])
     with pytest.raises(BundleError, match="settlement weather lacks"):
         Simulator(broken)
 
@@ -227,9 +226,8 @@ def test_restock_respects_capacity_and_reports_room():
     world = toy_world(2, 4, seed=0, economics=Economics(horizon_days=20))
     machines = world.machines.copy()
     machines["capacity"] = [10, 200]
-    import dataclasses
 
-    sim = Simulator(dataclasses.replace(world, machines=machines), seed=0)
+    sim = Simulator(world.replace(machines=machines), seed=0)
     sim.place_order([{"sku_id": "SKU0001", "qty": 30}, {"sku_id": "SKU0002", "qty": 30}])
     advance_to(sim, 9)
     res = sim.restock(

@@ -21,6 +21,7 @@ from autovend.data.load import load_source
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.generate import synthesize, write_source
 from autovend.demand import kernel
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.png import png_chunks
 from autovend.validation.config import ValidationConfig
@@ -76,7 +77,16 @@ def test_replay_rates_are_the_kernel_on_the_recorded_shelf(synthetic_source, syn
     b = cal.base_attraction(list(cal.machines["machine_id"])).reindex(index=ids, columns=skus).fillna(0).to_numpy()
     U = cal.machines.set_index("machine_id")["U"].reindex(ids).fillna(0).to_numpy()
     cap = panel.machines["capacity"].to_numpy(float)
-    rates = expected_rates(sh, b, U, settings, cap)
+    model = DemandModel(
+        b=b,
+        U=U,
+        capacity=cap,
+        site_types=tuple(panel.machines["site_type"].astype(str)),
+        categories=tuple(panel.products["category_l1"].astype(str)),
+        settings=settings,
+        shock=ShockProcess(sigma=0.5, rho=0.2),
+    )
+    rates = expected_rates(sh, model)
     day = sh.d == 3
     q = np.zeros(panel.n_products)
     q[sh.k[day]] = sh.q[day]

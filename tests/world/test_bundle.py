@@ -15,6 +15,7 @@ from autovend.calibration.calibrate import CalibrationResult
 from autovend.canonical import parquet_bytes, round_array
 from autovend.cli import app
 from autovend.data.hashing import source_hash
+from autovend.demand.model import DemandModel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, ExportError, OutputExistsError
 from autovend.export.build import export_world
@@ -183,6 +184,8 @@ def assert_worlds_equal(a: World, b: World) -> None:
             pd.testing.assert_frame_equal(x, y, check_exact=True)
         elif isinstance(x, np.ndarray):
             np.testing.assert_array_equal(x, y)
+        elif isinstance(x, DemandModel):
+            assert x.equals(y), f.name
         else:
             assert x == y, f.name
 
@@ -213,20 +216,20 @@ def test_bundle_holds_the_calibrated_numbers(small):
     assert (w.machines["capacity"] == 200).all()  # even where the source machine held 150
     src_ids = w.machines["source_machine_id"].tolist()
     b = cal.base_attraction(src_ids).to_numpy()
-    np.testing.assert_array_equal(w.base_attraction, round_array(b))  # canonical: 6 significant digits
-    np.testing.assert_allclose(w.base_attraction, b, rtol=5e-6)
+    np.testing.assert_array_equal(w.demand_model.b, round_array(b))  # canonical: 6 significant digits
+    np.testing.assert_allclose(w.demand_model.b, b, rtol=5e-6)
     # b = kappa * pi * gamma * omega, checked by hand for CN_WORKSITE_01 and S01 (water, drinks)
     k0 = cal.machines.set_index("machine_id").loc[src_ids[0], "kappa"]
-    assert w.base_attraction[0, 0] == pytest.approx(k0 * 1.0 * 1.5 * 2.0)
-    assert w.base_attraction[0, 7] == 0.0  # omega 0
+    assert w.demand_model.b[0, 0] == pytest.approx(k0 * 1.0 * 1.5 * 2.0)
+    assert w.demand_model.b[0, 7] == 0.0  # omega 0
     mach = cal.machines.set_index("machine_id").loc[src_ids]
-    np.testing.assert_array_equal(w.machines["U"], round_array(mach["U"].to_numpy()))
+    np.testing.assert_array_equal(w.demand_model.U, round_array(mach["U"].to_numpy()))
     np.testing.assert_array_equal(w.machines["kappa"], round_array(mach["kappa"].to_numpy()))
     # only preferred machines (the first three of each sub-location), each from its own sub-location
     assert all((int(m[1:]) - 1) % 4 != 3 for m in src_ids)
     assert (w.machines["source_location"] == w.machines["location"]).all()
-    assert (w.shock_sigma, w.shock_rho) == (0.55, 0.2)
-    assert w.demand == DemandSettings()
+    assert (w.demand_model.shock.sigma, w.demand_model.shock.rho) == (0.55, 0.2)
+    assert w.demand_model.settings == DemandSettings()
     assert w.catalog["sku_id"].tolist() == [p[0] for p in PRODUCTS]
     assert set(w.catalog["shelf_life_days"]) == {30, 90}
 
@@ -533,7 +536,7 @@ def test_real_export_matches_the_paper(real):
     assert margin[drinks].between(0.30 - 1e-9, 0.40 + 1e-9).all()
     assert margin[~drinks].between(0.50 - 1e-9, 0.60 + 1e-9).all()
     assert set(w.catalog["shelf_life_days"]) == {30, 90}
-    assert 0.4 < w.shock_sigma < 0.8 and 0.1 < w.shock_rho < 0.3
+    assert 0.4 < w.demand_model.shock.sigma < 0.8 and 0.1 < w.demand_model.shock.rho < 0.3
     size = sum(p.stat().st_size for p in out.iterdir())
     assert size < 2 * 1024 * 1024
 

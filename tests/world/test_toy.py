@@ -18,7 +18,7 @@ def test_default_toy_world_is_small_and_valid(small):
     assert (small.n_machines, small.n_products) == (3, 12)
     assert list(small.machines.columns) == MACHINE_COLUMNS
     assert list(small.catalog.columns) == CATALOG_COLUMNS
-    assert small.base_attraction.shape == (3, 12)
+    assert small.demand_model.b.shape == (3, 12)
     assert small.start_date == dt.date(2025, 1, 1)
     assert small.horizon_days == 180
     assert (small.machines["capacity"] == 200).all()
@@ -49,9 +49,9 @@ def test_weather_and_calendar_cover_the_horizon(small):
 def test_reference_shelf_sells_25_to_60_units_a_day(small):
     """U = u R, so the reference shelf at full fill sells u R / (1 + u) = the machine's target."""
     for m in range(small.n_machines):
-        q_ref, _ = reference_shelf(small.base_attraction[m], 200, small.demand.phi)
-        w = small.base_attraction[m] * np.minimum(1.0, q_ref / small.demand.phi)  # F = 1 by definition of R
-        units = product_rates(w, small.machines["U"].iloc[m]).sum()
+        q_ref, _ = reference_shelf(small.demand_model.b[m], 200, small.demand_model.settings.phi)
+        w = small.demand_model.b[m] * np.minimum(1.0, q_ref / small.demand_model.settings.phi)  # F = 1 by definition of R
+        units = product_rates(w, small.demand_model.U[m]).sum()
         assert 25.0 <= units <= 60.0
 
 
@@ -64,9 +64,9 @@ def test_twenty_machines_follow_the_paper_network():
 
 def test_seed_determines_the_world():
     a, b, c = toy_world(seed=5), toy_world(seed=5), toy_world(seed=6)
-    assert np.array_equal(a.base_attraction, b.base_attraction)
+    assert np.array_equal(a.demand_model.b, b.demand_model.b)
     assert a.catalog.equals(b.catalog) and a.weather.equals(b.weather)
-    assert not np.array_equal(a.base_attraction, c.base_attraction)
+    assert not np.array_equal(a.demand_model.b, c.demand_model.b)
 
 
 def test_overrides_replace_world_fields_and_size_the_tables():

@@ -18,10 +18,9 @@ import numpy as np
 import pandas as pd
 
 from autovend.data.synth.config import SynthConfig
-from autovend.demand import kernel
-from autovend.demand.environment import environment_multiplier
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
-from autovend.demand.shock import shock_multiplier, sigma_from_r
+from autovend.demand.shock import sigma_from_r
 from autovend.rng import stream
 
 PRICE_STEPS = np.array([0.8, 0.9, 1.1, 1.2, 1.3])
@@ -183,12 +182,20 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
     rng = stream(cfg.seed, "operator")
     demand_rng = stream(cfg.seed, "demand")
     st = _Machines(inp, rng)
-    sigma = sigma_from_r(cfg.truth.r)
-    xi = shock_multiplier(stream(cfg.seed, "shock").standard_normal((M, D + 5)), sigma, cfg.truth.rho)
     site_types = inp.machines["site_type"].to_numpy()
     cat_l1 = inp.catalog["category_l1"].to_numpy()
     kept_idx, oos_idx = st.kept_idx, st.oos_idx
-    elasticity = settings.elasticity_of(site_types)
+    # the drink/snack shelf's demand: the one demand model, as the simulator and the replay use it
+    model = DemandModel(
+        b=inp.b[:, kept_idx],
+        U=inp.U,
+        capacity=st.cap,
+        site_types=tuple(str(s) for s in site_types),
+        categories=tuple(str(c) for c in cat_l1[kept_idx]),
+        settings=settings,
+        shock=ShockProcess(sigma=sigma_from_r(cfg.truth.r), rho=cfg.truth.rho),
+    )
+    xi = model.shock.draw(stream(cfg.seed, "shock"), M, D)
     has_inv = inp.machines["has_inventory"].to_numpy()
     oos_omega = st.omega[oos_idx]
     day_mult_site = {
@@ -244,25 +251,13 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
                     count_parts.append(np.concatenate(rows))
 
         # ---- demand on the drink/snack shelf: the shared kernel ----
-        env = environment_multiplier(
-            settings.environment, site_types, cat_l1[kept_idx], t_max[d], precip[d], day_types[d]
-        )
+        env = model.environment(t_max[d], precip[d], day_types[d])
         qk = st.q[:, kept_idx]
-        bk = inp.b[:, kept_idx]
-        w_real = kernel.attraction(bk, qk, st.cap, eta=settings.eta, phi=settings.phi)
-        w = kernel.attraction(
-            bk,
-            qk,
-            st.cap,
-            eta=settings.eta,
-            phi=settings.phi,
-            price_ratio=st.price[:, kept_idx] / st.ref[kept_idx],
-            elasticity=elasticity,
-            env=env,
-        )
-        rates = kernel.product_rates(w, inp.U, xi[:, d])
-        demand = kernel.sample_demand(demand_rng, rates)
-        sold_k = kernel.sales_from_demand(demand, qk)
+        w_real = model.attraction(qk)
+        w = model.attraction(qk, st.price[:, kept_idx] / st.ref[kept_idx], env)
+        rates = model.expected(qk, st.price[:, kept_idx] / st.ref[kept_idx], env, xi[:, d])
+        demand = model.sample_poisson(demand_rng, rates)
+        sold_k = np.minimum(demand, qk).astype(np.int64)
 
         # ---- the out-of-scope compartment ----
         qo = st.q[:, oos_idx]
@@ -290,7 +285,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
         daily[:, d, 0] = xi[:, d]
         daily[:, d, 1] = w_real.sum(axis=1)
         daily[:, d, 2] = w.sum(axis=1)
-        daily[:, d, 3] = kernel.purchase_rate(w.sum(axis=1), inp.U, xi[:, d])
+        daily[:, d, 3] = model.purchase_rate(w, xi[:, d])
         daily[:, d, 4] = demand.sum(axis=1)
         daily[:, d, 5] = sold_k.sum(axis=1)
         daily[:, d, 6] = sold_o.sum(axis=1)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autovend.agents.baseline import BaselineAgent
-from autovend.agents.baseline import BaselineConfig
+from autovend.agents.baseline import BaselineAgent, BaselineConfig
 from autovend.runner import run_episode
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
