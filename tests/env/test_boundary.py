@@ -6,6 +6,8 @@ import functools
 import weakref
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from autovend.env import VendingEnv
@@ -53,9 +55,11 @@ def test_the_walker_finds_every_kind_of_leak(world):
         "a bound method's object": _Holder(Episode(sim, "", None, 2.0)).act,
         "a partial": functools.partial(print, sim),
         "a weak reference": weakref.ref(sim),
-        "a copy of b in a list": [world.base_attraction.copy()],
-        "the machines table (U)": {"t": world.machines},
-        "U as a plain array": (world.machines["U"].to_numpy().copy(),),
+        "a copy of b in a list": [world.demand_model.b.copy()],
+        "a table of U": {"t": pd.DataFrame({"device_id": world.machines["device_id"], "U": world.demand_model.U})},
+        "U as a plain array": (np.array(world.demand_model.U, copy=True),),
+        "the demand settings (kappa, ...)": _Holder(world.demand_model.settings),
+        "the shock process": [world.demand_model.shock],
     }
     for what, obj in leaks.items():
         assert find_privileged(obj, world), what

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.env.boundary import Sealed
 from autovend.env.episode import Episode
@@ -32,15 +33,15 @@ from autovend.tools.views import Views
 from autovend.world.model import World
 
 PRIVILEGED = (Simulator, World, HiddenLog, SimState, RecordStore, Episode, Sealed, ToolContext, Views, SqlSandbox)
-PRIVILEGED += (DemandSettings,)
+PRIVILEGED += (DemandModel, DemandSettings, ShockProcess)
 LEAVES = (str, bytes, bytearray, int, float, complex, bool, type(None), range, type, types.ModuleType)
 LEAVES += (np.generic, dt.date, dt.time, dt.timedelta, pathlib.PurePath)  # values whose attributes make new values
 
 
 def find_privileged(root: Any, world: World, max_objects: int = 200_000) -> list[str]:
     """Attribute paths from `root` to a privileged object or to an array holding b (base attraction) or U."""
-    b = np.asarray(world.base_attraction)
-    u = world.machines["U"].to_numpy(dtype=float)
+    b = np.asarray(world.demand_model.b)
+    u = np.asarray(world.demand_model.U, dtype=float)
     found: list[str] = []
     seen: set[int] = set()
     stack: list[tuple[Any, str]] = [(root, "root")]
@@ -59,8 +60,8 @@ def find_privileged(root: Any, world: World, max_objects: int = 200_000) -> list
                 found.append(f"{path}: an array holding the world's demand parameters")
             continue
         if isinstance(obj, (pd.DataFrame, pd.Series)):
-            if isinstance(obj, pd.DataFrame) and "U" in obj.columns:
-                found.append(f"{path}: a table with the no-purchase weights U")
+            if isinstance(obj, pd.DataFrame) and {"U", "b"} & set(map(str, obj.columns)):
+                found.append(f"{path}: a table with demand parameters (b or U)")
             stack.append((obj.to_numpy(), f"{path}.to_numpy()"))
             continue
         stack.extend(_children(obj, path))
