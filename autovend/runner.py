@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from autovend import __version__
+from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.sim.checkpoint import read_payload
@@ -182,7 +183,7 @@ def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, An
     """One checkpoint file, replaced atomically: session bytes, agent state and run facts (`meta`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        session_bytes = session.save(Path(tmp) / "session.ckpt").read_bytes()
+        session_bytes = episode_of(session).save(Path(tmp) / "session.ckpt").read_bytes()
         payload = {
             "format": CHECKPOINT_FORMAT,
             "version": CHECKPOINT_VERSION,
@@ -299,7 +300,8 @@ def run_episode(
 
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
-    folder, recorded in run.json so the run can be reloaded. evaluate: write metrics.json, report.md,
+    folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
+    folder as world.pkl, so any run can be reloaded and compared). evaluate: write metrics.json, report.md,
     report.html and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
     run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another agent,
     seed or world.
@@ -402,13 +404,14 @@ def run_episode(
 
 def _closing_balance(session: ToolSession) -> Any:
     """The balance at the close of the last settled day (before the next day's rent and fee)."""
-    reports = session.sim.reports
-    return reports[-1].balance if reports else session.sim.balance()
+    sim = episode_of(session).sim
+    reports = sim.reports
+    return reports[-1].balance if reports else sim.balance()
 
 
 def _settled(session: ToolSession) -> int:
     """Days settled so far."""
-    return len(session.sim.reports)
+    return episode_of(session).settled_days
 
 
 def _check_same_run(payload: dict[str, Any], world: World, agent: Agent, seed: int, path: Path) -> None:

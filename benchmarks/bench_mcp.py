@@ -26,6 +26,8 @@ from typing import Any
 
 import anyio
 
+from autovend.env.boundary import simulator_of
+
 ROOT = Path(__file__).resolve().parents[1]
 N_MACHINES, N_PRODUCTS = 20, 1372
 TARGET_RATIO = 1.5
@@ -47,7 +49,7 @@ def played_session(world: Any, days: int, seed: int = 1) -> Any:
     from autovend.tools.session import ToolSession
 
     session = ToolSession(world, seed=seed)
-    sim = session.sim
+    sim = simulator_of(session)
     policy = KeepStocked(
         assortment=rotating_assortment(sim, 40, 20),
         facing=5,
@@ -66,7 +68,7 @@ def serve(world_path: str | None, days: int) -> None:
 
     world = make_world(world_path)
     app = build_server(world, seed=1, extra_tools=[ExtraTool("ping", "Return {} at once.", lambda _: {})])
-    sim = app.session.sim
+    sim = simulator_of(app.session)
     from autovend.sim.scripted import KeepStocked, rotating_assortment
 
     KeepStocked(
@@ -130,7 +132,7 @@ async def client(world_path: str | None, days: int, calls: int, warmup: int) -> 
 def in_process(world_path: str | None, days: int, n: int = 400) -> dict[str, float]:
     """get_device_detail through `ToolSession.call`: warm (same state) and cold (after a state change)."""
     session = played_session(make_world(world_path), days)
-    devices = session.sim.device_ids
+    devices = simulator_of(session).device_ids
     warm, cold = [], []
     for i in range(n):
         dev = devices[i % len(devices)]
@@ -140,8 +142,8 @@ def in_process(world_path: str | None, days: int, n: int = 400) -> dict[str, flo
     for i in range(n // 4):
         dev = devices[i % len(devices)]
         # a price change writes a record: the next read rebuilds its snapshot
-        sku = session.sim.sku_ids[i % 7]
-        ref = session.sim.price_band(sku)[0] * 2  # the reference price
+        sku = simulator_of(session).sku_ids[i % 7]
+        ref = simulator_of(session).price_band(sku)[0] * 2  # the reference price
         new = round(ref * (1.1 if i % 2 else 0.9), 2)
         res = session.call("adjust_price", {"items": [{"device_id": dev, "sku_id": sku, "price": new}]})
         assert res.content["n_accepted"] == 1, res
@@ -190,7 +192,7 @@ def main() -> None:
 def test_device_detail_in_process(benchmark: Any) -> None:
     """pytest-benchmark: get_device_detail through ToolSession.call on a played world (warm)."""
     session = played_session(make_world(None), 30)
-    dev = session.sim.device_ids[3]
+    dev = simulator_of(session).device_ids[3]
     res = benchmark(session.call, "get_device_detail", {"device_id": dev, "window_days": 30})
     assert res.ok
 

@@ -219,6 +219,44 @@ def test_an_agent_must_end_its_day(world, tmp_path):
         run_episode(world, Idle(SMALL), seed=1, days=3, out_dir=tmp_path / "idle", checkpoint="off", evaluate=False)
 
 
+class Hold:
+    """A minimal custom agent: it ends every day without acting."""
+
+    name = "hold"
+
+    def start(self, session) -> None:
+        pass
+
+    def act_day(self, session) -> None:
+        session.call("end_day", {})
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        pass
+
+
+def test_a_run_without_world_path_can_be_reloaded_and_compared(world, tmp_path):
+    from autovend.evaluation import RunData
+    from autovend.evaluation.comparability import check_comparable
+
+    bundled = dataclasses.replace(world, world_hash="ab" * 32)  # stands for a world loaded from a bundle
+    runs = []
+    for seed in (1, 2):
+        out = tmp_path / f"hold-s{seed}"
+        run_episode(bundled, Hold(), seed=seed, days=3, out_dir=out, checkpoint="off", evaluate=False)
+        assert json.loads((out / "run.json").read_text())["world_path"] is None
+        runs.append(RunData.load(out))  # no world given: it comes from the folder's world.pkl
+    assert [r.world_hash for r in runs] == ["ab" * 32] * 2
+    assert [r.final_net_assets for r in runs] == [40_000 - 3 * 16.0] * 2  # 4 machines x 4 a day, nothing else
+    assert check_comparable(runs).comparable
+    # given its bundle folder, the run points there instead of copying the world
+    out = tmp_path / "with-path"
+    run_episode(bundled, Hold(), seed=1, days=1, out_dir=out, checkpoint="off", evaluate=False, world_path="w")
+    assert not (out / "world.pkl").exists()
+
+
 def test_progress_and_days(world, tmp_path):
     seen: list[DayProgress] = []
     summary = run_episode(

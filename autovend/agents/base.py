@@ -1,8 +1,12 @@
-"""The agent protocol every AutoVend operator follows, and the registry `autovend run --agent NAME` uses.
+"""The agent protocol every AutoVend operator follows, and the registry of named agents (`baseline`).
+
+`autovend run --agent` builds agents with `autovend.agents.plugins.load_agent`, which also takes
+`openai:MODEL` and plugins (`FILE.py:Class`, `package.module:Class`); docs/agents.md explains it all.
 
 An agent sees the world only through a `ToolSession`: the daily observation
-(`session.observation()`, the JSON an LLM gets in its daily prompt) and the 18 tools
-(`session.call(name, arguments)`). The runner drives it::
+(`session.observation()`, the JSON an LLM gets in its daily prompt), the published rules
+(`session.rules()`) and the 18 tools (`session.call(name, arguments)`); the session holds no
+simulator or world (`autovend.env.boundary`). The runner drives it::
 
     agent.start(session)              # once, on day 1 of a fresh run (before the first act_day)
     while not session.done:

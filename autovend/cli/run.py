@@ -36,10 +36,14 @@ def run_cmd(
     world: Path = typer.Option(
         Path("cn20"), "--world", help="World bundle: a folder, or the name of a shipped world (./worlds/NAME first)."
     ),
-    agent: str = typer.Option("baseline", "--agent", help="Agent: baseline, or openai:MODEL for a language model."),
+    agent: str = typer.Option(
+        "baseline",
+        "--agent",
+        help="Agent: baseline, openai:MODEL for a language model, or a plugin FILE.py:Class or package.module:Class.",
+    ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
-    out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent>-s<seed>."),
+    out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent name>-s<seed>."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its last checkpoint."),
     force: bool = typer.Option(False, "--force", help="Replace a finished or unfinished run in the folder."),
     agent_config: Path | None = typer.Option(None, "--agent-config", help="YAML settings of the agent."),
@@ -59,7 +63,7 @@ def run_cmd(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from autovend.agents.base import make_agent
+    from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
     from autovend.errors import ConfigError
     from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
@@ -72,23 +76,14 @@ def run_cmd(
     console = Console(highlight=False)
     world = resolve_world(world)
     w = load_world(world)
-    run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', agent)}-s{seed}"
-    if agent.startswith("openai:"):
-        from autovend.agents.llm import build_llm_agent
+    llm = None
+    if agent.startswith(LLM_PREFIX):
         from autovend.agents.llm.mcp_bridge import serve_command
 
         target = mcp_url or (serve_command(world, seed) if mcp else None)
-        ag = build_llm_agent(
-            agent,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            mcp=target,
-            config_path=agent_config,
-            prices_path=prices,
-            seed=seed,
-        )
-    else:
-        ag = make_agent(agent, seed, agent_config)
+        llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
+    ag = load_agent(agent, seed, agent_config, llm=llm)
+    run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', ag.name)}-s{seed}"
     total = days or w.horizon_days
     last: list[DayProgress] = []
     columns = (
@@ -100,7 +95,7 @@ def run_cmd(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"{agent} s{seed}", total=total, net="–", cash="–")
+        task = bar.add_task(f"{ag.name} s{seed}", total=total, net="–", cash="–")
 
         def on_day(p: DayProgress) -> None:
             last[:] = [p]
@@ -126,7 +121,7 @@ def run_cmd(
             again = [f"--world {world}", f"--agent {agent}", f"--seed {seed}", f"--out {run_dir}"]
             again += [f"--agent-config {agent_config}"] if agent_config else []
             again += [f"--base-url {base_url}"] if base_url else []
-            again += [f"--api-key-env {api_key_env}"] if agent.startswith("openai:") else []
+            again += [f"--api-key-env {api_key_env}"] if agent.startswith(LLM_PREFIX) else []
             again += ["--mcp"] if mcp else []
             again += [f"--mcp-url {mcp_url}"] if mcp_url else []
             again += [f"--prices {prices}"] if prices else []

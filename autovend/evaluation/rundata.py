@@ -10,7 +10,8 @@ A run folder holds (names in `RUN_FILES`):
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
 - `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
-- `world.pkl`: only for worlds built in memory (no bundle hash), so the run can be reloaded.
+- `world.pkl`: the world itself when run.json cannot point to its bundle (a world built in memory, or
+  no `world_path` given), so the run can always be reloaded and compared.
 - `metrics.json`, `report.md`, `report.html` and figures are written by `autovend.evaluation.report`.
 
 `save_run_data(session_or_sim, run_dir, meta=...)` writes the first five; `RunData.load(run_dir)` reads
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from autovend import __version__
+from autovend.env.boundary import simulator_of
 from autovend.errors import AutoVendError, RunFolderError
 from autovend.provenance import current_provenance
 from autovend.sim.hidden import HIDDEN_COLUMNS
@@ -42,6 +44,7 @@ from autovend.sim.records import RECORD_TABLES
 from autovend.world.model import World
 
 if TYPE_CHECKING:
+    from autovend.env import VendingEnv
     from autovend.evaluation.economics import ShelfEconomics
     from autovend.evaluation.shelves import ShelfPanel
     from autovend.sim import Simulator
@@ -200,18 +203,21 @@ def _write_sqlite(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def save_run_data(
-    source: ToolSession | Simulator,
+    source: ToolSession | VendingEnv | Simulator,
     run_dir: str | Path,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write run.json, records.sqlite, hidden.sqlite, daily.csv (and the trajectory) of a run to `run_dir`.
 
-    `source` is a `ToolSession` (its simulator, call counters and trajectory file are used) or a bare
-    `Simulator`. A session's trajectory is copied into the folder unless it is already written there.
-    `meta` adds the caller's facts to run.json (see `run_meta`). Safe to call after every day: each
-    file is replaced atomically. Returns the run folder.
+    `source` is a `ToolSession` or `VendingEnv` (its simulator, call counters and trajectory file are
+    used) or a bare `Simulator`. A session's trajectory is copied into the folder unless it is already
+    written there. `meta` adds the caller's facts to run.json (see `run_meta`); without a `world_path`
+    there (or for a world built in memory) the world is pickled into the folder. Safe to call after
+    every day: each file is replaced atomically. Returns the run folder.
     """
-    sim: Simulator = source.sim if hasattr(source, "sim") else source  # type: ignore[assignment]
+    from autovend.sim import Simulator
+
+    sim = source if isinstance(source, Simulator) else simulator_of(source)
     counters = getattr(source, "counters", None)
     out = Path(run_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -230,7 +236,7 @@ def save_run_data(
     daily = daily_frame(sim.records.frame("daily_summary"))
     with _atomic_path(out / DAILY_FILE) as tmp:
         daily.to_csv(tmp, index=False)
-    if not sim.world.world_hash:
+    if not sim.world.world_hash or not (meta or {}).get("world_path"):
         with _atomic_path(out / WORLD_PICKLE) as tmp, tmp.open("wb") as fh:
             pickle.dump(sim.world, fh, protocol=pickle.HIGHEST_PROTOCOL)
     info = run_meta(sim, meta, counters)
@@ -442,7 +448,7 @@ class RunData:
         """The run so far of a ToolSession, in memory (calls read from its trajectory file, if it has one)."""
         path = session.trajectory_path
         calls = read_calls(path) if path is not None else []
-        return cls.from_simulator(session.sim, meta, calls, session.counters)
+        return cls.from_simulator(simulator_of(session), meta, calls, session.counters)
 
     # ------------------------------------------------------------------ convenience
 

@@ -2,7 +2,7 @@
 
 Life cycle (gymnasium-like)::
 
-    sim = Simulator(world, seed=1)          # = reset(seed=1): day 1 has started
+    sim = Simulator(world, seed=1)          # = reset(seed=1): day 1 has started (world: a World or a bundle path)
     sim.place_order([{"sku_id": "SKU0001", "qty": 40}])
     report = sim.end_day()                  # demand, sales, fines, visits; day 2 starts
     ...                                     # after day `horizon` is ended, sim.done is True
@@ -22,6 +22,7 @@ written) -> the next day starts. Money is exact integer fen inside; accessors gi
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,12 @@ class Simulator:
     records: RecordStore
     hidden: HiddenLog
 
-    def __init__(self, world: World, *, seed: int = 0) -> None:
+    def __init__(self, world: World | str | os.PathLike[str], *, seed: int = 0) -> None:
+        """A run on `world` (a `World`, or the path of a world bundle folder) started at day 1 with `seed`."""
+        if not isinstance(world, World):
+            from autovend.world.bundle import as_world  # the bundle reader is only needed for paths
+
+            world = as_world(world)
         self._setup(world)
         self.reset(seed=seed)
 

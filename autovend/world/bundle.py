@@ -36,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +418,12 @@ def load_world(path: str | Path) -> World:
         )
     except ValueError as exc:
         raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc
+
+
+def as_world(world: World | str | os.PathLike[str]) -> World:
+    """`world` itself, or the world of the bundle folder at that path (`load_world`)."""
+    if isinstance(world, World):
+        return world
+    if isinstance(world, (str, os.PathLike)):
+        return load_world(world)
+    raise TypeError(f"expected a World or the path of a world bundle folder, got {type(world).__name__}")

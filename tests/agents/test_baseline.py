@@ -11,6 +11,7 @@ import pytest
 from autovend.agents.base import Agent, make_agent
 from autovend.agents.baseline import BaselineAgent, starter_assortment
 from autovend.agents.baseline.config import BaselineConfig
+from autovend.env.boundary import episode_of, simulator_of
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics, World
@@ -80,11 +81,11 @@ def test_a_toy_episode_is_clean(world, tmp_path):
     rejected = Counter(x["code"] for r in records for x in (r["result"].get("rejected") or []))
     assert rejected == Counter()
     assert sum(r["tool"] == "end_day" for r in records) == 30
-    summary = session.sim.records.frame("daily_summary")
+    summary = simulator_of(session).records.frame("daily_summary")
     assert summary["expired_fine"].sum() == 0
     assert summary["gross_profit"].sum() > 0
-    visits = session.sim.records.frame("shelf_events")
-    assert set(visits["day"]) <= {d for d in range(1, 31) if session.sim.day_info(d).is_workday}
+    visits = simulator_of(session).records.frame("shelf_events")
+    assert set(visits["day"]) <= {d for d in range(1, 31) if simulator_of(session).day_info(d).is_workday}
     session.close()
 
 
@@ -92,10 +93,10 @@ def test_same_seed_same_run_on_a_toy_world(world, tmp_path):
     a = run(world, seed=7, days=30, path=tmp_path / "a.jsonl")
     b = run(world, seed=7, days=30, path=tmp_path / "b.jsonl")
     assert calls_without_times(tmp_path / "a.jsonl") == calls_without_times(tmp_path / "b.jsonl")
-    assert a.sim.balance() == b.sim.balance()
-    assert a.sim.ledger().equals(b.sim.ledger())
+    assert simulator_of(a).balance() == simulator_of(b).balance()
+    assert simulator_of(a).ledger().equals(simulator_of(b).ledger())
     c = run(world, seed=8, days=30)
-    assert c.sim.balance() != a.sim.balance()  # the seed drives demand
+    assert simulator_of(c).balance() != simulator_of(a).balance()  # the seed drives demand
     for s in (a, b, c):
         s.close()
 
@@ -107,8 +108,8 @@ def test_same_seed_same_run_on_cn20(tmp_path):
     a = run(cn20, seed=1, days=10, path=tmp_path / "a.jsonl", config=BaselineConfig())
     b = run(cn20, seed=1, days=10, path=tmp_path / "b.jsonl", config=BaselineConfig())
     assert calls_without_times(tmp_path / "a.jsonl") == calls_without_times(tmp_path / "b.jsonl")
-    assert a.sim.balance() == b.sim.balance()
-    assert a.sim.net_assets == b.sim.net_assets
+    assert simulator_of(a).balance() == simulator_of(b).balance()
+    assert simulator_of(a).net_assets == simulator_of(b).net_assets
     for s in (a, b):
         s.close()
 
@@ -120,7 +121,7 @@ def test_state_dict_round_trip_continues_identically(world, tmp_path):
     agent.start(session)
     for _ in range(12):
         agent.act_day(session)
-    session.save(tmp_path / "s.ckpt")
+    episode_of(session).save(tmp_path / "s.ckpt")
     state = agent.state_dict()
     offset = (tmp_path / "full.jsonl").stat().st_size
     for _ in range(12):
@@ -133,7 +134,7 @@ def test_state_dict_round_trip_continues_identically(world, tmp_path):
     for _ in range(12):
         restored.act_day(copy)
     assert calls_without_times(tmp_path / "copy.jsonl") == rest
-    assert copy.sim.balance() == session.sim.balance()
+    assert simulator_of(copy).balance() == simulator_of(session).balance()
     session.close()
     copy.close()
 
@@ -164,11 +165,9 @@ class _Public:
 
 
 def test_the_baseline_sees_only_tools_observation_and_public_rules(world):
-    """Through a session exposing only call/observation/day/done and the world's public rules, it still runs."""
+    """Through a session exposing only call/observation/rules/day/done (no world, no simulator), it still runs."""
     session = ToolSession(world, seed=1)
-    public_world = _Public(world, {"economics", "n_machines", "n_products", "timezone", "country"})
-    facade = _Public(session, {"call", "observation", "day", "done"})
-    facade.__dict__["world"] = public_world
+    facade = _Public(session, {"call", "observation", "rules", "day", "done"})
     agent = BaselineAgent(SMALL, seed=1)
     agent.start(facade)  # type: ignore[arg-type]
     for _ in range(10):

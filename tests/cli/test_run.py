@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -144,3 +147,96 @@ def test_compare_with_force_shows_the_differences_and_the_world_hashes(two_world
     assert f"| {a.name} | baseline | 1 | 12 | aaaaaaaaaaaa |" in text
     assert f"| {b.name} | baseline | 2 | 12 | bbbbbbbbbbbb |" in text
     assert (out / "comparison.csv").read_text().splitlines()[1].split(",")[4] == "a" * 64
+
+
+# ------------------------------------------------------------------ plugin agents
+
+ROOT = Path(__file__).resolve().parents[2]
+
+DIARIST = '''
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Diary:
+    days: list = field(default_factory=list)
+
+
+class Diarist:
+    """Writes the days it has played; its state is a dataclass of this file (pickled in checkpoints)."""
+
+    name = "diarist"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.diary = Diary()
+
+    def start(self, session) -> None:
+        pass
+
+    def act_day(self, session) -> None:
+        if str(session.day) == os.environ.get("DIARIST_STOP_ON_DAY"):
+            raise KeyboardInterrupt  # stands for Ctrl-C in the middle of the day
+        self.diary.days.append(session.day)
+        session.call("write_memory", {"text": ",".join(map(str, self.diary.days))})
+        session.call("end_day", {})
+
+    def state_dict(self) -> dict:
+        return {"diary": self.diary}
+
+    def load_state(self, state: dict) -> None:
+        self.diary = state["diary"]
+'''
+
+
+def test_the_example_agent_runs_as_the_docs_say(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the command of docs/agents.md, from the repository: worlds/cn20 is the default world
+    out = tmp_path / "hold"
+    result = CliRunner().invoke(
+        app, ["run", "--agent", "examples/agents/hold.py:HoldAgent", "--days", "5", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "hold seed 1: 5 days, final net assets 39,600.00" in result.output  # 5 days of the fee of 80
+    meta = json.loads((out / "run.json").read_text())
+    assert (meta["agent"], meta["world_path"], meta["days"], meta["finished"]) == ("hold", "worlds/cn20", 5, True)
+    assert meta["tool_calls"]["by_tool"] == {"write_memory": 5, "end_day": 5}
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["net_assets"] == 39_600.0
+    assert (out / "report.md").exists() and (out / "report.html").exists()
+
+
+def test_plugin_runs_take_the_agent_name_and_compare(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default run folder is runs/<agent name>-s<seed> here
+    world = str(ROOT / "worlds" / "cn20")
+    spec = f"{ROOT / 'examples' / 'agents' / 'hold.py'}:HoldAgent"
+    for seed in ("1", "2"):
+        result = CliRunner().invoke(app, ["run", "--world", world, "--agent", spec, "--seed", seed, "--days", "3"])
+        assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["hold-s1", "hold-s2"]
+    out = tmp_path / "cmp"
+    result = _compare(tmp_path / "runs" / "hold-s1", tmp_path / "runs" / "hold-s2", "--out", out)
+    assert result.exit_code == 0, result.output
+    rows = (out / "comparison.csv").read_text().splitlines()
+    assert len(rows) == 3 and all(",hold," in r for r in rows[1:])
+
+
+def test_a_plugin_run_resumes_in_a_new_process(tmp_path):
+    plugin = tmp_path / "diarist.py"
+    plugin.write_text(DIARIST)
+    out = tmp_path / "run"
+    args = ["run", "--world", str(ROOT / "worlds" / "cn20"), "--agent", f"{plugin}:Diarist", "--days", "5"]
+    args += ["--out", str(out), "--checkpoint", "sync", "--no-report"]
+    stopped = CliRunner().invoke(app, args, env={"DIARIST_STOP_ON_DAY": "3"})
+    assert stopped.exit_code == 130 and "interrupted after day 2" in stopped.output
+    # the checkpoint holds the agent's Diary; a fresh interpreter loads the plugin under the same module name
+    autovend = Path(sys.executable).parent / "autovend"
+    done = subprocess.run([str(autovend), *args, "--resume"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["finished"] and meta["resumed_from_day"] == 2 and meta["agent"] == "diarist"
+    notes = [
+        c["arguments"]["text"]
+        for c in map(json.loads, (out / "trajectory.jsonl").read_text().splitlines()[1:])
+        if c["tool"] == "write_memory"
+    ]
+    assert notes == ["1", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5"]

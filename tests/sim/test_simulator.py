@@ -62,6 +62,23 @@ def test_world_without_weather_is_refused(world):
         Simulator(broken)
 
 
+def test_a_bundle_path_is_loaded(tmp_path):
+    from pathlib import Path
+
+    from autovend.world.bundle import load_world
+
+    bundle = Path(__file__).resolve().parents[2] / "worlds" / "cn20"
+    by_path = Simulator(str(bundle), seed=1)  # as the README shows: Simulator("worlds/cn20", seed=1)
+    by_world = Simulator(load_world(bundle), seed=1)
+    assert by_path.world.world_hash == by_world.world.world_hash != ""
+    assert by_path.n_machines == 20 and by_path.day == 1
+    assert by_path.cash == by_world.cash == 40_000 - 20 * 4  # day 1's fixed fee is charged
+    with pytest.raises(BundleError):
+        Simulator(tmp_path / "no-such-bundle")
+    with pytest.raises(TypeError, match="World or the path of a world bundle folder, got int"):
+        Simulator(20)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------- orders and arrivals
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from autovend.env.boundary import simulator_of
 from autovend.tools.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
@@ -56,7 +57,7 @@ def fail(session: ToolSession, name: str, args: Any = None) -> str:
 def stock_warehouse(session: ToolSession, units: dict[str, int]) -> None:
     """Order `units` today and end days until all arrived and the day is a workday."""
     ok(session, "place_order", {"items": [{"sku_id": s, "qty": q} for s, q in units.items()]})
-    sim = session.sim
+    sim = simulator_of(session)
     while True:
         have = sim.warehouse_units()
         if all(have[sim.sku_index(s)] >= q for s, q in units.items()) and sim.is_workday:

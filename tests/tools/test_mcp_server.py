@@ -8,6 +8,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
+from autovend.env.boundary import simulator_of
 from autovend.errors import BundleError
 from autovend.tools.mcp_server import HTTP_HOST, ExtraTool, build_server, load_world
 from autovend.tools.registry import TOOLS_BY_NAME
@@ -43,7 +44,7 @@ def test_bad_input_returns_error_results_and_the_server_lives(world, tmp_path):
         assert text and "Error executing tool" not in text
         assert name in text or "there is no tool" in text
     assert not after.is_error and json.loads(after.content[0].text)["day"] == 1
-    assert app.session.day == 1 and app.session.sim.cash == 40_000 - 12
+    assert app.session.day == 1 and simulator_of(app.session).cash == 40_000 - 12
     app.close()
 
 

@@ -23,6 +23,7 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from autovend.env.boundary import simulator_of
 from autovend.tools.registry import TOOLS_BY_NAME
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
@@ -191,7 +192,7 @@ def test_the_episode_matches_the_simulator(played):
     assert [s["day"] for s in settled] == list(range(1, DAYS + 1))
     assert sum(s["labor"] for s in settled) == 70.0  # two machines, one visit each
     assert all(s["daily_fee"] == 12.0 for s in settled)
-    sim = played["local"].sim
+    sim = simulator_of(played["local"])
     assert sim.done and settled[-1]["net_assets"] == sim.net_assets
     assert settled[-1]["cash"] == sim.cash
     sold = sum(s["units_sold"] for s in settled)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from autovend.env.boundary import simulator_of
 from autovend.tools.observation import DEVICE_COLUMNS, PNL_COLUMNS, render_json
 from autovend.tools.session import ToolSession
 
@@ -117,7 +118,7 @@ def played(world) -> ToolSession:
 
 def test_pnl_sums_the_settled_days(played):
     obs = played.observation()
-    reports = played.sim.reports
+    reports = simulator_of(played).reports
     assert len(reports) == played.day - 1
     for row, n in zip(obs["pnl"]["rows"], (1, 7, 30), strict=True):
         part = reports[-n:]
@@ -134,9 +135,9 @@ def test_pnl_sums_the_settled_days(played):
 
 def test_devices_block_against_the_simulator(played):
     obs = played.observation()
-    dev = played.sim.devices()
+    dev = simulator_of(played).devices()
     rows = obs["devices"]["rows"]
-    reports = played.sim.reports
+    reports = simulator_of(played).reports
     sold = np.array([r.machine_table["units_sold"] for r in reports[-7:]])
     for m, row in enumerate(rows):
         assert row[0] == dev["device_id"][m] and row[1] == dev["location"][m] and row[2] == 200
@@ -148,13 +149,15 @@ def test_devices_block_against_the_simulator(played):
     assert [r[10] for r in rows] == [since, since, None]
     # empty slots: products sold at the machine in the last 7 days that have no unit there now
     last = played.day - 1
-    sold_recent = played.sim.records.connection.execute(
-        "SELECT DISTINCT device_id, sku_id FROM daily_sales WHERE day > ?", (last - 7,)
-    ).fetchall()
-    shelf = played.sim.shelf_units()
+    sold_recent = (
+        simulator_of(played)
+        .records.connection.execute("SELECT DISTINCT device_id, sku_id FROM daily_sales WHERE day > ?", (last - 7,))
+        .fetchall()
+    )
+    shelf = simulator_of(played).shelf_units()
     expect = [
-        sum(1 for d, k in sold_recent if d == device and shelf[m, played.sim.sku_index(k)] == 0)
-        for m, device in enumerate(played.sim.device_ids)
+        sum(1 for d, k in sold_recent if d == device and shelf[m, simulator_of(played).sku_index(k)] == 0)
+        for m, device in enumerate(simulator_of(played).device_ids)
     ]
     assert [r[5] for r in rows] == expect
     assert expect[0] >= 1  # the two units of SKU0003 sold out
@@ -162,7 +165,7 @@ def test_devices_block_against_the_simulator(played):
 
 def test_warehouse_and_in_transit_blocks(played):
     obs = played.observation()
-    wh = played.sim.warehouse()
+    wh = simulator_of(played).warehouse()
     assert obs["warehouse"] == {
         "units": int(wh["units"].sum()),
         "n_skus": len(wh),
@@ -174,13 +177,13 @@ def test_warehouse_and_in_transit_blocks(played):
     tr = obs["in_transit"]
     assert (tr["orders"], tr["units"]) == (30, 60)
     eta = played.day + 3
-    date = played.world.date_of(eta).isoformat()
+    date = simulator_of(played).world.date_of(eta).isoformat()
     assert tr["arrivals"] == [{"day": eta, "date": date, "orders": 30, "units": 60}]
     assert tr["delayed"] == []
-    assert tr["value_at_cost"] == round(float(played.sim.in_transit()["value_at_cost"].sum()), 2)
+    assert tr["value_at_cost"] == round(float(simulator_of(played).in_transit()["value_at_cost"].sum()), 2)
     end_days(played, 4)  # the promised day has passed: what has not arrived is delayed
     later = played.observation()["in_transit"]
-    pending = played.sim.in_transit()
+    pending = simulator_of(played).in_transit()
     assert [d["order_id"] for d in later["delayed"]] == list(pending.loc[pending["delayed"], "order_id"])
     assert len(later["delayed"]) >= 1 and later["arrivals"] == []
     assert all(d["promised_day"] == eta and d["days_late"] == 1 for d in later["delayed"])
@@ -210,7 +213,7 @@ def test_render_json_round_trips(played):
     assert '  "rows": [\n   ["yesterday", 1,' in text  # one table row per line
     prompt = played.daily_prompt()
     first, _, rest = prompt.partition("\n\n")
-    info = played.sim.today
+    info = simulator_of(played).today
     assert first == f"Day {played.day} of 40 — {info.weekday}, {info.date.isoformat()}."
     assert played.day == played.visit_day + 9
     body, _, closing = rest.rpartition("\n\n")

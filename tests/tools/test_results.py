@@ -16,7 +16,8 @@ from jsonschema import Draft202012Validator
 
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.results import EndDayResult, GetWeatherResult, PlaceOrderResult
-from autovend.tools.session import ToolResult, ToolSession, _typed
+from autovend.env.episode import _typed
+from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
 

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from autovend.env.boundary import episode_of, simulator_of
 from autovend.tools.registry import TOOLS
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
@@ -16,7 +17,7 @@ D0, D1 = "CN_WORKSITE_01", "CN_CAMPUS_01"
 
 
 def _orders(session: ToolSession) -> int:
-    return session.sim.records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
+    return simulator_of(session).records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0]
 
 
 # ----------------------------------------------------------------------------------- malformed batches
@@ -48,7 +49,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("args,message", MALFORMED)
 def test_malformed_batch_is_rejected_whole(session, args, message):
-    cash = session.sim.cash
+    cash = simulator_of(session).cash
     # a valid item first: it must not be carried out either
     if isinstance(args.get("items"), list) and args["items"] and len(args["items"]) <= 100:
         args = {**args, "items": [GOOD, *args["items"]]}
@@ -56,7 +57,7 @@ def test_malformed_batch_is_rejected_whole(session, args, message):
     error = fail(session, "place_order", args)
     assert message in error
     assert "whole batch was rejected and nothing was carried out" in error
-    assert session.sim.cash == cash
+    assert simulator_of(session).cash == cash
     assert _orders(session) == 0
 
 
@@ -90,11 +91,11 @@ def test_malformed_batch_is_rejected_whole(session, args, message):
 )
 def test_malformed_items_of_every_mutation_tool(session, tool, item, message):
     stock_warehouse(session, {"SKU0001": 10})
-    before = session.sim.records.connection.total_changes
+    before = simulator_of(session).records.connection.total_changes
     error = fail(session, tool, {"items": [item]})
     assert f"items[0].{message}" in error
-    assert session.sim.records.connection.total_changes == before
-    assert session.sim.visits_today() == {}
+    assert simulator_of(session).records.connection.total_changes == before
+    assert simulator_of(session).visits_today() == {}
 
 
 def test_errors_list_every_problem(session):
@@ -113,8 +114,8 @@ def test_errors_list_every_problem(session):
 
 
 def test_partial_acceptance_and_reasons(session):
-    sim = session.sim
-    cost = float(session.world.catalog.loc[1, "unit_cost"])  # SKU0002
+    sim = simulator_of(session)
+    cost = float(simulator_of(session).world.catalog.loc[1, "unit_cost"])  # SKU0002
     out = ok(
         session,
         "place_order",
@@ -142,7 +143,7 @@ def test_partial_acceptance_and_reasons(session):
 
 
 def test_price_band_is_checked_per_item(session):
-    ref = float(session.world.catalog.loc[0, "ref_price"])
+    ref = float(simulator_of(session).world.catalog.loc[0, "ref_price"])
     out = ok(
         session,
         "adjust_price",
@@ -157,8 +158,8 @@ def test_price_band_is_checked_per_item(session):
     )
     assert [a["index"] for a in out["accepted"]] == [0, 3]
     assert [r["code"] for r in out["rejected"]] == ["price_out_of_band", "unknown_device"]
-    assert session.sim.price(D0, "SKU0001") == round(ref * 2.0, 2)
-    assert session.sim.price(D0, "SKU0002") == float(session.world.catalog.loc[1, "ref_price"])
+    assert simulator_of(session).price(D0, "SKU0001") == round(ref * 2.0, 2)
+    assert simulator_of(session).price(D0, "SKU0002") == float(simulator_of(session).world.catalog.loc[1, "ref_price"])
 
 
 # ----------------------------------------------------------------------------------- visits
@@ -179,7 +180,7 @@ def test_physical_tools_charge_one_visit_per_machine_per_day(session):
     d = ok(session, "delist", {"items": [{"device_id": D1, "sku_id": "SKU0001"}]})
     assert c["new_visits"] == d["new_visits"] == []
     assert d["accepted"][0]["qty"] == 4
-    assert session.sim.visits_today() == {D0: 3, D1: 2}
+    assert simulator_of(session).visits_today() == {D0: 3, D1: 2}
     settled = ok(session, "end_day")["settled"]
     assert settled["day"] == day
     assert (settled["labor"], settled["visited"]) == (70.0, [D0, D1])
@@ -201,7 +202,7 @@ def test_rejected_items_trigger_no_visit(session):
     assert [r["code"] for r in out["rejected"]] == ["insufficient_stock", "insufficient_stock", "insufficient_stock"]
     out = ok(session, "delist", {"items": [{"device_id": D0, "sku_id": "SKU0001"}]})
     assert out["rejected"][0]["code"] == "not_on_shelf"
-    assert out["visits_today"] == [] and session.sim.visits_today() == {}
+    assert out["visits_today"] == [] and simulator_of(session).visits_today() == {}
     assert ok(session, "end_day")["settled"]["labor"] == 0.0
 
 
@@ -219,11 +220,11 @@ def test_capacity_is_checked(session):
     )
     assert [r["code"] for r in out["rejected"]] == ["capacity_exceeded"]
     assert "restock at most 50" in out["rejected"][0]["message"]
-    assert session.sim.shelf_units()[0].sum() == 150
+    assert simulator_of(session).shelf_units()[0].sum() == 150
 
 
 def test_no_site_visit_on_a_holiday(session):
-    assert session.day == 1 and not session.sim.is_workday  # New Year
+    assert session.day == 1 and not simulator_of(session).is_workday  # New Year
     out = ok(session, "restock", {"items": [{"device_id": D0, "sku_id": "SKU0001", "qty": 1}]})
     assert out["rejected"][0]["code"] == "not_workday"
     assert "the next working day is day 2" in out["rejected"][0]["message"]
@@ -280,9 +281,9 @@ def test_device_detail_window_matches_records(trading, window):
     assert out["units_sold"] == sum(u for _, u, _ in rows)
     assert [d[0] for d in out["daily"]["rows"]] == list(range(first, last + 1))
     assert sum(d[1] for d in out["daily"]["rows"]) == out["units_sold"]
-    shelf = trading.sim.shelf_units()[0]
+    shelf = simulator_of(trading).shelf_units()[0]
     units = {r[0]: r[cols.index("units")] for r in out["products"]["rows"] if r[cols.index("units")]}
-    assert units == {trading.sim.sku_ids[k]: shelf[k] for k in shelf.nonzero()[0]}
+    assert units == {simulator_of(trading).sku_ids[k]: shelf[k] for k in shelf.nonzero()[0]}
     assert out["units_on_shelf"] == shelf.sum() and out["free_capacity"] == 200 - shelf.sum()
 
 
@@ -313,11 +314,11 @@ def test_sku_across_devices_and_sales_history_match_records(trading):
     )
     cols = out["devices"]["columns"]
     sold = {r[0]: r[cols.index("sold")] for r in out["devices"]["rows"]}
-    assert sold == {d: dict(rows).get(d, 0) for d in trading.sim.device_ids}
+    assert sold == {d: dict(rows).get(d, 0) for d in simulator_of(trading).device_ids}
     assert out["units_sold"] == sum(sold.values())
-    assert out["price_band"] == list(trading.sim.price_band("SKU0001"))
+    assert out["price_band"] == list(simulator_of(trading).price_band("SKU0001"))
     hist = ok(trading, "get_sales_history", {"window_days": 7})
-    reports = trading.sim.reports[-7:]
+    reports = simulator_of(trading).reports[-7:]
     assert [r[0] for r in hist["daily"]["rows"]] == [r.day for r in reports]
     assert hist["totals"]["units_sold"] == sum(r.units_sold for r in reports)
     assert hist["totals"]["daily_fee"] == 7 * 12.0
@@ -366,14 +367,14 @@ def test_warehouse_pages(wide):
     assert out["totals"]["units"] == 50 and out["totals"]["rent_per_day"] == 1.5
     out2 = ok(wide, "get_warehouse", {"page": 2})
     assert [r[0] for r in out2["rows"]] == [f"SKU{i:04d}" for i in range(21, 26)]
-    frame = wide.sim.warehouse().set_index("sku_id")
+    frame = simulator_of(wide).warehouse().set_index("sku_id")
     for row in out["rows"] + out2["rows"]:
         assert row[2] == frame.loc[row[0], "units"]
         assert row[7] == frame.loc[row[0], "value_at_cost"]
 
 
 def test_catalog_filters_and_sorts(wide):
-    cat = wide.world.catalog
+    cat = simulator_of(wide).world.catalog
     asc = ok(wide, "get_catalog", {"sort_by": "price_asc", "page_size": 50})["rows"]
     assert [r[4] for r in asc] == sorted(cat["ref_price"])[:50]
     desc = ok(wide, "get_catalog", {"sort_by": "price_desc", "page_size": 5})["rows"]
@@ -442,7 +443,7 @@ def test_after_the_last_day_every_tool_says_over(short_world):
     end_days(s, 3)
     last = ok(s, "end_day")
     assert last["done"] is True and "episode is over" in last["message"]
-    assert last["final"]["net_assets"] == s.sim.net_assets == round(40_000 - 4 * 12, 2)
+    assert last["final"]["net_assets"] == simulator_of(s).net_assets == round(40_000 - 4 * 12, 2)
     for tool in TOOLS:
         res = s.call(tool.name, {})
         assert not res.ok and "The episode is over" in res.error, tool.name
@@ -461,8 +462,8 @@ def test_internal_errors_become_results(session, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(session.sim, "warehouse_units", boom)
-    monkeypatch.setattr(session._ctx.views, "_version", None)
+    monkeypatch.setattr(simulator_of(session), "warehouse_units", boom)
+    monkeypatch.setattr(episode_of(session).ctx.views, "_version", None)
     error = fail(session, "get_warehouse")
     assert "internal error (RuntimeError: disk on fire)" in error
     monkeypatch.undo()
@@ -494,7 +495,7 @@ def test_calendar_lists_published_holidays_and_makeup_days(session):
     default = ok(session, "get_calendar")
     assert (default["days_ahead"], default["until"]) == (60, "2025-03-02")
     far = ok(session, "get_calendar", {"days_ahead": 400})
-    cal = session.world.calendar
+    cal = simulator_of(session).world.calendar
     dates = cal["date"].dt.date
     inside = (dates > dt.date(2025, 1, 1)) & (dates <= dt.date(2026, 2, 5))  # days 2-401
     special = (cal["day_type"] == "holiday") | (cal["is_workday"] & (cal["date"].dt.day_of_week >= 5))
@@ -551,7 +552,7 @@ def test_save_and_load_continue_identically(world, tmp_path):
     stock_warehouse(a, {"SKU0001": 60})
     ok(a, "restock", {"items": [{"device_id": D0, "sku_id": "SKU0001", "qty": 40}]})
     ok(a, "write_memory", {"text": "day notes"})
-    path = a.save(tmp_path / "a.session")
+    path = episode_of(a).save(tmp_path / "a.session")
     b = ToolSession.load(path, world, trajectory_path=tmp_path / "a.jsonl")
     assert (b.day, b.notebook, b.counters) == (a.day, "day notes", a.counters)
     for s in (a, b):

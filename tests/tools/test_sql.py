@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from autovend.env.boundary import simulator_of
 from autovend.tools.session import ToolSession
 from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, first_word, schema_text
 from autovend.tools.sql_worker import open_copy
@@ -33,7 +34,7 @@ def sess(world, tmp_path) -> ToolSession:
 
 
 def _counts(s: ToolSession) -> dict[str, int]:
-    conn = s.sim.records.connection
+    conn = simulator_of(s).records.connection
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {n: conn.execute(f"SELECT COUNT(*) FROM {n}").fetchone()[0] for n in names}
 
@@ -89,7 +90,7 @@ def hostile_dir(tmp_path_factory):
 def test_hostile_sql_is_refused_and_changes_nothing(sess, sql, reason, hostile_dir):
     sql = sql.replace("HOSTILE_DIR", str(hostile_dir))
     before = _counts(sess)
-    cash = sess.sim.cash
+    cash = simulator_of(sess).cash
     res = sess.call("query_sql", {"sql": sql})
     if sql == "":
         assert not res.ok and "sql must not be empty" in res.error
@@ -97,7 +98,7 @@ def test_hostile_sql_is_refused_and_changes_nothing(sess, sql, reason, hostile_d
         assert not res.ok, res.content
         assert reason in res.error, res.error
     assert _counts(sess) == before
-    assert sess.sim.cash == cash
+    assert simulator_of(sess).cash == cash
     assert list(hostile_dir.iterdir()) == []
     assert ok(sess, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"] == [[1]]  # still works
 
@@ -141,9 +142,9 @@ def test_useful_queries_work(sess):
         },
     )
     assert out["columns"] == ["category_l1", "n", "ROUND(AVG(c.ref_price), 2)"]
-    assert out["rows"] == [["drinks", 1, float(sess.world.catalog.loc[0, "ref_price"])]]
+    assert out["rows"] == [["drinks", 1, float(simulator_of(sess).world.catalog.loc[0, "ref_price"])]]
     summary = ok(sess, "query_sql", {"sql": "SELECT day, cash, net_assets FROM daily_summary ORDER BY day"})
-    reports = sess.sim.reports
+    reports = simulator_of(sess).reports
     assert summary["rows"] == [[r.day, r.balance.cash, r.balance.net_assets] for r in reports]
     odd = ok(sess, "query_sql", {"sql": "SELECT x'00ff', 1e999, -1e999, NULL, 'é'"})
     assert odd["rows"] == [["x'00ff'", "inf", "-inf", None, "é"]]
@@ -158,21 +159,21 @@ def test_the_copy_follows_the_records(sess):
 
 
 def test_the_sandbox_is_a_separate_database(sess):
-    box = SqlSandbox(sess.sim.records)
+    box = SqlSandbox(simulator_of(sess).records)
     assert box.run("SELECT COUNT(*) FROM orders")["rows"] == [[1]]
     proc = box._process.proc
     assert proc.pid != os.getpid() and proc.poll() is None  # queries run in a process of their own
-    copy = open_copy(sess.sim.records.serialize())  # the copy that process holds, opened here
+    copy = open_copy(simulator_of(sess).records.serialize())  # the copy that process holds, opened here
     copy.set_authorizer(None)  # even with every guard removed, the copy is not the simulator's store
     copy.execute("PRAGMA query_only = OFF")
     copy.execute("DELETE FROM orders")
-    assert sess.sim.records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1
+    assert simulator_of(sess).records.connection.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1
     box.close()
     assert box._process is None and proc.poll() is not None
 
 
 def test_a_sandbox_never_closed_ends_its_process(sess):
-    box = SqlSandbox(sess.sim.records)
+    box = SqlSandbox(simulator_of(sess).records)
     box.run("SELECT 1")
     proc = box._process.proc
     del box
@@ -221,7 +222,7 @@ ORDINARY = [
 def test_ordinary_results_equal_sqlite_itself_every_time(sess, sql):
     for _ in range(2):
         ok(sess, "end_day")
-    direct = [list(r) for r in sess.sim.records.connection.execute(sql).fetchall()]
+    direct = [list(r) for r in simulator_of(sess).records.connection.execute(sql).fetchall()]
     direct = [[f"x'{v.hex()}'" if isinstance(v, bytes) else v for v in r] for r in direct]
     first = ok(sess, "query_sql", {"sql": sql})
     again = ok(sess, "query_sql", {"sql": sql})

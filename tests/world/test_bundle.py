@@ -508,7 +508,8 @@ def test_cli_errors_exit_2(small, tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exit_:
         main()
     assert exit_.value.code == 2
-    assert "no world bundle" in capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())
+    assert "does not exist: it is neither a bundle" in err
 
 
 # ------------------------------------------------------------------ the real synthetic calibration

@@ -17,7 +17,6 @@ from autovend.agents.baseline.setup import new_state, price_band, static_from
 from autovend.agents.baseline.state import STATE_FORMAT, STATE_VERSION, Memory, State, Static, copy_value
 from autovend.agents.baseline.visits import visits_today
 from autovend.errors import ConfigError
-from autovend.tools.prompts import prompt_facts
 from autovend.tools.schemas import CALENDAR_DAYS_MAX
 
 if TYPE_CHECKING:
@@ -36,14 +35,14 @@ class BaselineAgent:
         self._obs: dict[str, Any] | None = None
 
     def start(self, session: ToolSession) -> None:
-        """Read the rules, catalog, machines and calendar; choose the opening assortment."""
-        facts = prompt_facts(session.world)
-        band = price_band(facts, self.config)
+        """Read the published rules, catalog, machines and calendar; choose the opening assortment."""
+        rules = session.rules()
+        band = price_band(rules, self.config)
         obs = session.observation()
         self._obs = obs
         catalog = all_rows(session, "get_catalog", {})
         cal = ok(session.call("get_calendar", {"days_ahead": CALENDAR_DAYS_MAX}), "get_calendar")
-        st = static_from(facts, band, int(facts["horizon"]), catalog, obs, cal)
+        st = static_from(rules, band, catalog, obs, cal)
         self._memory = Memory(self.config, st, new_state(st, self.config, session.day))
 
     def act_day(self, session: ToolSession) -> None:

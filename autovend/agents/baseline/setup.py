@@ -1,4 +1,4 @@
-"""Day 1: the static facts (prompt facts, catalog, first observation, calendar) and the opening state."""
+"""Day 1: the static facts (published rules, catalog, first observation, calendar) and the opening state."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from autovend.agents.baseline.assortment import starter_assortment
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.prices import crossover_halves
 from autovend.agents.baseline.state import BoolArray, IntArray, State, Static
+from autovend.env.types import Rules
 from autovend.errors import ConfigError
 from autovend.sim.money import FEN_PER_CNY
 
@@ -19,9 +20,9 @@ WORKING_WEEKDAYS = 5  # Monday to Friday (weekday codes 0-4) are working days un
 LOOKAHEAD_DAYS = 40  # how far the visit schedule is searched
 
 
-def price_band(facts: dict[str, Any], cfg: BaselineConfig) -> tuple[float, float]:
+def price_band(rules: Rules, cfg: BaselineConfig) -> tuple[float, float]:
     """The world's price band (multiples of the reference price); the config's multiplier bounds must lie inside."""
-    band = (float(facts["band_lo"]), float(facts["band_hi"]))
+    band = rules.price_band
     lo, hi = cfg.multiplier_bounds
     if not band[0] <= lo and hi <= band[1]:
         raise ConfigError(
@@ -53,14 +54,14 @@ def work_calendar(cal: dict[str, Any], horizon: int) -> tuple[IntArray, BoolArra
 
 
 def static_from(
-    facts: dict[str, Any],
+    rules: Rules,
     band: tuple[float, float],
-    horizon: int,
     catalog: list[dict[str, Any]],
     obs: dict[str, Any],
     cal: dict[str, Any],
 ) -> Static:
-    """The static facts from the prompt facts, catalog rows, the first observation and the calendar."""
+    """The static facts from the published rules, catalog rows, the first observation and the calendar."""
+    horizon = rules.horizon_days
     l1_names = sorted({r["category_l1"] for r in catalog})
     l2_names = sorted({r["category_l2"] for r in catalog})
     l1_code = {c: i for i, c in enumerate(l1_names)}
@@ -73,9 +74,9 @@ def static_from(
     weekday, workday = work_calendar(cal, horizon)
     return Static(
         horizon=horizon,
-        visit_fee=_number(facts["visit_fee"]),
-        rent=_number(facts["rent"]),
-        lead_days=int(facts["lead_days"]),
+        visit_fee=rules.visit_fee,
+        rent=rules.warehouse_rent_per_unit_day,
+        lead_days=rules.lead_time_days,
         band=band,
         sku_ids=[str(r["sku_id"]) for r in catalog],
         ref_fen=np.array([round(float(r["ref_price"]) * FEN_PER_CNY) for r in catalog], dtype=np.int64),
@@ -141,8 +142,3 @@ def new_state(st: Static, cfg: BaselineConfig, opening_day: int) -> State:
     s.active[:] = starter_assortment(st, cfg.starter_skus)
     s.active_since[s.active] = opening_day
     return s
-
-
-def _number(text: Any) -> float:
-    """A number the prompt facts print with thousands separators, e.g. "1,200.00"."""
-    return float(str(text).replace(",", ""))

@@ -6,7 +6,10 @@ import pytest
 
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.setup import new_state, price_band, work_calendar
+from autovend.env.types import Rules
 from autovend.errors import ConfigError
+from autovend.world.model import Economics
+from autovend.world.toy import toy_world
 
 
 def test_work_calendar_weekends_holidays_and_makeup_days():
@@ -22,10 +25,10 @@ def test_work_calendar_weekends_holidays_and_makeup_days():
 
 
 def test_price_band_refuses_bounds_below_it():
-    facts = {"band_lo": "0.5", "band_hi": "2.0"}
-    assert price_band(facts, BaselineConfig()) == (0.5, 2.0)
+    rules = Rules.of(toy_world(2, 3, seed=0, economics=Economics(price_band=(0.5, 2.0))))
+    assert price_band(rules, BaselineConfig()) == (0.5, 2.0)
     with pytest.raises(ConfigError, match="multiplier_bounds"):
-        price_band(facts, BaselineConfig(multiplier_bounds=(0.4, 1.5), start_multiplier=1.0))
+        price_band(rules, BaselineConfig(multiplier_bounds=(0.4, 1.5), start_multiplier=1.0))
 
 
 def test_new_state_opens_at_reference_prices_with_no_trial(tiny):

@@ -17,6 +17,7 @@ import pytest
 
 from autovend.agents.llm import LLMConfig, build_llm_agent
 from autovend.agents.llm.agent import LLMAgent
+from autovend.env.boundary import episode_of
 from autovend.tools.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
@@ -97,7 +98,7 @@ def play(
         agent.start(session)
     while not session.done:
         agent.act_day(session)
-        session.save(out / "session.ckpt")
+        episode_of(session).save(out / "session.ckpt")
         tmp = out / "agent.pkl.tmp"
         with tmp.open("wb") as fh:
             pickle.dump({"agent": agent.state_dict(), "offset": traj.stat().st_size}, fh)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from autovend.env.boundary import simulator_of
 from tests.agents.llm.conftest import SEED, make_agent, make_world, play
 
 
@@ -27,7 +28,7 @@ def main(argv: list[str]) -> None:
         return
     session, agent = play(make_world(), lambda: make_agent(base_url), out, resume=resume)
     agent.close()
-    print(f"done {session.sim.net_assets}", flush=True)
+    print(f"done {simulator_of(session).net_assets}", flush=True)
 
 
 if __name__ == "__main__":

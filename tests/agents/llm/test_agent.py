@@ -8,6 +8,7 @@ import pytest
 
 from autovend.agents.llm import build_llm_agent
 from autovend.agents.llm.transcript import read_transcript
+from autovend.env.boundary import simulator_of
 from autovend.errors import ConfigError
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
@@ -25,7 +26,7 @@ def _replayed_net_assets(world, calls) -> float:
     for c in calls:
         s.call(c["tool"], c["arguments"])
     assert s.done
-    return s.sim.net_assets
+    return simulator_of(s).net_assets
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def test_the_tools_ran_on_the_session(played, world):
     assert [c["tool"] for c in calls if c["day"] == 6] == ["get_warehouse", "restock", "end_day"]
     assert len(calls) == 3 + 3 * 2 + 3 + 3 * 3 == 21
     assert all(c["ok"] for c in calls)
-    assert session.sim.net_assets == _replayed_net_assets(world, calls)
+    assert simulator_of(session).net_assets == _replayed_net_assets(world, calls)
     assert session.notebook == "Plan: sell SKU0001 and SKU0002 at CN_WORKSITE_01."
 
 
@@ -226,7 +227,9 @@ def test_a_429_is_retried_after_a_backoff(world, prices_file, tmp_path, played):
     assert usage["requests"] == 19 and usage["harness"]["retries"] == 1
     retry = [r for r in read_transcript(tmp_path / "llm.jsonl") if r["kind"] == "retry"]
     assert len(retry) == 1 and retry[0]["day"] == 2 and "HTTP 429" in retry[0]["error"]
-    assert session.sim.net_assets == played["session"].sim.net_assets  # the same play as without the fault
+    assert (
+        simulator_of(session).net_assets == simulator_of(played["session"]).net_assets
+    )  # the same play as without the fault
 
 
 # --------------------------------------------------------------------------- compaction
@@ -269,7 +272,9 @@ def test_compaction_keeps_the_conversation_within_the_budget(world, prices_file,
     ]
     assert after and all(server.answered[i]["usage"]["prompt_tokens_details"]["cached_tokens"] == 0 for i in after)
     assert agent.usage()["harness"]["compactions"] == len(events)
-    assert session.sim.net_assets == played["session"].sim.net_assets  # this script does not need old turns
+    assert (
+        simulator_of(session).net_assets == simulator_of(played["session"]).net_assets
+    )  # this script does not need old turns
 
 
 # --------------------------------------------------------------------------- servers that differ
@@ -284,7 +289,7 @@ def test_a_context_overflow_forces_an_eviction_and_a_retry(world, prices_file, t
     assert events[0]["days_removed"] == [1, 4]  # everything but the newest group and today's prompt
     assert len(server.requests[9]["messages"]) < len(server.requests[8]["messages"])  # the retry was shorter
     assert agent.usage()["harness"]["context_overflows"] == 1
-    assert session.sim.net_assets == played["session"].sim.net_assets
+    assert simulator_of(session).net_assets == simulator_of(played["session"]).net_assets
 
 
 def test_a_server_without_usage_is_estimated_from_characters(world, prices_file, tmp_path):

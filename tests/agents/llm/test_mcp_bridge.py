@@ -12,6 +12,7 @@ import pytest
 
 from autovend.agents.llm.mcp_bridge import MCPBridge, MirroredSession, serve_command
 from autovend.agents.llm.transcript import read_transcript
+from autovend.env.boundary import simulator_of
 from autovend.errors import MCPBridgeError
 from autovend.tools.mcp_server import build_server
 from autovend.tools.session import ToolSession
@@ -68,7 +69,7 @@ def test_play_over_mcp_and_resume_with_a_fresh_server(world, tmp_path_factory):
             agent.close()
         requests = server.requests
     assert agent._bridge.replayed == 3 + 3  # day 1: write_memory, place_order, end_day; days 2-4: end_day
-    assert session.done and session.sim.net_assets == ref.sim.net_assets
+    assert session.done and simulator_of(session).net_assets == simulator_of(ref).net_assets
     assert _calls(mcp_dir) == _calls(ref_dir)  # the mirror made the same calls with the same results
     # what the model saw over MCP is what it sees in process: system prompt, tools, prompts, results
     assert requests[0]["messages"][0]["content"] == ref.system_prompt()
@@ -109,7 +110,7 @@ def test_the_bridge_stops_when_the_server_plays_another_episode():
     items = [{"device_id": "CN_WORKSITE_01", "sku_id": s, "qty": 10} for s in ("SKU0001", "SKU0002")]
     with pytest.raises(MCPBridgeError, match=r"settled day \d+ differently from the run"):
         for _ in range(DAYS):
-            if local.sim.is_workday:
+            if simulator_of(local).is_workday:
                 mirror.call("restock", {"items": items})
             mirror.call("end_day", {})
     refusing = MirroredSession(_Refusing(other), ToolSession(make_world(), seed=SEED))

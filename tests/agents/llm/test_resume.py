@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from autovend.agents.llm.transcript import read_transcript
+from autovend.env.boundary import simulator_of
 from autovend.errors import LLMError
 from autovend.sim.records import RECORD_TABLES
 from autovend.tools.trajectory import read_trajectory
@@ -47,11 +48,11 @@ def uninterrupted(world, tmp_path_factory):
 
 
 def _same_run(out: Path, session, agent, ref) -> None:
-    assert session.done and session.sim.net_assets == ref["session"].sim.net_assets
-    assert session.sim.cash == ref["session"].sim.cash
+    assert session.done and simulator_of(session).net_assets == simulator_of(ref["session"]).net_assets
+    assert simulator_of(session).cash == simulator_of(ref["session"]).cash
     for table in RECORD_TABLES:  # every agent-visible record, row for row
         pd.testing.assert_frame_equal(
-            session.sim.records.frame(table.name), ref["session"].sim.records.frame(table.name)
+            simulator_of(session).records.frame(table.name), simulator_of(ref["session"]).records.frame(table.name)
         )
     assert _calls(out) == _calls(ref["out"])
     assert agent.conversation.messages == ref["agent"].conversation.messages

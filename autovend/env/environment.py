@@ -1,0 +1,199 @@
+"""`VendingEnv`: the benchmark as an environment (reset, call a tool, end the day), behind the privilege boundary.
+
+    env = VendingEnv("worlds/cn20")                  # a World or a bundle folder; days=N stops after N days
+    obs = env.reset(seed=1)                          # Observation: day 1's report
+    res = env.call("get_catalog", {"page_size": 50})  # ToolResult: ok, content, error
+    obs, reward, terminated, truncated, info = env.end_day()
+
+The env owns its episode (the simulator, the tool context, the notebook, the trajectory) through
+`autovend.env.boundary`: the env object and everything it returns hold none of it, so it can be
+handed to an agent. `call` never raises for bad input (the error is in the result), exactly as the
+in-process `ToolSession` and the MCP server, which serve the same 18 tools with the same texts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from autovend.env.boundary import Sealed, episode_of, seal, sealed
+from autovend.env.episode import Episode
+from autovend.env.types import DayStep, Observation, Rules
+from autovend.sim import Simulator
+from autovend.tools.prompts import prompt_facts, system_prompt
+from autovend.tools.registry import tool_facts, tool_listing
+from autovend.tools.result import ToolResult
+from autovend.tools.sql import TIME_LIMIT_S
+from autovend.tools.trajectory import dumps
+from autovend.world.bundle import as_world
+from autovend.world.model import World
+
+
+class VendingEnv:
+    """One world's episodes: `reset(seed)`, `call(tool, args)`, `end_day()` (see the module docstring).
+
+    days: settle at most this many days (default: the world's horizon); `end_day` reports
+    `truncated` when they are reached before the horizon, and further calls are refused.
+    sql_time_limit_s: the query_sql time limit.
+    """
+
+    def __init__(
+        self,
+        world: World | str | os.PathLike[str],
+        *,
+        days: int | None = None,
+        sql_time_limit_s: float = TIME_LIMIT_S,
+    ) -> None:
+        w = as_world(world)
+        horizon = w.horizon_days
+        self._days = horizon if days is None else int(days)
+        if not 1 <= self._days <= horizon:
+            raise ValueError(f"days must be between 1 and the world's horizon {horizon}, got {days}")
+        self._sql_time_limit_s = float(sql_time_limit_s)
+        seal(self, Sealed(w))
+
+    # ------------------------------------------------------------------ episodes
+
+    def reset(self, seed: int = 0, *, notebook: str = "", trajectory_path: str | Path | None = None) -> Observation:
+        """Start a new episode at day 1 with `seed` and return day 1's report.
+
+        notebook: the notebook's starting text. trajectory_path: a JSONL file that logs every call
+        of this episode (appended to if it exists). The previous episode, if any, is closed.
+        """
+        record = sealed(self)
+        if record.episode is not None:
+            record.episode.close()
+            record.episode = None
+        sim = Simulator(record.world, seed=int(seed))
+        record.episode = Episode(sim, notebook, trajectory_path, self._sql_time_limit_s)
+        return record.episode.observation()
+
+    @classmethod
+    def restore(
+        cls,
+        path: str | Path,
+        world: World | str | os.PathLike[str],
+        *,
+        trajectory_path: str | Path | None = None,
+        days: int | None = None,
+    ) -> VendingEnv:
+        """An env continuing the episode saved at `path` (by the harness's `episode_of(env).save`) on `world`."""
+        w = as_world(world)
+        env = cls(w, days=days)
+        episode = Episode.load(path, w, trajectory_path)
+        env._sql_time_limit_s = episode.ctx.sql.time_limit_s
+        sealed(env).episode = episode
+        return env
+
+    # ------------------------------------------------------------------ acting
+
+    def call(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult:
+        """Run one of the 18 tools with JSON-like `args` (None = {}); bad input gives an error result."""
+        episode = episode_of(self)
+        if self._truncated(episode):
+            error = (
+                f"this environment was set to {self._days} days and they are settled; "
+                "call reset(seed) for a new episode"
+            )
+            return ToolResult(False, {"error": error}, error, dumps({"error": error}))
+        return episode.call(tool, args)
+
+    def end_day(self) -> DayStep:
+        """Settle the day (the end_day tool) and return the next day's report with the day's reward.
+
+        The reward is the settled day's net result, i.e. the change in net assets since the close of
+        the previous day (the start cash before day 1); a refused end_day (after the episode) gives 0.
+        """
+        episode = episode_of(self)
+        result = self.call("end_day", {})
+        if result.ok:
+            settled = result.content["settled"]
+            reward, info = float(settled["net"]), {"settled": settled}
+        else:
+            reward, info = 0.0, {"error": result.error}
+        observation = episode.observation(result.content.get("observation"))
+        terminated = episode.sim.done
+        return DayStep(observation, reward, terminated, self._truncated(episode), info)
+
+    def _truncated(self, episode: Episode) -> bool:
+        return not episode.sim.done and episode.settled_days >= self._days
+
+    # ------------------------------------------------------------------ what the agent reads
+
+    def observation(self) -> Observation:
+        """The current day's report (after the episode: the closing state)."""
+        return episode_of(self).observation()
+
+    def daily_prompt(self) -> str:
+        """Today's user prompt for a language model (header, report, reminder), or the closing line."""
+        return episode_of(self).daily_prompt()
+
+    def system_prompt(self) -> str:
+        """The fixed system prompt of this world (no episode needed)."""
+        return system_prompt(sealed(self).world)
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The 18 tools: name, kind (remote, physical, memory), description and input JSON schema."""
+        world = sealed(self).world
+        return tool_listing(tool_facts(prompt_facts(world)), world.economics.memory_limit_chars)
+
+    def rules(self) -> Rules:
+        """The operating rules the system prompt states (prices band, fees, rent, lead time, horizon, ...)."""
+        return Rules.of(sealed(self).world)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def days(self) -> int:
+        """Days an episode of this env settles at most."""
+        return self._days
+
+    @property
+    def day(self) -> int:
+        """The current simulation day (the last day once the episode is over)."""
+        return episode_of(self).sim.day
+
+    @property
+    def terminated(self) -> bool:
+        """True once the last day of the world's horizon is settled."""
+        return episode_of(self).sim.done
+
+    @property
+    def truncated(self) -> bool:
+        """True once the env's `days` are settled before the horizon."""
+        return self._truncated(episode_of(self))
+
+    @property
+    def done(self) -> bool:
+        """True when no more days can be played (terminated or truncated)."""
+        episode = episode_of(self)
+        return episode.sim.done or self._truncated(episode)
+
+    @property
+    def notebook(self) -> str:
+        """The agent's notebook (changed only through write_memory)."""
+        return episode_of(self).notebook
+
+    @property
+    def counters(self) -> dict[str, Any]:
+        """Calls made so far in this episode: total (`seq`), errors, and by tool."""
+        return episode_of(self).counters
+
+    @property
+    def trajectory_path(self) -> Path | None:
+        """The episode's JSONL trajectory file, if any."""
+        return episode_of(self).trajectory_path
+
+    def close(self) -> None:
+        """Close the episode's trajectory file and SQL sandbox (the harness can still read its results)."""
+        episode = sealed(self).episode
+        if episode is not None:
+            episode.close()
+
+    def __enter__(self) -> VendingEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

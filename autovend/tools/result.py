@@ -1,0 +1,36 @@
+"""`ToolResult`: the outcome of one tool call, as every transport (in process, MCP) returns it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from autovend.tools.trajectory import dumps
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of one tool call: `ok`, the JSON-ready `content`, and the `error` message when not ok.
+
+    A batch with rejected items is still `ok` (the rejections are in the content); `ok` is False
+    only when the call as a whole was refused. `text` is `content` as compact JSON (what an agent
+    reads); `data` is the same result as the tool's typed model (`ToolDef.result`, e.g.
+    `GetWarehouseResult`), None for an error result.
+    """
+
+    ok: bool
+    content: dict[str, Any]
+    error: str | None = None
+    text: str = field(default="", repr=False)
+    data: BaseModel | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self) -> str:
+        """The content as compact JSON text."""
+        return self.text or dumps(self.content)
+
+    def structured_content(self) -> dict[str, Any] | None:
+        """The JSON object of `text` (an MCP result's structured content); None for an error result."""
+        return json.loads(self.to_json()) if self.ok else None

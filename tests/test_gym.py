@@ -1,0 +1,138 @@
+"""autovend.gym: AutoVend-v0 passes gymnasium's env checker; actions, observations, rewards, the days limit."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import autovend.gym  # noqa: F401 - registers AutoVend-v0
+from autovend.env.boundary import simulator_of
+from autovend.gym import AutoVendEnv, parse_action
+from autovend.tools.session import ToolSession
+from autovend.world.model import Economics, World
+from autovend.world.toy import toy_world
+
+from .env.walker import find_privileged
+
+ROOT = Path(__file__).resolve().parents[1]
+FEE = 3 * 4.0  # the daily fee of the toy world's 3 machines
+END = '{"end_day": true}'
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return toy_world(3, 12, seed=0, economics=Economics(horizon_days=5))
+
+
+def _act(tool: str, **args) -> str:
+    return json.dumps({"tool": tool, "args": args})
+
+
+def test_make_on_cn20_passes_the_env_checker(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    env = gymnasium.make("AutoVend-v0", world="worlds/cn20")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped)
+    assert [str(w.message) for w in caught] == []
+    with pytest.warns(UserWarning, match="different from the unwrapped version"):
+        check_env(env)  # through gymnasium.make's wrappers too: it only warns that they are there
+    obs, info = env.reset(seed=1)
+    assert obs["kind"] == "report" and obs["day"] == 1 and obs in env.observation_space
+    assert json.loads(obs["text"])["report"]["balance"]["net_assets"] == 40_000 - 80
+    env.close()
+
+
+def test_an_episode_of_tool_calls_and_days(world):
+    env = AutoVendEnv(world, render_mode="ansi")
+    obs, _ = env.reset(seed=1)
+    assert env.render().startswith("Day 1 of 5 — Wednesday, 2025-01-01.")
+    obs, reward, terminated, truncated, info = env.step(_act("place_order", items=[{"sku_id": "SKU0001", "qty": 10}]))
+    result = json.loads(obs["text"])
+    assert (obs["kind"], reward, terminated, truncated) == ("result", 0.0, False, False)
+    assert result["ok"] and result["content"]["accepted"][0]["index"] == 0 and info["tool"] == "place_order"
+    assert env.render() == obs["text"]
+    rewards = []
+    terminated = False
+    while not terminated:
+        obs, reward, terminated, truncated, info = env.step(END)
+        assert obs["kind"] == "report" and not truncated
+        rewards.append(reward)
+    assert rewards[0] == -FEE and len(rewards) == 5
+    final = json.loads(obs["text"])
+    assert final["done"] and final["day"] == 5
+    assert round(sum(rewards), 2) == round(final["report"]["balance"]["net_assets"] - 40_000, 2)
+    # after the end every action is refused, with no reward
+    obs, reward, terminated, truncated, info = env.step(END)
+    assert obs["kind"] == "result" and reward == 0.0 and terminated and not info["ok"]
+    assert "episode is over" in info["error"]
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        pytest.param("nonsense", "not valid JSON", id="not-json"),
+        pytest.param('["end_day"]', 'an action is a JSON text {"tool": NAME', id="a-list"),
+        pytest.param('{"end_day": true, "tool": "x"}', "an action is a JSON text", id="both-forms"),
+        pytest.param('{"tool": "get_weather", "args": [1]}', "args must be a JSON object", id="args-list"),
+        pytest.param('{"tool": "fly"}', "there is no tool 'fly'", id="unknown-tool"),
+        pytest.param(_act("restock", items=[]), "items", id="bad-arguments"),
+    ],
+)
+def test_malformed_actions_are_error_results_that_change_nothing(world, action, message):
+    env = AutoVendEnv(world)
+    first, _ = env.reset(seed=2)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert (obs["kind"], reward, terminated, truncated, info["ok"]) == ("result", 0.0, False, False, False)
+    assert message in info["error"] and json.loads(obs["text"])["error"] == info["error"]
+    env.step(_act("get_weather"))  # a valid read changes nothing either
+    report = env.unwrapped._env.observation().to_json()
+    assert report == first["text"]  # the same day, the same state
+    env.close()
+
+
+def test_parse_action_forms():
+    assert parse_action(END) == ("end_day", {})
+    assert parse_action('{"tool": "end_day"}') == ("end_day", {})
+    assert parse_action('{"tool": "get_catalog", "args": {"page": 2}}') == ("get_catalog", {"page": 2})
+    assert "got a int" in parse_action(3)  # type: ignore[arg-type,operator]
+
+
+def test_days_truncate_and_the_seed_is_the_run_seed(world):
+    env = AutoVendEnv(world, days=2)
+    env.reset(seed=7)
+    order = _act("place_order", items=[{"sku_id": "SKU0002", "qty": 6}])
+    env.step(order)
+    first = env.step(END)
+    second = env.step(END)
+    assert (first[3], second[3], second[2]) == (False, True, False)  # truncated, truncated, terminated
+    refused = env.step(_act("get_weather"))
+    assert not refused[4]["ok"] and "set to 2 days" in refused[4]["error"]
+    # the same calls on a ToolSession with run seed 7 give the same money
+    session = ToolSession(world, seed=7)
+    session.call("place_order", json.loads(order)["args"])
+    session.call("end_day")
+    session.call("end_day")
+    assert simulator_of(session).balance() == simulator_of(env._env).balance()
+    env.close()
+    session.close()
+
+
+def test_nothing_the_gym_env_hands_out_reaches_the_truth(world, monkeypatch):
+    env = AutoVendEnv(world)
+    handed = [env, env.reset(seed=3), env.step(_act("get_warehouse")), env.step(END), env.action_space]
+    handed.append(env.observation_space)
+    assert find_privileged(handed, world) == []
+    monkeypatch.chdir(ROOT)
+    made = gymnasium.make("AutoVend-v0", world="worlds/cn20", days=1)
+    handed = [made, made.reset(seed=1), made.step(END)]
+    cn20 = simulator_of(made.unwrapped._env).world
+    assert find_privileged(handed, cn20) == []
+    made.close()
+    env.close()
