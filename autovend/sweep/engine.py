@@ -49,6 +49,7 @@ from autovend.sweep.tasks import (
 )
 
 DEFAULT_RETRIES = 2
+CONNECT_TIMEOUT = "30s"  # to reach an existing scheduler
 WORKER_WAIT_S = 120.0  # how long to wait for the workers of an existing scheduler
 POLL_S = 0.5
 
@@ -180,7 +181,7 @@ def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator
 
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout="30s")
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as exc:
             raise SchedulerError(
                 f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and "

@@ -178,10 +178,10 @@ def check_spec(spec: SweepSpec, where: str) -> None:
             labels.setdefault(e.label, i)
     providers = set()
     for i, a in enumerate(spec.agents, start=1):
-        if not a.is_llm and a.llm_only_options():
+        extra = a.llm_only_options()
+        if not a.is_llm and extra:
             problems.append(
-                f"agents, entry {i} ({a.agent}): {', '.join(a.llm_only_options())} only apply to openai:MODEL agents; "
-                "remove them"
+                f"agents, entry {i} ({a.agent}): options of openai:MODEL agents only ({', '.join(extra)}); remove them"
             )
         if a.provider_key is not None:
             providers.add(a.provider_key)
