@@ -9,6 +9,10 @@ import typer
 from autovend.cli.app import app
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "–"
@@ -65,7 +69,8 @@ def sweep_cmd(
     def on_plan(p: SweepPlan) -> None:
         s = sweep_spec
         console.print(
-            f"{len(p.tasks)} runs ({len(s.worlds)} worlds x {len(s.agents)} agents x {len(s.seeds)} seeds): "
+            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')} x {_count(len(s.agents), 'agent')} x "
+            f"{_count(len(s.seeds), 'seed')}): "
             f"{p.count('finished')} finished, {p.count('unfinished')} to resume, {p.count('new')} to start",
             soft_wrap=True,
         )
@@ -107,7 +112,7 @@ def sweep_cmd(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    if outcome.cluster is None:
+    if not outcome.plan.todo:
         console.print("nothing to run")
     for name, why in outcome.failures.items():
         console.print(f"[bold red]failed:[/] {escape(name)}: {escape(why)}", soft_wrap=True)

@@ -11,16 +11,19 @@ Dask task each (`tasks.execute`), with `retries`: a task that raises is run agai
 its last checkpoint, and a task whose worker is lost is rescheduled by Dask and resumes the same
 way. With nothing to do no cluster is started.
 
-Rate limits and cost: LLM runs of a provider with a limit in the spec hold a lease of a named,
-cluster-wide Dask semaphore while they run. The tasks report every settled day with their API cost
+Rate limits and cost: the runs of a provider with a limit in the spec are submitted no more at
+once than the limit, and hold a lease of a named, cluster-wide Dask semaphore while they run (so
+sweeps sharing a scheduler share the limit). The tasks report every settled day with their API cost
 so far (Dask events); once the total (runs finished before included) reaches `max_cost_usd`, a
-Dask variable tells the tasks that have not started to return without running; runs under way finish.
+Dask variable tells the tasks that have not started to return without running and the held runs
+are not submitted; runs under way finish.
 
 At the end results.csv and leaderboard.md are written from the run folders of every finished run of the spec.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import queue
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autovend.errors import AutoVendError, ConfigError
+from autovend.errors import AutoVendError, BundleError, ConfigError
 from autovend.sweep.agents import check_agent
 from autovend.sweep.leaderboard import write_leaderboard
 from autovend.sweep.progress import SweepStatus, Tracker
@@ -132,8 +135,11 @@ def world_facts(spec: SweepSpec) -> dict[str, WorldFacts]:
     from autovend.world.bundle import load_world
 
     out = {}
-    for w in spec.worlds:
-        world = load_world(w.path)
+    for i, w in enumerate(spec.worlds, start=1):
+        try:
+            world = load_world(w.path)
+        except BundleError as exc:
+            raise BundleError(f"worlds, entry {i}: {exc}") from None
         out[w.label] = WorldFacts(str(w.path.resolve()), world.world_hash, world.horizon_days)
     return out
 
@@ -231,6 +237,44 @@ def _failure(future: Any) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class _Gate:
+    """Submits runs of a limited provider no faster than its limit allows; the rest are held by the client."""
+
+    def __init__(self, limits: dict[str, int]) -> None:
+        self.limits = limits
+        self.running: dict[str, int] = dict.fromkeys(limits, 0)
+        self.held: dict[str, collections.deque[RunTask]] = {p: collections.deque() for p in limits}
+
+    def admit(self, task: RunTask) -> bool:
+        """True if `task` may be submitted now (and count it); else hold it."""
+        p = task.agent.provider_key
+        if p is None or p not in self.limits:
+            return True
+        if self.running[p] < self.limits[p]:
+            self.running[p] += 1
+            return True
+        self.held[p].append(task)
+        return False
+
+    def release(self, task: RunTask) -> RunTask | None:
+        """`task` has ended: the next held run of its provider, if any (counted as submitted)."""
+        p = task.agent.provider_key
+        if p is None or p not in self.limits:
+            return None
+        self.running[p] -= 1
+        if self.held[p]:
+            self.running[p] += 1
+            return self.held[p].popleft()
+        return None
+
+    def drop(self) -> list[RunTask]:
+        """Every held run (they will not be submitted)."""
+        out = [t for q in self.held.values() for t in q]
+        for q in self.held.values():
+            q.clear()
+        return out
+
+
 def submit_and_watch(
     client: Any,
     todo: list[RunTask],
@@ -241,7 +285,12 @@ def submit_and_watch(
     retries: int,
     on_update: Callable[[SweepStatus], None] | None = None,
 ) -> tuple[dict[str, TaskOutcome], dict[str, str], bool]:
-    """Submit `todo` and follow it to the end: (outcomes by run, failures by run, whether the cost limit stopped it)."""
+    """Submit `todo` and follow it to the end: (outcomes by run, failures by run, whether the cost limit stopped it).
+
+    Runs of a provider with a limit are submitted as earlier ones end, no more at once than the
+    limit; once the cost limit is reached the held runs are not submitted and the tasks not started
+    yet return at once (`skipped`).
+    """
     from distributed import Variable, wait
 
     sweep_id = uuid.uuid4().hex[:12]
@@ -251,9 +300,17 @@ def submit_and_watch(
     stop = Variable(channel.stop, client=client)
     stop.set(False)
     stopped = False
-    futures = {
-        client.submit(execute, t, channel, key=f"{t.name}#{sweep_id}", retries=retries, pure=False): t for t in todo
-    }
+    gate = _Gate(dict(limits))
+    futures: dict[Any, RunTask] = {}
+
+    def submit(task: RunTask) -> Any:
+        future = client.submit(execute, task, channel, key=f"{task.name}#{sweep_id}", retries=retries, pure=False)
+        futures[future] = task
+        return future
+
+    for t in todo:
+        if gate.admit(t):
+            submit(t)
     outcomes: dict[str, TaskOutcome] = {}
     failures: dict[str, str] = {}
     pending = set(futures)
@@ -271,17 +328,20 @@ def submit_and_watch(
                 tracker.event(msg)
             for f in done:
                 task = futures[f]
-                if f.status == "finished":
-                    out = f.result()
-                else:
-                    out = TaskOutcome(task.name, "failed", error=_failure(f))
+                out = f.result() if f.status == "finished" else TaskOutcome(task.name, "failed", error=_failure(f))
                 outcomes[task.name] = out
                 if out.status == "failed":
                     failures[task.name] = out.error or "failed"
                 tracker.outcome(task.name, out.status)
+                after = gate.release(task)
+                if after is not None:  # nothing is held once the cost limit is reached
+                    pending.add(submit(after))
             if max_cost_usd is not None and not stopped and tracker.cost_usd >= max_cost_usd:
                 stop.set(True)
                 stopped = True
+                for t in gate.drop():
+                    outcomes[t.name] = TaskOutcome(t.name, "skipped")
+                    tracker.outcome(t.name, "skipped")
             if on_update is not None:
                 on_update(tracker.status())
     finally:

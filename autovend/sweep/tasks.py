@@ -195,8 +195,10 @@ def _stopped(channel: Channel) -> bool:
 class _Lease:
     """Holds a lease of a named, cluster-wide Dask semaphore (or lock) while a run goes on; no-op outside Dask.
 
-    Waiting for the lease does not hold the worker's thread (`secede`/`rejoin`). The leases of a lost
-    worker expire (`distributed.scheduler.locks.lease-timeout`, 30 s by default).
+    The leases of a lost worker expire (`distributed.scheduler.locks.lease-timeout`, 30 s by default).
+    Waiting holds the worker's thread (seceding would let the worker start another run, which the
+    waiting one would then have to wait for while holding its lease); the client submits no more
+    runs of a provider than its limit, so a run waits here only for runs of other sweeps on the cluster.
     """
 
     def __init__(self, name: str | None, max_leases: int = 1) -> None:
@@ -213,13 +215,7 @@ class _Lease:
 
     def __enter__(self) -> _Lease:
         if self._sem is not None:
-            from distributed import rejoin, secede
-
-            secede()
-            try:
-                self._sem.acquire()
-            finally:
-                rejoin()
+            self._sem.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:

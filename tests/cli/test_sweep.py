@@ -27,7 +27,7 @@ def test_a_sweep_on_the_local_cluster(toy_bundle, tmp_path):  # noqa: F811
     args = ["sweep", str(spec), "--out", str(out), "--workers", "2"]
     first = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert first.exit_code == 0, first.output
-    assert "2 runs (1 worlds x 1 agents x 2 seeds): 0 finished, 0 to resume, 2 to start" in first.output
+    assert "2 runs (1 world x 1 agent x 2 seeds): 0 finished, 0 to resume, 2 to start" in first.output
     assert "local cluster: 2 workers, 2 threads" in first.output
     assert "2 runs finished now, 2 of 2 have results" in first.output
     with (out / "results.csv").open() as fh:

@@ -160,3 +160,21 @@ def test_llm_runs_share_a_provider_limit_and_stop_at_the_cost_limit(toy_bundle, 
     assert all(not (out / "runs" / name).exists() for name in skipped)  # never started, nothing written
     board = (out / "leaderboard.md").read_text()
     assert "## Runs without a result" in board and all(f"- {name}" in board for name in skipped)
+
+
+def test_the_gate_submits_no_more_runs_of_a_provider_than_its_limit(tmp_path):
+    from autovend.sweep.engine import _Gate
+    from autovend.sweep.tasks import WorldFacts, plan
+
+    agents = ["baseline", {"agent": "openai:a", "base_url": "http://h:1/v1"}]
+    spec = parse_spec({"worlds": ["/w/toy"], "agents": agents, "seeds": [1, 2, 3], "limits": {"h:1": 2}})
+    tasks = plan(spec, tmp_path, {"toy": WorldFacts("/w/toy", "c" * 64, 5)})
+    base, llm = tasks[:3], tasks[3:]
+    gate = _Gate(spec.limits)
+    assert [gate.admit(t) for t in base + llm] == [True, True, True, True, True, False]
+    assert gate.release(base[0]) is None  # a baseline run frees no provider lease
+    assert gate.release(llm[0]) is llm[2]  # the held run goes when one of the provider's ends
+    assert gate.release(llm[1]) is None and gate.drop() == []
+    assert gate.release(llm[2]) is None  # none of the provider's runs is under way now
+    assert gate.admit(llm[0]) and gate.admit(llm[1]) and not gate.admit(llm[2])
+    assert gate.drop() == [llm[2]]
