@@ -179,7 +179,7 @@ def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator
     """A Dask client: to `scheduler` (waiting for `workers` workers, at least one), or to a new LocalCluster.
 
     The local cluster has `workers` processes (default: the CPUs, at most one per run to do) of one
-    thread each, and no dashboard; it is closed on exit.
+    thread each, no dashboard and no profiler; it is closed on exit.
     """
     import logging
 
@@ -207,10 +207,14 @@ def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator
         finally:
             client.close()
         return
+    import dask
+
     n = workers or max(1, min(os.cpu_count() or 1, n_todo))
-    cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-    )
+    # the workers' sampling profiler feeds only the dashboard, which is not started; it costs CPU on pure-Python runs
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
     try:
         client = Client(cluster)
         try:

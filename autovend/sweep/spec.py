@@ -33,6 +33,7 @@ from autovend.errors import ConfigError
 
 LLM_PREFIX = "openai:"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_CHECKPOINT_DAYS = 5  # for agents whose days cost CPU only: a checkpoint costs about as much as a day
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -62,6 +63,7 @@ class AgentEntry(BaseModel):
     config: the agent's YAML settings (`--agent-config`). base_url, api_key_env, prices, mcp: the
     options of `openai:MODEL` agents (`--base-url`, `--api-key-env`, `--prices`, `--mcp`).
     provider: the concurrency group of an LLM agent (see the module docstring). name: the label.
+    checkpoint_every: days between checkpoints (`checkpoint_days`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -74,6 +76,14 @@ class AgentEntry(BaseModel):
     prices: Path | None = None
     mcp: bool = False
     provider: str | None = None
+    checkpoint_every: PositiveInt | None = None
+
+    @property
+    def checkpoint_days(self) -> int:
+        """Days between checkpoints: `checkpoint_every`, else 1 for LLM agents (their days cost API calls), else 5."""
+        if self.checkpoint_every is not None:
+            return self.checkpoint_every
+        return 1 if self.is_llm else DEFAULT_CHECKPOINT_DAYS
 
     @property
     def is_llm(self) -> bool:

@@ -8,9 +8,9 @@ A run's folder is `OUT/runs/<world>/<agent>-s<seed>-d<days>`. `execute` is `auto
 same arguments (the same agent builder and `run_episode`), except that it always resumes (a
 finished run is left as it is, an interrupted one continues from its checkpoint, a folder without
 a checkpoint starts afresh) and writes its checkpoints in the run's own process (`sync`: no fork
-inside a threaded worker). Problems that a retry cannot fix (a bad config, a checkpoint of another
-run) come back as a failed outcome; anything else is raised, so Dask retries the task, which then
-resumes from the last checkpoint.
+inside a threaded worker), every `AgentEntry.checkpoint_days` days. Problems that a retry cannot
+fix (a bad config, a checkpoint of another run) come back as a failed outcome; anything else is
+raised, so Dask retries the task, which then resumes from the last checkpoint.
 """
 
 from __future__ import annotations
@@ -282,6 +282,7 @@ def _run(task: RunTask, events: _Events) -> TaskOutcome:
         world_path=task.world_path,
         checkpoint="sync",
         evaluate=True,
+        checkpoint_every=task.agent.checkpoint_days,
     )
     events.send("end", cost=_agent_cost(agent))
     return TaskOutcome(task.name, "ran", resumed_from=summary.resumed_from)

@@ -89,7 +89,9 @@ class DaskCluster:
 
     def start(self, n_workers: int) -> DaskCluster:
         """Start the scheduler and `n_workers` workers named w0, w1, ..."""
-        self._start("scheduler", [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"])
+        # --idle-timeout and the workers' --death-timeout end them by themselves should this process die first
+        cmd = [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--idle-timeout", "600"]
+        self._start("scheduler", cmd)
         deadline = time.monotonic() + 120
         while not self.scheduler_file.exists():
             if time.monotonic() > deadline or self.procs["scheduler"].poll() is not None:
@@ -115,7 +117,7 @@ class DaskCluster:
     def add_worker(self, name: str) -> None:
         """Start a worker of one thread, without nanny, named `name`."""
         cmd = [DASK, "worker", self.address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
-        self._start(name, [*cmd, "--name", name])
+        self._start(name, [*cmd, "--name", name, "--death-timeout", "60"])
 
     def kill(self, name: str) -> None:
         """Kill a process of the cluster at once (SIGKILL), as a lost machine would go."""

@@ -117,7 +117,7 @@ def test_a_worker_killed_mid_run_costs_only_that_run_from_its_checkpoint(toy_bun
     _assert_same_as_autovend_run(out, refs, days)
     seed, _ = killed
     resumed = run_json(out / "runs" / "toy20" / f"baseline-s{seed}-d{days}")["resumed_from_day"]
-    assert resumed is not None and 1 <= resumed <= days  # it went on from a checkpoint, not from day 1
+    assert resumed in (5, 10, 15)  # it went on from a checkpoint (every 5 days for a baseline), not from day 1
     other = run_json(out / "runs" / "toy20" / f"baseline-s{3 - seed}-d{days}")["resumed_from_day"]
     assert other is None  # the run of the surviving worker was not touched
 

@@ -109,3 +109,9 @@ def test_a_spec_that_is_not_a_mapping(tmp_path):
 def test_a_missing_spec_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read the sweep spec .*nope.yaml"):
         load_spec(tmp_path / "nope.yaml")
+
+
+def test_days_between_checkpoints():
+    assert AgentEntry(agent="baseline").checkpoint_days == 5  # a checkpoint costs about a baseline day's CPU
+    assert AgentEntry(agent="openai:m").checkpoint_days == 1  # an LLM day costs API calls: lose none
+    assert AgentEntry(agent="openai:m", checkpoint_every=3).checkpoint_days == 3
