@@ -1,9 +1,9 @@
 """The optional extras of the package: which extra brings a third-party module, and what to tell a user without it.
 
 The base install runs worlds (simulator, tools, MCP server, baseline agent, evaluation); building
-worlds needs `[pipeline]`, the language-model agent `[llm]`, the gymnasium wrapper `[gym]`
-(pyproject.toml). A command that reaches a module of a missing extra ends with `missing_extra`'s
-message instead of a traceback.
+worlds needs `[pipeline]`, the language-model agent `[llm]`, the gymnasium wrapper `[gym]`,
+`autovend sweep` `[sweep]` (pyproject.toml). A command that reaches a module of a missing extra ends
+with `missing_extra`'s message instead of a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ EXTRA_OF: dict[str, str] = {
     "dvc": "pipeline",
     "openai": "llm",
     "gymnasium": "gym",
+    "dask": "sweep",
+    "distributed": "sweep",
 }
 
 

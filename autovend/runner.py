@@ -295,6 +295,7 @@ def run_episode(
     world_path: str | Path | None = None,
     checkpoint: CheckpointMode = "background",
     evaluate: bool = True,
+    checkpoint_every: int = 1,
 ) -> RunSummary:
     """Run `agent` on `world` with `seed` for `days` days (default: the world's horizon) into `out_dir`.
 
@@ -302,9 +303,11 @@ def run_episode(
     previous run's files first. progress: called after every settled day. world_path: the bundle
     folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
     folder as world.pkl, so any run can be reloaded and compared). evaluate: write metrics.json, report.md,
-    report.html and figures at the end. Raises `OutputExistsError` for a folder holding a finished or unfinished
-    run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another agent,
-    seed or world.
+    report.html and figures at the end. checkpoint_every: checkpoint only after the days that are multiples
+    of it (a resume repeats at most checkpoint_every - 1 days; `autovend sweep` uses it where a checkpoint
+    costs more than the days it saves). Raises `OutputExistsError` for a folder holding a finished or
+    unfinished run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another
+    agent, seed or world.
     """
     run_dir = Path(out_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -312,6 +315,8 @@ def run_episode(
     days = horizon if days is None else int(days)
     if not 1 <= days <= horizon:
         raise ValueError(f"days must be between 1 and the world's horizon {horizon}, got {days}")
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be at least 1, got {checkpoint_every}")
     ckpt_path = run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE
     traj_path = run_dir / TRAJECTORY_FILE
     start_from = _prepare(run_dir, resume, force)
@@ -358,7 +363,8 @@ def run_episode(
             }
             # the agent's state is taken where the checkpoint is written: in a forked child that is the
             # snapshot of this moment, so the run itself pays neither the copy nor the pickling
-            checkpointer.save(day, lambda path, mt=meta: write_checkpoint(path, session, agent.state_dict(), mt))
+            if day % checkpoint_every == 0:
+                checkpointer.save(day, lambda path, mt=meta: write_checkpoint(path, session, agent.state_dict(), mt))
             if progress is not None:
                 bal = _closing_balance(session)
                 progress(DayProgress(day, days, bal.net_assets, bal.cash))

@@ -12,7 +12,7 @@ from autovend.extras import EXTRA_OF, missing_extra
 
 @pytest.mark.parametrize(
     ("module", "extra"),
-    [("statsmodels.api", "pipeline"), ("pandera.pandas", "pipeline"), ("dvc", "pipeline"), ("openai", "llm")],
+    [("statsmodels.api", "pipeline"), ("pandera.pandas", "pipeline"), ("dvc", "pipeline"), ("openai", "llm"), ("dask.distributed", "sweep")],
 )
 def test_a_module_of_an_extra_names_the_extra(module, extra):
     message = missing_extra(ModuleNotFoundError(f"No module named {module!r}", name=module))
@@ -23,7 +23,7 @@ def test_a_module_of_an_extra_names_the_extra(module, extra):
 def test_any_other_missing_module_is_not_explained_away():
     assert missing_extra(ModuleNotFoundError("No module named 'numpy'", name="numpy")) is None
     assert missing_extra(ModuleNotFoundError("no name")) is None
-    assert set(EXTRA_OF.values()) == {"pipeline", "llm", "gym"}
+    assert set(EXTRA_OF.values()) == {"pipeline", "llm", "gym", "sweep"}
 
 
 # Runs the CLI with pandera made unimportable, as in a base install.

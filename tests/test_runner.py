@@ -157,6 +157,30 @@ def test_background_checkpoints_resume_identically(world, tmp_path, uninterrupte
     assert_same_run(out, uninterrupted)
 
 
+def test_checkpoints_every_fifth_day_resume_from_the_last_multiple(world, tmp_path, uninterrupted):
+    """checkpoint_every=5: a crash on day 13 resumes from day 10 (days 11-12 are played again)."""
+    out = tmp_path / "every5"
+    with pytest.raises(Crash):
+        run_episode(
+            world,
+            CrashingBaseline(13),
+            seed=1,
+            days=DAYS,
+            out_dir=out,
+            checkpoint="sync",
+            evaluate=False,
+            checkpoint_every=5,
+        )
+    assert read_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE)["day"] == 10
+    summary = run_episode(
+        world, baseline(), seed=1, days=DAYS, out_dir=out, resume=True, checkpoint="sync", checkpoint_every=5
+    )
+    assert summary.resumed_from == 10 and summary.checkpoints_written == 1  # day 15 only, of days 11-16
+    assert_same_run(out, uninterrupted)
+    with pytest.raises(ValueError, match="checkpoint_every must be at least 1, got 0"):
+        run_episode(world, baseline(), seed=1, days=2, out_dir=tmp_path / "zero", checkpoint_every=0)
+
+
 def test_checkpointer_skips_while_a_snapshot_is_being_written(tmp_path):
     import time
 

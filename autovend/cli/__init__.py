@@ -13,6 +13,7 @@ from autovend.cli import data as _data  # noqa: F401,E402  (synth, calibrate)
 from autovend.cli import replay as _replay  # noqa: F401,E402  (replay RUN_DIR --day N)
 from autovend.cli import run as _run  # noqa: F401,E402  (run, compare)
 from autovend.cli import serve as _serve  # noqa: F401,E402  (serve: the tools over MCP)
+from autovend.cli import sweep as _sweep  # noqa: F401,E402  (sweep SPEC --out DIR: runs on Dask)
 from autovend.cli import world as _world  # noqa: F401,E402  (export-world, world info)
 
 

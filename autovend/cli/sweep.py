@@ -1,0 +1,131 @@
+"""`autovend sweep SPEC.yaml --out DIR`: worlds x agents x seeds on Dask, with progress, results and a leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from autovend.cli.app import app
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    s = int(round(seconds))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+@app.command("sweep")
+def sweep_cmd(
+    spec: Path = typer.Argument(..., help="The sweep spec (YAML: worlds, agents, seeds, days; see docs/sweeps.md)."),
+    out: Path = typer.Option(..., "--out", help="The sweep's folder: runs/, results.csv and leaderboard.md."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="Address of a running Dask scheduler (tcp://HOST:PORT); default: a local cluster."
+    ),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        min=1,
+        help="Local cluster: worker processes of one thread (default: the CPUs). With --scheduler: wait for as many.",
+    ),
+    max_cost_usd: float | None = typer.Option(
+        None, "--max-cost-usd", min=0.0, help="Start no new run once the API cost of the sweep's runs reaches this."
+    ),
+    retries: int = typer.Option(2, "--retries", min=0, help="Times a failed run is retried (from its checkpoint)."),
+) -> None:
+    """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and leaderboard.md.
+
+    A run is `autovend run` with the same arguments, in OUT/runs/<world>/<agent>-s<seed>-d<days>.
+    Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
+    resume from their checkpoints. Exit 1 when runs failed or the cost limit left runs undone.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from autovend.sweep.engine import SweepPlan, run_sweep
+    from autovend.sweep.progress import SweepStatus
+    from autovend.sweep.spec import load_spec
+
+    console = Console(highlight=False)
+    sweep_spec = load_spec(spec)
+    columns = (
+        TextColumn("[bold]runs"),
+        BarColumn(),
+        TextColumn("{task.completed:.0f}/{task.total:.0f} done"),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+    )
+    progress = Progress(*columns, console=console, transient=False)
+    bar: list[int] = []
+
+    def on_plan(p: SweepPlan) -> None:
+        s = sweep_spec
+        console.print(
+            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')} x {_count(len(s.agents), 'agent')} x "
+            f"{_count(len(s.seeds), 'seed')}): "
+            f"{p.count('finished')} finished, {p.count('unfinished')} to resume, {p.count('new')} to start",
+            soft_wrap=True,
+        )
+        if p.prior_cost_usd:
+            console.print(f"API cost of the finished runs: {p.prior_cost_usd:.4f} USD")
+
+    def on_start(cluster: str) -> None:
+        console.print(escape(cluster), soft_wrap=True)
+        progress.start()
+        bar.append(progress.add_task("runs", total=1, detail=""))
+
+    def on_update(st: SweepStatus) -> None:
+        detail = f"running {st.running}, failed {st.failed}"
+        detail += f", waiting {st.waiting}" if st.waiting else ""
+        detail += f", restarted {st.restarts}" if st.restarts else ""
+        detail += f", skipped {st.skipped}" if st.skipped else ""
+        detail += f", cost {st.cost_usd:.4f} USD" if st.cost_usd else ""
+        detail += f", ETA {_clock(st.eta_s)}"
+        progress.update(bar[0], total=st.total, completed=st.finished_before + st.done, detail=detail)
+
+    try:
+        outcome = run_sweep(
+            sweep_spec,
+            out,
+            scheduler=scheduler,
+            workers=workers,
+            max_cost_usd=max_cost_usd,
+            retries=retries,
+            on_plan=on_plan,
+            on_start=on_start,
+            on_update=on_update,
+        )
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print(
+            "[yellow]interrupted[/]; run the same command again: finished runs are kept and interrupted ones "
+            "resume from their checkpoints"
+        )
+        raise typer.Exit(130) from None
+    finally:
+        progress.stop()
+    if not outcome.plan.todo:
+        console.print("nothing to run")
+    for name, why in outcome.failures.items():
+        console.print(f"[bold red]failed:[/] {escape(name)}: {escape(why)}", soft_wrap=True)
+    if outcome.cost_stopped:
+        console.print(
+            f"[yellow]cost limit reached[/]: {outcome.cost_usd:.4f} USD >= {max_cost_usd:.4f} USD; "
+            f"{len(outcome.skipped)} runs not started (raise --max-cost-usd and run again to do them)",
+            soft_wrap=True,
+        )
+    cost = f", API cost {outcome.cost_usd:.4f} USD" if outcome.cost_usd else ""
+    console.print(
+        f"{len(outcome.ran)} runs finished now, {len(outcome.rows)} of {len(outcome.plan.tasks)} have results{cost}"
+    )
+    console.print(f"wrote {escape(str(outcome.results_path))} and {escape(str(outcome.leaderboard_path))}")
+    if not outcome.complete:
+        raise typer.Exit(1)

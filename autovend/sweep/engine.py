@@ -1,0 +1,431 @@
+"""Running a sweep on Dask distributed: a local cluster by default, or an existing scheduler.
+
+    outcome = run_sweep(load_spec("sweep.yaml"), "sweeps/s1")                        # LocalCluster
+    outcome = run_sweep(spec, "sweeps/s1", scheduler="tcp://10.0.0.5:8786", workers=4)
+
+Before anything runs, every world is loaded (its hash and horizon), every agent entry checked and
+every run folder read: finished runs are kept (one that does not match the spec, e.g. made on a
+world that has changed since, stops the sweep before it starts; nothing is deleted), interrupted
+ones resume from their checkpoint, the others start. Only the runs still to do are submitted, one
+Dask task each (`tasks.execute`), with `retries`: a task that raises is run again and resumes from
+its last checkpoint, and a task whose worker is lost is rescheduled by Dask and resumes the same
+way. With nothing to do no cluster is started.
+
+Rate limits and cost: the runs of a provider with a limit in the spec are submitted no more at
+once than the limit, and hold a lease of a named, cluster-wide Dask semaphore while they run (so
+sweeps sharing a scheduler share the limit). The tasks report every settled day with their API cost
+so far (Dask events); once the total (runs finished before included) reaches `max_cost_usd`, a
+Dask variable tells the tasks that have not started to return without running and the held runs
+are not submitted; runs under way finish.
+
+At the end results.csv and leaderboard.md are written from the run folders of every finished run of the spec.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import queue
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autovend.errors import AutoVendError, BundleError, ConfigError
+from autovend.sweep.agents import check_agent
+from autovend.sweep.leaderboard import write_leaderboard
+from autovend.sweep.progress import SweepStatus, Tracker
+from autovend.sweep.results import ResultRow, read_result, write_results
+from autovend.sweep.spec import AgentEntry, SweepSpec
+from autovend.sweep.tasks import (
+    AgentIdentity,
+    Channel,
+    FolderState,
+    RunTask,
+    TaskOutcome,
+    WorldFacts,
+    execute,
+    folder_status,
+    plan,
+)
+
+DEFAULT_RETRIES = 2
+CONNECT_TIMEOUT = "30s"  # to reach an existing scheduler
+WORKER_WAIT_S = 120.0  # how long to wait for the workers of an existing scheduler
+POLL_S = 0.5
+
+
+class SchedulerError(AutoVendError):
+    """The Dask scheduler cannot be reached or has no workers: check the address, start `dask worker ADDRESS`."""
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The runs of a sweep and the state of their folders before it runs."""
+
+    tasks: tuple[RunTask, ...]
+    states: dict[str, FolderState]  # run name -> new / unfinished / finished
+    prior_cost_usd: float  # the API cost of the runs finished before
+
+    @property
+    def todo(self) -> list[RunTask]:
+        """The runs still to do (new and unfinished), in spec order."""
+        return [t for t in self.tasks if self.states[t.name] != "finished"]
+
+    def count(self, state: FolderState) -> int:
+        """How many runs are in `state`."""
+        return sum(1 for s in self.states.values() if s == state)
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What a sweep did: outcomes of the runs submitted, failures, cost, and the files written."""
+
+    plan: SweepPlan
+    outcomes: dict[str, TaskOutcome]
+    failures: dict[str, str]  # run name -> why it failed
+    cost_usd: float
+    cost_stopped: bool  # the cost limit was reached, so some runs were not started
+    rows: tuple[ResultRow, ...]
+    results_path: Path
+    leaderboard_path: Path
+    cluster: str | None  # what ran the tasks, None when nothing was submitted
+
+    @property
+    def ran(self) -> list[str]:
+        """The runs finished by this invocation."""
+        return [n for n, o in self.outcomes.items() if o.status == "ran"]
+
+    @property
+    def skipped(self) -> list[str]:
+        """The runs not started because the cost limit was reached."""
+        return [
+            t.name for t in self.plan.todo if t.name not in self.outcomes or self.outcomes[t.name].status == "skipped"
+        ]
+
+    @property
+    def complete(self) -> bool:
+        """True when every run of the spec has a result."""
+        return len(self.rows) == len(self.plan.tasks)
+
+
+def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
+    """The name and configuration run.json will record for `entry` (None for a plugin, known only when built)."""
+    if entry.is_llm:
+        from autovend.agents.llm import load_llm_config, parse_spec
+        from autovend.sweep.spec import LLM_PREFIX
+
+        return AgentIdentity(
+            LLM_PREFIX + parse_spec(entry.agent), load_llm_config(entry.config).model_dump(mode="json")
+        )
+    from autovend.agents.base import AGENTS, make_agent
+
+    if entry.agent not in AGENTS:
+        return None
+    agent = make_agent(entry.agent, 0, entry.config)
+    cfg = getattr(agent, "config", None)
+    dump = getattr(cfg, "model_dump", None)
+    return AgentIdentity(agent.name, dump(mode="json") if callable(dump) else {})
+
+
+def world_facts(spec: SweepSpec) -> dict[str, WorldFacts]:
+    """Load every world of the spec once (a broken bundle fails here, naming it): label -> facts."""
+    from autovend.world.bundle import load_world
+
+    out = {}
+    for i, w in enumerate(spec.worlds, start=1):
+        try:
+            world = load_world(w.path)
+        except BundleError as exc:
+            raise BundleError(f"worlds, entry {i}: {exc}") from None
+        out[w.label] = WorldFacts(str(w.path.resolve()), world.world_hash, world.horizon_days)
+    return out
+
+
+def make_plan(spec: SweepSpec, out_dir: str | Path) -> SweepPlan:
+    """Check the spec against its worlds, agents and run folders; raise `ConfigError` for any mismatch."""
+    for i, entry in enumerate(spec.agents, start=1):
+        try:
+            check_agent(entry)
+        except AutoVendError as exc:
+            raise ConfigError(f"agents, entry {i} ({entry.agent}): {exc}") from None
+    identities = {a.label: agent_identity(a) for a in spec.agents}
+    tasks = plan(spec, out_dir, world_facts(spec))
+    states: dict[str, FolderState] = {}
+    conflicts = []
+    prior = 0.0
+    for t in tasks:
+        state, conflict = folder_status(t, identities[t.agent.label])
+        if conflict is not None:
+            conflicts.append(conflict)
+        states[t.name] = state
+        if state == "finished":
+            row = read_result(t, out_dir)
+            if row is not None and row.api_cost_usd is not None:
+                prior += row.api_cost_usd
+    if conflicts:
+        raise ConfigError(
+            "the output folder holds finished runs that do not match the spec (nothing was run or deleted):\n"
+            + "\n".join(f"  - {c}" for c in conflicts)
+            + "\nuse another --out, or move these folders away"
+        )
+    return SweepPlan(tuple(tasks), states, prior)
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator[tuple[Any, str]]:
+    """A Dask client: to `scheduler` (waiting for `workers` workers, at least one), or to a new LocalCluster.
+
+    The local cluster has `workers` processes (default: the CPUs, at most one per run to do) of one
+    thread each, no dashboard and no profiler; it is closed on exit.
+    """
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise SchedulerError(
+                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and "
+                "give its address (tcp://HOST:PORT)"
+            ) from None
+        try:
+            want = max(workers or 1, 1)
+            try:
+                client.wait_for_workers(want, timeout=WORKER_WAIT_S)
+            except TimeoutError:
+                have = len(client.scheduler_info(n_workers=-1)["workers"])
+                raise SchedulerError(
+                    f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
+                    f"start workers with `dask worker {scheduler} --nthreads 1`"
+                ) from None
+            yield client, f"scheduler {scheduler}: {_describe(client)}"
+        finally:
+            client.close()
+        return
+    import dask
+
+    n = workers or max(1, min(os.cpu_count() or 1, n_todo))
+    # the workers' sampling profiler feeds only the dashboard, which is not started; it costs CPU on pure-Python runs
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
+    try:
+        client = Client(cluster)
+        try:
+            yield client, f"local cluster: {_describe(client)}"
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def _describe(client: Any) -> str:
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    threads = sum(int(w.get("nthreads", 0)) for w in info.values())
+    return f"{len(info)} workers, {threads} threads"
+
+
+def _failure(future: Any) -> str:
+    """Why a Dask future ended in error, in words."""
+    from distributed import KilledWorker
+
+    exc = future.exception()
+    if isinstance(exc, KilledWorker):
+        return f"its worker died on every attempt ({exc}); look at the workers' logs (memory?)"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class _Gate:
+    """Submits runs of a limited provider no faster than its limit allows; the rest are held by the client."""
+
+    def __init__(self, limits: dict[str, int]) -> None:
+        self.limits = limits
+        self.running: dict[str, int] = dict.fromkeys(limits, 0)
+        self.held: dict[str, collections.deque[RunTask]] = {p: collections.deque() for p in limits}
+
+    def admit(self, task: RunTask) -> bool:
+        """True if `task` may be submitted now (and count it); else hold it."""
+        p = task.agent.provider_key
+        if p is None or p not in self.limits:
+            return True
+        if self.running[p] < self.limits[p]:
+            self.running[p] += 1
+            return True
+        self.held[p].append(task)
+        return False
+
+    def release(self, task: RunTask) -> RunTask | None:
+        """`task` has ended: the next held run of its provider, if any (counted as submitted)."""
+        p = task.agent.provider_key
+        if p is None or p not in self.limits:
+            return None
+        self.running[p] -= 1
+        if self.held[p]:
+            self.running[p] += 1
+            return self.held[p].popleft()
+        return None
+
+    def drop(self) -> list[RunTask]:
+        """Every held run (they will not be submitted)."""
+        out = [t for q in self.held.values() for t in q]
+        for q in self.held.values():
+            q.clear()
+        return out
+
+
+def submit_and_watch(
+    client: Any,
+    todo: list[RunTask],
+    tracker: Tracker,
+    *,
+    limits: dict[str, int],
+    max_cost_usd: float | None,
+    retries: int,
+    on_update: Callable[[SweepStatus], None] | None = None,
+) -> tuple[dict[str, TaskOutcome], dict[str, str], bool]:
+    """Submit `todo` and follow it to the end: (outcomes by run, failures by run, whether the cost limit stopped it).
+
+    Runs of a provider with a limit are submitted as earlier ones end, no more at once than the
+    limit; once the cost limit is reached the held runs are not submitted and the tasks not started
+    yet return at once (`skipped`).
+    """
+    from distributed import Variable, wait
+
+    sweep_id = uuid.uuid4().hex[:12]
+    channel = Channel(topic=f"autovend-sweep-{sweep_id}", stop=f"autovend-sweep-stop-{sweep_id}", limits=dict(limits))
+    events: queue.Queue[Any] = queue.Queue()
+    client.subscribe_topic(channel.topic, events.put)
+    stop = Variable(channel.stop, client=client)
+    stop.set(False)
+    stopped = False
+    gate = _Gate(dict(limits))
+    futures: dict[Any, RunTask] = {}
+
+    def submit(task: RunTask) -> Any:
+        future = client.submit(execute, task, channel, key=f"{task.name}#{sweep_id}", retries=retries, pure=False)
+        futures[future] = task
+        return future
+
+    for t in todo:
+        if gate.admit(t):
+            submit(t)
+    outcomes: dict[str, TaskOutcome] = {}
+    failures: dict[str, str] = {}
+    pending = set(futures)
+    try:
+        while pending:
+            try:
+                done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            while True:
+                try:
+                    _, msg = events.get_nowait()
+                except queue.Empty:
+                    break
+                tracker.event(msg)
+            for f in done:
+                task = futures[f]
+                out = f.result() if f.status == "finished" else TaskOutcome(task.name, "failed", error=_failure(f))
+                outcomes[task.name] = out
+                if out.status == "failed":
+                    failures[task.name] = out.error or "failed"
+                tracker.outcome(task.name, out.status)
+                after = gate.release(task)
+                if after is not None:  # nothing is held once the cost limit is reached
+                    pending.add(submit(after))
+            if max_cost_usd is not None and not stopped and tracker.cost_usd >= max_cost_usd:
+                stop.set(True)
+                stopped = True
+                for t in gate.drop():
+                    outcomes[t.name] = TaskOutcome(t.name, "skipped")
+                    tracker.outcome(t.name, "skipped")
+            if on_update is not None:
+                on_update(tracker.status())
+    finally:
+        client.cancel(list(pending))
+        client.unsubscribe_topic(channel.topic)
+        with contextlib.suppress(Exception):
+            stop.delete()
+    return outcomes, failures, stopped
+
+
+def collect(sweep: SweepPlan, out_dir: str | Path) -> tuple[list[ResultRow], list[str]]:
+    """The results of the spec's finished runs (spec order) and the names of the others."""
+    rows, missing = [], []
+    for t in sweep.tasks:
+        row = read_result(t, out_dir)
+        if row is None:
+            missing.append(t.name)
+        else:
+            rows.append(row)
+    return rows, missing
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out_dir: str | Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    max_cost_usd: float | None = None,
+    retries: int = DEFAULT_RETRIES,
+    on_plan: Callable[[SweepPlan], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    on_update: Callable[[SweepStatus], None] | None = None,
+) -> SweepOutcome:
+    """Run what is missing of `spec` into `out_dir`, then write results.csv and leaderboard.md (module docstring).
+
+    on_plan: called with the plan before anything runs; on_start: with the cluster's description
+    once connected; on_update: with the sweep's status about twice a second while it runs.
+    """
+    out = Path(out_dir)
+    sweep = make_plan(spec, out)
+    if on_plan is not None:
+        on_plan(sweep)
+    todo = sweep.todo
+    tracker = Tracker(
+        {t.name: t.days for t in todo},
+        finished_before=sweep.count("finished"),
+        prior_cost=sweep.prior_cost_usd,
+        total=len(sweep.tasks),
+    )
+    outcomes: dict[str, TaskOutcome] = {}
+    failures: dict[str, str] = {}
+    stopped = max_cost_usd is not None and bool(todo) and sweep.prior_cost_usd >= max_cost_usd
+    cluster = None
+    if todo and not stopped:
+        out.mkdir(parents=True, exist_ok=True)
+        with connect(scheduler, workers, len(todo)) as (client, cluster):
+            if on_start is not None:
+                on_start(cluster)
+            outcomes, failures, stopped = submit_and_watch(
+                client,
+                todo,
+                tracker,
+                limits=spec.limits,
+                max_cost_usd=max_cost_usd,
+                retries=retries,
+                on_update=on_update,
+            )
+    rows, missing = collect(sweep, out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = write_results(rows, out)
+    board = write_leaderboard(rows, out, missing, len(sweep.tasks))
+    return SweepOutcome(
+        plan=sweep,
+        outcomes=outcomes,
+        failures=failures,
+        cost_usd=tracker.cost_usd,
+        cost_stopped=stopped,
+        rows=tuple(rows),
+        results_path=results,
+        leaderboard_path=board,
+        cluster=cluster,
+    )

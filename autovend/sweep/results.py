@@ -1,0 +1,161 @@
+"""results.csv of a sweep: one row per finished run, read back from its run folder (run.json and metrics.json).
+
+Columns: world (label), world_hash, agent (label), agent_name (as run.json records it), seed, days,
+horizon_days, every headline metric of metrics.json (`autovend.evaluation.report.HEADLINE`, in its
+stored units: net assets in CNY, shares as fractions), net_asset_growth, the failure-mode counts,
+the token counts and api_cost_usd of LLM runs, wall_time_s, resumed_from_day and the run folder
+relative to the sweep's folder. Rows follow the spec's order; an empty cell is a value the run does
+not have (a metric that cannot be computed, tokens of a baseline). Nothing non-finite is written.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autovend.evaluation.report import FAILURE_LABELS, HEADLINE
+from autovend.io import atomic_write_text
+from autovend.sweep.tasks import RunTask, read_run_json
+
+RESULTS_FILE = "results.csv"
+TOKEN_KEYS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
+METRIC_KEYS = (*HEADLINE, "net_asset_growth")
+COLUMNS = (
+    "world",
+    "world_hash",
+    "agent",
+    "agent_name",
+    "seed",
+    "days",
+    "horizon_days",
+    *METRIC_KEYS,
+    *FAILURE_LABELS,
+    *TOKEN_KEYS,
+    "api_cost_usd",
+    "wall_time_s",
+    "resumed_from_day",
+    "run_dir",
+)
+
+Number = int | float | None
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One finished run of a sweep (see the module docstring for the fields)."""
+
+    world: str
+    world_hash: str
+    agent: str
+    agent_name: str
+    seed: int
+    days: int
+    horizon_days: int
+    metrics: dict[str, Number]  # METRIC_KEYS
+    failures: dict[str, Number]  # FAILURE_LABELS keys
+    tokens: dict[str, Number]  # TOKEN_KEYS (None for agents without token usage)
+    api_cost_usd: float | None
+    wall_time_s: float | None
+    resumed_from_day: int | None
+    run_dir: str  # relative to the sweep's folder
+    meta: dict[str, Any]  # run.json, for the comparability rules of the leaderboard
+
+    @property
+    def net_assets(self) -> float | None:
+        """Net assets at the close of the last day (CNY)."""
+        value = self.metrics.get("net_assets")
+        return None if value is None else float(value)
+
+    def cells(self) -> list[Number | str]:
+        """The row's values in `COLUMNS` order."""
+        head: list[Number | str] = [self.world, self.world_hash, self.agent, self.agent_name, self.seed, self.days]
+        head.append(self.horizon_days)
+        return [
+            *head,
+            *(self.metrics.get(k) for k in METRIC_KEYS),
+            *(self.failures.get(k) for k in FAILURE_LABELS),
+            *(self.tokens.get(k) for k in TOKEN_KEYS),
+            self.api_cost_usd,
+            self.wall_time_s,
+            self.resumed_from_day,
+            self.run_dir,
+        ]
+
+
+def _number(value: Any) -> Number:
+    """A finite int or float, else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
+    """The result of a task whose run folder holds a finished run, else None."""
+    run_dir = Path(task.run_dir)
+    meta = read_run_json(run_dir)
+    if meta is None or not meta.get("finished"):
+        return None
+    try:
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        metrics = {}
+    usage = meta.get("token_usage") or {}
+    failures = metrics.get("failure_counts") or {}
+    resumed = meta.get("resumed_from_day")
+    try:
+        rel = str(run_dir.relative_to(Path(out_dir).resolve()))
+    except ValueError:
+        rel = str(run_dir)
+    return ResultRow(
+        world=task.world,
+        world_hash=str(meta.get("world_hash") or ""),
+        agent=task.agent.label,
+        agent_name=str(meta.get("agent") or ""),
+        seed=int(meta.get("seed", task.seed)),
+        days=int(meta.get("days", 0)),
+        horizon_days=int(meta.get("horizon_days", 0)),
+        metrics={k: _number(metrics.get(k)) for k in METRIC_KEYS},
+        failures={k: _number(failures.get(k)) for k in FAILURE_LABELS},
+        tokens={k: _number(usage.get(k)) for k in TOKEN_KEYS},
+        api_cost_usd=_number(meta.get("api_cost_usd")),  # type: ignore[arg-type]
+        wall_time_s=_number(meta.get("wall_time_s")),  # type: ignore[arg-type]
+        resumed_from_day=None if resumed is None else int(resumed),
+        run_dir=rel,
+        meta=meta,
+    )
+
+
+def _cell(value: Number | str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def results_csv(rows: list[ResultRow]) -> str:
+    """The text of results.csv (header and one line per row)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row.cells()])
+    return buf.getvalue()
+
+
+def write_results(rows: list[ResultRow], out_dir: str | Path) -> Path:
+    """Write OUT/results.csv (replaced atomically); return its path."""
+    path = Path(out_dir) / RESULTS_FILE
+    atomic_write_text(path, results_csv(rows))
+    return path

@@ -1,0 +1,235 @@
+"""The sweep specification: which worlds, agents and seeds to run, read from YAML into typed models.
+
+    spec = load_spec("sweep.yaml")
+
+    worlds: [worlds/cn20]                          # bundle folders (or {path: ..., name: ...})
+    agents:
+      - baseline                                   # as `autovend run --agent`
+      - {agent: baseline, config: params/baseline-alt.yaml, name: baseline-alt}
+      - agent: openai:gpt-4.1-mini                 # base_url, api_key_env, config, prices, mcp, provider
+        api_key_env: OPENAI_API_KEY
+    seeds: [1, 2, 3]
+    days: 20                                       # optional; default: each world's horizon
+    limits: {openai: 2}                            # optional; at most 2 runs at once per provider
+
+Paths are read relative to the current directory, like the options of `autovend run`. Every world
+and agent has a label (its `name`, else the world's folder name or the agent string made
+file-safe, plus the config file's stem), used in run folder names, results.csv and the
+leaderboard; labels must be unique. An agent's `provider` groups LLM agents under one
+concurrency limit: by default `openai` for the OpenAI API and the host:port of a `base_url`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
+
+from autovend.errors import ConfigError
+
+LLM_PREFIX = "openai:"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_CHECKPOINT_DAYS = 5  # for agents whose days cost CPU only: a checkpoint costs about as much as a day
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def slug(text: str) -> str:
+    """`text` made safe for a folder name, as `autovend run` names its default run folders."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+class WorldEntry(BaseModel):
+    """A world bundle to run on: its folder and an optional label."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: Path
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The world's label: `name`, else the bundle's folder name."""
+        return self.name or slug(self.path.resolve().name)
+
+
+class AgentEntry(BaseModel):
+    """An agent as `autovend run` takes it: the agent string and its options.
+
+    agent: `baseline` (any registered name), `openai:MODEL`, or a plugin `FILE:Class` / `module:Class`.
+    config: the agent's YAML settings (`--agent-config`). base_url, api_key_env, prices, mcp: the
+    options of `openai:MODEL` agents (`--base-url`, `--api-key-env`, `--prices`, `--mcp`).
+    provider: the concurrency group of an LLM agent (see the module docstring). name: the label.
+    checkpoint_every: days between checkpoints (`checkpoint_days`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str = Field(min_length=1)
+    name: str | None = None
+    config: Path | None = None
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_KEY_ENV
+    prices: Path | None = None
+    mcp: bool = False
+    provider: str | None = None
+    checkpoint_every: PositiveInt | None = None
+
+    @property
+    def checkpoint_days(self) -> int:
+        """Days between checkpoints: `checkpoint_every`, else 1 for LLM agents (their days cost API calls), else 5."""
+        if self.checkpoint_every is not None:
+            return self.checkpoint_every
+        return 1 if self.is_llm else DEFAULT_CHECKPOINT_DAYS
+
+    @property
+    def is_llm(self) -> bool:
+        """True for an `openai:MODEL` agent."""
+        return self.agent.startswith(LLM_PREFIX)
+
+    @property
+    def label(self) -> str:
+        """The agent's label: `name`, else the agent string made file-safe plus the config file's stem."""
+        if self.name:
+            return self.name
+        base = slug(self.agent)
+        return base if self.config is None else f"{base}-{slug(self.config.stem)}"
+
+    @property
+    def provider_key(self) -> str | None:
+        """The concurrency group: `provider`, else `openai` or the base URL's host:port; None for non-LLM agents."""
+        if self.provider:
+            return self.provider
+        if not self.is_llm:
+            return None
+        if self.base_url:
+            return urlparse(self.base_url).netloc or self.base_url
+        return "openai"
+
+    def llm_only_options(self) -> list[str]:
+        """The options given that only `openai:MODEL` agents take."""
+        given = []
+        if self.base_url is not None:
+            given.append("base_url")
+        if self.api_key_env != DEFAULT_KEY_ENV:
+            given.append("api_key_env")
+        if self.prices is not None:
+            given.append("prices")
+        if self.mcp:
+            given.append("mcp")
+        if self.provider is not None:
+            given.append("provider")
+        return given
+
+
+class SweepSpec(BaseModel):
+    """A sweep: every (world, agent, seed) is one run of `days` days (default: the world's horizon)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    worlds: list[WorldEntry] = Field(min_length=1)
+    agents: list[AgentEntry] = Field(min_length=1)
+    seeds: list[NonNegativeInt] = Field(min_length=1)
+    days: PositiveInt | None = None
+    limits: dict[str, PositiveInt] = Field(default_factory=dict)
+
+    @field_validator("worlds", mode="before")
+    @classmethod
+    def _world_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"path": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _agent_strings(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"agent": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @property
+    def n_runs(self) -> int:
+        """The number of runs: worlds x agents x seeds."""
+        return len(self.worlds) * len(self.agents) * len(self.seeds)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as the reader of the YAML sees it: `agents, entry 2, key base_url`."""
+    parts = []
+    for item in loc:
+        parts.append(f"entry {item + 1}" if isinstance(item, int) else f"key {item}")
+    return ", ".join(parts) or "the top level"
+
+
+def check_spec(spec: SweepSpec, where: str) -> None:
+    """The rules a spec must follow beyond its types: unique seeds and labels, LLM options on LLM agents only."""
+    problems = []
+    seen: set[int] = set()
+    for s in spec.seeds:
+        if s in seen:
+            problems.append(f"seeds: seed {s} is listed twice; list each seed once")
+        seen.add(s)
+    for kind, entries in (("worlds", spec.worlds), ("agents", spec.agents)):
+        labels: dict[str, int] = {}
+        for i, e in enumerate(entries, start=1):
+            if e.name is not None and not LABEL_RE.match(e.name):
+                problems.append(
+                    f"{kind}, entry {i}: name {e.name!r} is not usable in a folder name; use letters, digits, '.', "
+                    "'_' and '-' (starting with a letter or digit)"
+                )
+            if e.label in labels:
+                problems.append(
+                    f"{kind}, entries {labels[e.label]} and {i} have the same label {e.label!r}; give one of them "
+                    "another `name`"
+                )
+            labels.setdefault(e.label, i)
+    providers = set()
+    for i, a in enumerate(spec.agents, start=1):
+        extra = a.llm_only_options()
+        if not a.is_llm and extra:
+            problems.append(
+                f"agents, entry {i} ({a.agent}): options of openai:MODEL agents only ({', '.join(extra)}); remove them"
+            )
+        if a.provider_key is not None:
+            providers.add(a.provider_key)
+    for name in spec.limits:
+        if name not in providers:
+            known = ", ".join(sorted(providers)) or "none (no openai:MODEL agent)"
+            problems.append(f"limits: no agent has provider {name!r}; the providers are: {known}")
+    if problems:
+        raise ConfigError(f"{where}: invalid sweep spec:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+def parse_spec(data: Any, where: str = "the sweep spec") -> SweepSpec:
+    """A checked `SweepSpec` from parsed YAML; `where` names the file in error messages."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{where}: a sweep spec is a mapping with worlds, agents, seeds and optionally days and limits, "
+            f"got {type(data).__name__}"
+        )
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"  - {_where(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError(
+            f"{where}: invalid sweep spec:\n" + "\n".join(lines) + "\n(see docs/sweeps.md for the keys)"
+        ) from None
+    check_spec(spec, where)
+    return spec
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and check the sweep spec YAML at `path`."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the sweep spec {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+    return parse_spec(data, str(path))

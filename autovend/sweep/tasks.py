@@ -1,0 +1,288 @@
+"""The runs of a sweep: one `RunTask` per (world, agent, seed), its run folder, and the function a worker runs.
+
+    tasks = plan(spec, out_dir, worlds)          # worlds: label -> WorldFacts (hash and horizon)
+    status = folder_status(task, identity)       # new / unfinished / finished, or a conflict
+    outcome = execute(task, channel)             # on a Dask worker: `run_episode(..., resume=True)`
+
+A run's folder is `OUT/runs/<world>/<agent>-s<seed>-d<days>`. `execute` is `autovend run` with the
+same arguments (the same agent builder and `run_episode`), except that it always resumes (a
+finished run is left as it is, an interrupted one continues from its checkpoint, a folder without
+a checkpoint starts afresh) and writes its checkpoints in the run's own process (`sync`: no fork
+inside a threaded worker), every `AgentEntry.checkpoint_days` days. Problems that a retry cannot
+fix (a bad config, a checkpoint of another run) come back as a failed outcome; anything else is
+raised, so Dask retries the task, which then resumes from the last checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
+from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
+from autovend.sweep.agents import build_agent
+from autovend.sweep.spec import AgentEntry, SweepSpec
+
+if TYPE_CHECKING:
+    from autovend.agents.base import Agent
+
+RUNS_DIR = "runs"
+# errors a retry would only repeat: reported as a failed run at once
+PERMANENT_ERRORS: tuple[type[AutoVendError], ...] = (ConfigError, CheckpointError, OutputExistsError, BundleError)
+
+FolderState = Literal["new", "unfinished", "finished"]
+OutcomeStatus = Literal["ran", "finished", "skipped", "failed"]
+
+
+@dataclass(frozen=True)
+class WorldFacts:
+    """What the client reads of a world bundle once: its absolute folder, hash and horizon."""
+
+    path: str
+    world_hash: str
+    horizon_days: int
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """What run.json records of an agent: its name and configuration (None: not known before it runs)."""
+
+    name: str
+    config: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run of a sweep, with absolute paths (workers may have another working directory)."""
+
+    world: str  # the world's label
+    world_path: str
+    world_hash: str
+    agent: AgentEntry  # config and prices as absolute paths
+    seed: int
+    days: int
+    run_dir: str
+
+    @property
+    def name(self) -> str:
+        """The run's name: `<world>/<agent>-s<seed>-d<days>` (its folder below OUT/runs)."""
+        return f"{self.world}/{self.agent.label}-s{self.seed}-d{self.days}"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """How tasks talk to the client: the event topic, the stop flag's name, per-provider limits."""
+
+    topic: str
+    stop: str
+    limits: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What a task returns: `ran` (finished now), `finished` (before), `skipped` (cost limit), `failed`."""
+
+    name: str
+    status: OutcomeStatus
+    resumed_from: int | None = None
+    error: str | None = None
+
+
+def _absolute(path: Path | None) -> Path | None:
+    return None if path is None else path.resolve()
+
+
+def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) -> list[RunTask]:
+    """The runs of `spec` in spec order (worlds, then agents, then seeds); `worlds` maps world labels to facts."""
+    out = Path(out_dir).resolve() / RUNS_DIR
+    tasks = []
+    for w in spec.worlds:
+        facts = worlds[w.label]
+        days = spec.days if spec.days is not None else facts.horizon_days
+        if days > facts.horizon_days:
+            raise ConfigError(
+                f"days: {days} is longer than the horizon of world {w.label} ({facts.horizon_days} days); "
+                f"give at most {facts.horizon_days}"
+            )
+        for a in spec.agents:
+            agent = a.model_copy(update={"config": _absolute(a.config), "prices": _absolute(a.prices)})
+            for seed in spec.seeds:
+                name = f"{a.label}-s{seed}-d{days}"
+                tasks.append(
+                    RunTask(w.label, facts.path, facts.world_hash, agent, seed, days, str(out / w.label / name))
+                )
+    return tasks
+
+
+def read_run_json(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run.json of a folder, or None when there is none (or it cannot be read)."""
+    try:
+        meta = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)
+
+
+def folder_status(task: RunTask, identity: AgentIdentity | None = None) -> tuple[FolderState, str | None]:
+    """The state of the task's run folder, and why a finished run there is not this task's (None if it is).
+
+    A finished run must match the task: agent (name and, when `identity` knows it, configuration),
+    seed, world hash and days; a folder that does not match is never touched.
+    """
+    run_dir = Path(task.run_dir)
+    meta = read_run_json(run_dir)
+    if meta is not None and meta.get("finished"):
+        want = {"seed": task.seed, "world_hash": task.world_hash, "days": task.days}
+        if identity is not None:
+            want["agent"] = identity.name
+        diff = [f"{k} {meta.get(k)!r} (the spec: {v!r})" for k, v in want.items() if meta.get(k) != v]
+        config = None if identity is None else identity.config
+        if config is not None and _canonical(meta.get("agent_config") or {}) != _canonical(config):
+            diff.append("the agent's configuration differs from the spec's config file")
+        if diff:
+            return "finished", f"{run_dir} holds a finished run of another setting: {'; '.join(diff)}"
+        return "finished", None
+    if (run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE).exists():
+        return "unfinished", None
+    return "new", None
+
+
+# ------------------------------------------------------------------------------------------------ on a worker
+
+
+def _agent_cost(agent: Agent) -> float | None:
+    usage = getattr(agent, "usage", None)
+    if not callable(usage):
+        return None
+    cost = (usage() or {}).get("api_cost_usd")
+    return None if cost is None else float(cost)
+
+
+class _Events:
+    """Sends a task's events to the client through the Dask scheduler (no-op outside a worker)."""
+
+    def __init__(self, topic: str, name: str) -> None:
+        self.topic, self.name = topic, name
+        try:
+            from distributed import get_worker
+
+            self._worker: Any = get_worker()
+        except ValueError:  # not inside a Dask task
+            self._worker = None
+
+    def send(self, kind: str, **fields: Any) -> None:
+        if self._worker is not None:
+            self._worker.log_event(self.topic, {"run": self.name, "kind": kind, "time": time.time(), **fields})
+
+
+def _stopped(channel: Channel) -> bool:
+    """True once the client has raised the stop flag (cost limit reached)."""
+    try:
+        from distributed import Variable
+
+        return bool(Variable(channel.stop).get(timeout=10))
+    except (RuntimeError, ValueError, TimeoutError):  # not inside a Dask task, or the flag is not there
+        return False
+
+
+class _Lease:
+    """Holds a lease of a named, cluster-wide Dask semaphore (or lock) while a run goes on; no-op outside Dask.
+
+    The leases of a lost worker expire (`distributed.scheduler.locks.lease-timeout`, 30 s by default).
+    Waiting holds the worker's thread (seceding would let the worker start another run, which the
+    waiting one would then have to wait for while holding its lease); the client submits no more
+    runs of a provider than its limit, so a run waits here only for runs of other sweeps on the cluster.
+    """
+
+    def __init__(self, name: str | None, max_leases: int = 1) -> None:
+        self._sem: Any = None
+        if name is None:
+            return
+        try:
+            from distributed import Semaphore, get_worker
+
+            get_worker()
+        except ValueError:  # not inside a Dask task
+            return
+        self._sem = Semaphore(max_leases=max_leases, name=name)
+
+    def __enter__(self) -> _Lease:
+        if self._sem is not None:
+            self._sem.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sem is not None:
+            self._sem.release()
+
+
+def provider_lease(provider: str | None, limits: dict[str, int]) -> _Lease:
+    """A lease of the provider's concurrency limit (no-op without a limit)."""
+    if provider is None or provider not in limits:
+        return _Lease(None)
+    return _Lease(f"autovend-sweep-provider-{provider}", limits[provider])
+
+
+def run_lease(run_dir: str | Path) -> _Lease:
+    """The run folder's lock: one writer at a time, even when a task thought lost is still running somewhere."""
+    return _Lease(f"autovend-sweep-run-{Path(run_dir).resolve()}")
+
+
+def execute(task: RunTask, channel: Channel) -> TaskOutcome:
+    """Run (or resume, or leave as it is) one run of a sweep; see the module docstring."""
+    if _stopped(channel):
+        return TaskOutcome(task.name, "skipped")
+    events = _Events(channel.topic, task.name)
+    try:
+        with run_lease(task.run_dir), provider_lease(task.agent.provider_key, channel.limits):
+            state, conflict = folder_status(task)
+            if conflict is not None:
+                raise OutputExistsError(conflict)
+            if state == "finished":
+                return TaskOutcome(task.name, "finished")
+            if _stopped(channel):  # the limit may have been reached while waiting for a lease
+                return TaskOutcome(task.name, "skipped")
+            return _run(task, events)
+    except PERMANENT_ERRORS as exc:
+        events.send("failed", error=str(exc))
+        return TaskOutcome(task.name, "failed", error=str(exc))
+
+
+def _run(task: RunTask, events: _Events) -> TaskOutcome:
+    """`autovend run` of the task, resuming from the folder's checkpoint if there is one."""
+    from autovend.world.bundle import load_world
+
+    world = load_world(task.world_path)
+    if world.world_hash != task.world_hash:
+        raise BundleError(
+            f"the world at {task.world_path} changed during the sweep (hash {world.world_hash[:12]}, was "
+            f"{task.world_hash[:12]}); run the sweep again"
+        )
+    agent = build_agent(task.agent, task.world_path, task.seed)
+    events.send("start", days=task.days)
+
+    def on_day(p: DayProgress) -> None:
+        events.send("day", day=p.day, days=p.days, net_assets=p.net_assets, cost=_agent_cost(agent))
+
+    summary = run_episode(
+        world,
+        agent,
+        task.seed,
+        days=task.days,
+        out_dir=task.run_dir,
+        resume=True,
+        progress=on_day,
+        world_path=task.world_path,
+        checkpoint="sync",
+        evaluate=True,
+        checkpoint_every=task.agent.checkpoint_days,
+    )
+    events.send("end", cost=_agent_cost(agent))
+    return TaskOutcome(task.name, "ran", resumed_from=summary.resumed_from)
