@@ -111,7 +111,8 @@ def test_runaway_recursive_cte_is_stopped(world):
     )
     took = time.monotonic() - start
     assert not res.ok and "stopped the query after 0.2 s (the time limit)" in res.error
-    assert 0.2 <= took < 1.5
+    # stopped, not run to the end (it never ends); the bound is loose so a busy machine cannot fail it
+    assert 0.2 <= took < 10.0
     assert ok(s, "query_sql", {"sql": "SELECT 41 + 1"})["rows"] == [[42]]  # the sandbox stays usable
 
 
