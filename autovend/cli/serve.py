@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -35,6 +36,9 @@ def serve(
         "started again, the server continues from the last settled day.",
     ),
     force: bool = typer.Option(False, "--force", help="With --out (stdio): replace a finished or unfinished run."),
+    finish: bool = typer.Option(
+        False, "--finish", help="Do not serve: score the unfinished run(s) in --out as they stand, then exit."
+    ),
     trajectory: Path | None = typer.Option(
         None, "--trajectory", help="Unscored stdio play: append every call to this JSONL file."
     ),
@@ -61,6 +65,8 @@ def serve(
         raise ConfigError("--trajectory logs one stdio episode; over HTTP use --out, one run folder per session")
     if force and out is None:
         raise ConfigError("--force replaces the run in --out: give --out RUN too")
+    if finish and (out is None or force):
+        raise ConfigError("--finish scores the runs in --out as they stand: give --out RUN, and no --force")
     token = None
     if transport == "http":
         token = os.environ.get(token_env) or None
@@ -92,6 +98,10 @@ def serve(
         source = load_world(world_path)
         if days is not None and days > source.horizon_days:
             raise ConfigError(f"--days {days} is beyond the horizon of {world_path} ({source.horizon_days} days)")
+    if finish:
+        assert out is not None
+        _finish(source, seed, out, world_path)
+        return
     served = build_server(
         source,
         seed=seed,
@@ -115,3 +125,22 @@ def serve(
             served.run_http(port, host=host, token=token)
     finally:
         served.close()
+
+
+def _finish(world: Any, seed: int, out: Path, world_path: Path | None) -> None:
+    """`--finish`: score every unfinished run in `out` with the runner's evaluation and print its net assets."""
+    from autovend.errors import ConfigError
+    from autovend.tools.mcp_play import score_now, unfinished_runs
+
+    runs = unfinished_runs(out)
+    if not runs:
+        raise ConfigError(
+            f"{out} holds no unfinished run with a settled day (a checkpoint); nothing to score. A finished run "
+            "already has its metrics.json"
+        )
+    for run_dir in runs:
+        summary = score_now(world, seed, run_dir, world_path)
+        typer.echo(
+            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f}; "
+            f"report: {run_dir / 'report.md'}"
+        )

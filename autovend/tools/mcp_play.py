@@ -38,7 +38,15 @@ from pydantic import BaseModel
 
 from autovend.env.boundary import episode_of
 from autovend.errors import AutoVendError, OutputExistsError
-from autovend.runner import RunSummary, clear_run_folder, is_finished, run_episode
+from autovend.runner import (
+    CHECKPOINT_DIR,
+    CHECKPOINT_FILE,
+    RunSummary,
+    clear_run_folder,
+    is_finished,
+    read_checkpoint,
+    run_episode,
+)
 from autovend.tools.result import ToolResult
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import dumps
@@ -144,11 +152,12 @@ class RemoteAgent:
         """Nothing to prepare: the clients act."""
 
     def state_dict(self) -> dict[str, Any]:
-        """The clients seen so far."""
-        return {"clients": list(self._clients)}
+        """The transport and the clients seen so far."""
+        return {"transport": self._transport, "clients": list(self._clients)}
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Continue with the clients seen before the checkpoint."""
+        """Continue with the transport and the clients of the run before the checkpoint."""
+        self._transport = str(state.get("transport", self._transport))
         self._clients = list(state.get("clients", []))
 
     def release_held(self) -> None:
@@ -311,3 +320,28 @@ class ScoredPlay:
             if isinstance(request, _Request):
                 message = self.closing_message()
                 request.answer.set_result(refusal(message) if request.op == "call" else (0, message))
+
+
+# ------------------------------------------------------------------------------------------------ scoring early
+
+
+def unfinished_runs(out: Path) -> list[Path]:
+    """The run folders with a checkpoint in `out`: `out` itself (stdio), else its subfolders (HTTP), sorted."""
+    if (out / CHECKPOINT_DIR / CHECKPOINT_FILE).is_file():
+        return [out]
+    if not out.is_dir():
+        return []
+    return sorted(p for p in out.iterdir() if (p / CHECKPOINT_DIR / CHECKPOINT_FILE).is_file())
+
+
+def score_now(world: World, seed: int, run_dir: Path, world_path: str | Path | None = None) -> RunSummary:
+    """Score a run played over MCP as it stands: its days up to the last checkpoint, by the runner's evaluation.
+
+    The runner resumes the run with the days it has settled as its length, so nothing is played and
+    it goes straight to the run folder's metrics, report and figures (run.json: `days_requested`).
+    """
+    day = int(read_checkpoint(run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE)["day"])
+    agent = RemoteAgent(queue.Queue(), transport="unknown")  # load_state restores the run's
+    return run_episode(
+        world, agent, seed, days=day, out_dir=run_dir, resume=True, world_path=world_path, checkpoint="sync"
+    )

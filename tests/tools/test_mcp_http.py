@@ -15,7 +15,10 @@ import anyio
 import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
 
+from autovend.cli import app as cli_app
+from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,6 +178,19 @@ def test_http_sessions_play_their_own_scored_episodes(tmp_path):
     with _served(build_server(world, seed=1, out=tmp_path, transport="http")) as url:
         line, memory = anyio.run(_alice_again, url)
     assert line == "Day 3 of 5 — Friday, 2025-01-03." and json.loads(memory)["text"] == "alice's note"
+    # `serve --finish`: both runs scored as they stand by the runner's evaluation
+    args = ["serve", "--toy", "3x12", "--days", "5", "--seed", "1", "--out", str(tmp_path), "--finish"]
+    finished = CliRunner().invoke(cli_app, args)
+    assert finished.exit_code == 0, finished.output
+    assert f"{tmp_path / 'alice'}: 2 days scored" in finished.output and "1 days scored" in finished.output
+    local = ToolSession(world, seed=1)
+    local.call("write_memory", {"text": "alice's note"})
+    closing = [local.call("end_day", {}).content["settled"]["net_assets"] for _ in range(2)][-1]
+    metrics = json.loads((tmp_path / "alice" / "metrics.json").read_text())
+    run = json.loads((tmp_path / "alice" / "run.json").read_text())
+    assert metrics["net_assets"] == pytest.approx(closing) and metrics["run"]["days"] == 2
+    assert closing == 40_000 - 2 * 12  # alice only paid two days' fees: the close of day 2, before day 3's
+    assert run["finished"] and run["days_requested"] == 2 and run["agent_config"]["transport"] == "http"
 
 
 def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
