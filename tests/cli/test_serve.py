@@ -19,6 +19,7 @@ from autovend.tools.mcp_http import is_loopback
         pytest.param(["--toy", "3x12", "--transport", "sse"], ConfigError, "stdio or http", id="transport"),
         pytest.param(["--world", "w", "--days", "5"], ConfigError, "--days sets the days of a scored play", id="days"),
         pytest.param(["--toy", "3x12", "--force"], ConfigError, "--force replaces the run in --out", id="force"),
+        pytest.param(["--toy", "3x12", "--finish"], ConfigError, "give --out RUN, and no --force", id="finish"),
         pytest.param(
             ["--toy", "3x12", "--out", "r", "--trajectory", "t.jsonl"], ConfigError, "drop --trajectory", id="both-logs"
         ),
@@ -57,9 +58,14 @@ def test_loopback_addresses(host, loopback):
     assert is_loopback(host) is loopback
 
 
+def test_finish_with_nothing_to_score(tmp_path):
+    result = CliRunner().invoke(app, ["serve", "--toy", "3x12", "--out", str(tmp_path), "--finish"])
+    assert isinstance(result.exception, ConfigError) and "holds no unfinished run" in str(result.exception)
+
+
 def test_help_lists_the_options():
     result = CliRunner().invoke(app, ["serve", "--help"])
     assert result.exit_code == 0
-    options = ("--world", "--seed", "--transport", "--port", "--host", "--token-env", "--out", "--force")
+    options = ("--world", "--seed", "--transport", "--port", "--host", "--token-env", "--out", "--force", "--finish")
     for option in (*options, "--trajectory", "--toy", "--days"):
         assert option in result.output
