@@ -124,6 +124,9 @@ class _Request:
 
 
 _STOP = object()
+# one run is scored at a time in a process: the evaluation draws its figures with matplotlib's pyplot,
+# whose state is global (held from the last end_day of a run until its runner returns, in its thread)
+SCORING = threading.Lock()
 
 
 class RemoteAgent:
@@ -136,9 +139,11 @@ class RemoteAgent:
 
     name = AGENT_NAME
 
-    def __init__(self, requests: queue.Queue[Any], transport: str) -> None:
+    def __init__(self, requests: queue.Queue[Any], transport: str, last_day: int = 0) -> None:
         self._requests = requests
         self._transport = transport
+        self.last_day = last_day  # the runner's last day (it scores the run after it)
+        self.scoring = False  # True once this thread holds SCORING
         self._clients: list[str] = []
         self.held: tuple[Future[Any], ToolResult] | None = None  # the last end_day and its answer
         self.ready = threading.Event()  # set when the first act_day is reached (the episode is open)
@@ -187,8 +192,12 @@ class RemoteAgent:
             except BaseException as exc:  # the session never raises for bad input; anything else is a bug
                 request.answer.set_exception(exc)
                 raise
-            if episode_of(session).settled_days != settled:
+            episode = episode_of(session)
+            if episode.settled_days != settled:
                 self.held = (request.answer, result)
+                if episode.settled_days >= self.last_day or episode.sim.done:  # the runner scores the run next
+                    SCORING.acquire()
+                    self.scoring = True
                 return
             request.answer.set_result(result)
 
@@ -215,7 +224,7 @@ class ScoredPlay:
     ) -> None:
         self.out_dir = Path(out_dir)
         self._requests: queue.Queue[Any] = queue.Queue()
-        self._agent = RemoteAgent(self._requests, transport)
+        self._agent = RemoteAgent(self._requests, transport, world.horizon_days if days is None else int(days))
         self._summary: RunSummary | None = None
         self._failure: BaseException | None = None
         self._closed = False
@@ -253,6 +262,9 @@ class ScoredPlay:
                 log.exception("the run in %s stopped", self.out_dir)
             self._failure = exc
         finally:
+            if self._agent.scoring:
+                self._agent.scoring = False
+                SCORING.release()
             self._stopped.set()
         self._agent.release_held()  # the last end_day: answered once metrics and report are written
         while True:  # after the episode: every request gets the closing message
@@ -342,6 +354,7 @@ def score_now(world: World, seed: int, run_dir: Path, world_path: str | Path | N
     """
     day = int(read_checkpoint(run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE)["day"])
     agent = RemoteAgent(queue.Queue(), transport="unknown")  # load_state restores the run's
-    return run_episode(
-        world, agent, seed, days=day, out_dir=run_dir, resume=True, world_path=world_path, checkpoint="sync"
-    )
+    with SCORING:
+        return run_episode(
+            world, agent, seed, days=day, out_dir=run_dir, resume=True, world_path=world_path, checkpoint="sync"
+        )
