@@ -4,7 +4,8 @@ Over streamable HTTP every MCP session plays an episode of its own, keyed by the
 (the URL's query `?run=NAME`, so a later session, or a client of a restarted server, continues that
 run) or else by its session id. Over stdio (and the SDK's in-memory client) there is one episode,
 the default one (key None). `Plays.get` opens an episode on its first call; a session that ends with
-an HTTP DELETE releases an episode keyed by its id, and `close_all` releases all at shutdown.
+an HTTP DELETE releases an episode keyed by its id (one whose session ends otherwise, e.g. by the
+SDK's idle timeout, stays open until the server stops), and `close_all` releases all at shutdown.
 
 `Gate` wraps the streamable-HTTP app: with a token, every HTTP request must carry
 `Authorization: Bearer TOKEN` (else 401); after a DELETE it releases that session's episode.

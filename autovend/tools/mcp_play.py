@@ -249,7 +249,10 @@ class ScoredPlay:
         self._thread.start()
         while not (self._agent.ready.wait(0.05) or self._stopped.is_set()):
             pass
-        if self._failure is not None:
+        if self._failure is not None:  # the run could not open: end the thread, tell the caller
+            self._closed = True
+            self._requests.put(_STOP)
+            self._thread.join()
             raise self._failure
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -21,7 +21,9 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from autovend.agents.base import make_agent
+from autovend.errors import CheckpointError
 from autovend.runner import CHECKPOINT_DIR, run_episode
+from autovend.tools.mcp_play import ScoredPlay
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
@@ -124,3 +126,17 @@ def test_after_the_run_calls_are_refused_and_a_new_server_is_refused(played):
     assert "metrics.json" in second["after"] and second["daily_after"] == second["after"]
     again = played["again"]
     assert again.returncode == 2 and "holds a finished run" in again.stderr and "--force" in again.stderr
+
+
+def test_a_checkpoint_of_another_seed_is_refused_before_serving(tmp_path):
+    world = toy_world(3, 12, seed=0, economics=Economics(horizon_days=DAYS))
+    play = ScoredPlay(world, SEED, tmp_path)
+    assert play.call("end_day", {}).ok and play.daily()[0] == 2
+    play.close()
+    assert (tmp_path / CHECKPOINT_DIR).exists() and not play.finished
+    assert play.call("get_weather", {}).error.startswith("The server is shutting down")  # a closed play refuses
+    with pytest.raises(CheckpointError, match=r"belongs to another run: seed 1 \(now 2\)"):
+        ScoredPlay(world, 2, tmp_path)
+    again = ScoredPlay(world, SEED, tmp_path)  # the same seed goes on at day 2
+    assert again.daily()[0] == 2
+    again.close()
