@@ -265,19 +265,18 @@ def get_warehouse(ctx: ToolContext, args: GetWarehouseArgs, raw: dict[str, Any])
     stock = ctx.views.stock()
     idx = np.flatnonzero(stock.wh_units)
     page, size, first, pages = _page(len(idx), args.page, args.page_size)
-    rows = [
-        [
-            cat.sku_ids[k],
-            cat.names[k],
-            int(stock.wh_units[k]),
-            int(stock.wh_expired[k]),
-            int(stock.wh_expiring[k]),
-            int(stock.wh_next_expiry[k]) or None,
-            float(cat.unit_cost[k]),
-            money((stock.wh_units[k] - stock.wh_expired[k]) * cat.unit_cost[k]),
-        ]
-        for k in idx[first : first + size].tolist()
-    ]
+    sel = idx[first : first + size]
+    units_sel, expired_sel = stock.wh_units[sel], stock.wh_expired[sel]
+    rows = rows_of(
+        cat.sku_arr[sel].tolist(),
+        cat.names[sel].tolist(),
+        units_sel.tolist(),
+        expired_sel.tolist(),
+        stock.wh_expiring[sel].tolist(),
+        [d or None for d in stock.wh_next_expiry[sel].tolist()],
+        cat.unit_cost[sel].tolist(),
+        [money(v) for v in ((units_sel - expired_sel) * cat.unit_cost[sel]).tolist()],
+    )
     units = int(stock.wh_units.sum())
     totals = {
         "units": units,
