@@ -18,6 +18,8 @@ def to_fen(x: object) -> int:
     scalars; raises `TypeError` for anything else (bool and str included) and `ValueError` for NaN
     and infinities.
     """
+    if type(x) is float and math.isfinite(x):  # the common case, without the checks against abstract types
+        return _float_to_fen(x)
     if isinstance(x, bool) or not isinstance(x, (Real, Decimal)):
         raise TypeError(f"an amount of money must be a number, got {type(x).__name__} {x!r}")
     if isinstance(x, Decimal):

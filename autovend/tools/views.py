@@ -349,6 +349,8 @@ class Views:
     _version: tuple[int, int, bool, int] | None = None
     _stock: StockView | None = None
     _since: list[int | None] | None = None
+    _settled_key: tuple[int, int, bool] | None = None
+    _settled_visits: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sim: Simulator) -> Views:
@@ -387,7 +389,12 @@ class Views:
         self._check()
         if self._since is None:
             sim = self.sim
-            last = dict(sim.records.connection.execute("SELECT device_id, MAX(day) FROM visits GROUP BY device_id"))
+            key = self._version[:3] if self._version is not None else None  # records, day, done
+            if key is None or key != self._settled_key:  # the visits table changes only when a day is settled
+                query = "SELECT device_id, MAX(day) FROM visits GROUP BY device_id"
+                self._settled_visits = dict(sim.records.connection.execute(query))
+                self._settled_key = key
+            last = dict(self._settled_visits)
             for device in sim.visits_today():
                 last[device] = sim.day
             self._since = [None if d not in last else sim.day - int(last[d]) for d in sim.device_ids]
