@@ -10,6 +10,7 @@ record is written, see `state_version`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -218,50 +219,102 @@ class SalesBook:
 # ------------------------------------------------------------------------------------------------ stock
 
 
-@dataclass(frozen=True, eq=False)
 class StockView:
     """Shelves, prices and warehouse of one simulator state, as arrays in world order.
 
     expired: units already expired today; expiring: unexpired units that expire within 7 days;
     next_expiry: the earliest expiry day (first day on which they are expired) among the unexpired
     units, 0 where there are none.
+
+    Each part is taken from the simulator when first read and kept: a tool that reads one machine's
+    shelf walks only that machine's batches. The view is valid for the state it was made in (`Views`
+    hands out a new one when the state changes), so the parts read later are of that same state.
     """
 
-    day: int
-    shelf_units: IntArray  # (M, K)
-    shelf_expired: IntArray
-    shelf_expiring: IntArray
-    shelf_next_expiry: IntArray
-    price_fen: IntArray  # (M, K)
-    wh_units: IntArray  # (K,)
-    wh_expired: IntArray
-    wh_expiring: IntArray
-    wh_next_expiry: IntArray
-    transit_units: IntArray  # (K,)
+    def __init__(self, sim: Simulator) -> None:
+        """A view of `sim`'s current state (nothing is read yet)."""
+        self.sim = sim
+        self.day = sim.day
+        self._machines: dict[int, tuple[IntArray, IntArray, IntArray]] = {}
 
     @classmethod
     def from_sim(cls, sim: Simulator) -> StockView:
-        """Take the snapshot (vectorised over the simulator's batch arrays)."""
-        d = sim.day
-        M, K = sim.n_machines, sim.n_products
-        b = sim.batch_arrays()
-        s_exp, s_soon, s_next = _expiry_arrays(
-            b["shelf_machine"] * K + b["shelf_product"], b["shelf_qty"], b["shelf_expiry"], d, M * K
-        )
-        w_exp, w_soon, w_next = _expiry_arrays(b["wh_product"], b["wh_qty"], b["wh_expiry"], d, K)
-        return cls(
-            day=d,
-            shelf_units=sim.shelf_units(),
-            shelf_expired=s_exp.reshape(M, K),
-            shelf_expiring=s_soon.reshape(M, K),
-            shelf_next_expiry=s_next.reshape(M, K),
-            price_fen=sim.price_matrix_fen(),
-            wh_units=sim.warehouse_units(),
-            wh_expired=w_exp,
-            wh_expiring=w_soon,
-            wh_next_expiry=w_next,
-            transit_units=sim.in_transit_units(),
-        )
+        """The view of `sim`'s current state."""
+        return cls(sim)
+
+    @cached_property
+    def shelf_units(self) -> IntArray:
+        """(M, K) units on shelves, expired included."""
+        return self.sim.shelf_units()
+
+    @cached_property
+    def price_fen(self) -> IntArray:
+        """(M, K) prices in force in fen."""
+        return self.sim.price_matrix_fen()
+
+    @cached_property
+    def wh_units(self) -> IntArray:
+        """(K,) units in the warehouse, expired included."""
+        return self.sim.warehouse_units()
+
+    @cached_property
+    def transit_units(self) -> IntArray:
+        """(K,) units ordered and not yet arrived."""
+        return self.sim.in_transit_units()
+
+    def machine_expiry(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
+        """(K,) expired, expiring and next-expiry arrays of machine m's shelf."""
+        got = self._machines.get(m)
+        if got is None and "_shelf" in self.__dict__:  # every shelf is already taken
+            got = self._machines[m] = (self._shelf[0][m], self._shelf[1][m], self._shelf[2][m])
+        if got is None:
+            k, q, e = self.sim.machine_batch_arrays(m)
+            got = self._machines[m] = _expiry_arrays(k, q, e, self.day, self.sim.n_products)
+        return got
+
+    @cached_property
+    def _shelf(self) -> tuple[IntArray, IntArray, IntArray]:
+        """(M, K) expired, expiring and next-expiry arrays of every shelf, from one pass over all batches."""
+        M, K = self.sim.n_machines, self.sim.n_products
+        b = self.sim.batch_arrays()
+        slot = b["shelf_machine"] * K + b["shelf_product"]
+        parts = _expiry_arrays(slot, b["shelf_qty"], b["shelf_expiry"], self.day, M * K)
+        return tuple(a.reshape(M, K) for a in parts)  # type: ignore[return-value]
+
+    @property
+    def shelf_expired(self) -> IntArray:
+        """(M, K) units on shelves already expired today."""
+        return self._shelf[0]
+
+    @property
+    def shelf_expiring(self) -> IntArray:
+        """(M, K) unexpired units on shelves that expire within 7 days."""
+        return self._shelf[1]
+
+    @property
+    def shelf_next_expiry(self) -> IntArray:
+        """(M, K) earliest expiry day of the unexpired units on shelves (0: none)."""
+        return self._shelf[2]
+
+    @cached_property
+    def _warehouse(self) -> tuple[IntArray, IntArray, IntArray]:
+        k, q, e = self.sim.warehouse_batch_arrays()
+        return _expiry_arrays(k, q, e, self.day, self.sim.n_products)
+
+    @property
+    def wh_expired(self) -> IntArray:
+        """(K,) units in the warehouse already expired today."""
+        return self._warehouse[0]
+
+    @property
+    def wh_expiring(self) -> IntArray:
+        """(K,) unexpired units in the warehouse that expire within 7 days."""
+        return self._warehouse[1]
+
+    @property
+    def wh_next_expiry(self) -> IntArray:
+        """(K,) earliest expiry day of the unexpired units in the warehouse (0: none)."""
+        return self._warehouse[2]
 
 
 def _expiry_arrays(
@@ -296,6 +349,8 @@ class Views:
     _version: tuple[int, int, bool, int] | None = None
     _stock: StockView | None = None
     _since: list[int | None] | None = None
+    _settled_key: tuple[int, int, bool] | None = None
+    _settled_visits: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sim: Simulator) -> Views:
@@ -334,7 +389,12 @@ class Views:
         self._check()
         if self._since is None:
             sim = self.sim
-            last = dict(sim.records.connection.execute("SELECT device_id, MAX(day) FROM visits GROUP BY device_id"))
+            key = self._version[:3] if self._version is not None else None  # records, day, done
+            if key is None or key != self._settled_key:  # the visits table changes only when a day is settled
+                query = "SELECT device_id, MAX(day) FROM visits GROUP BY device_id"
+                self._settled_visits = dict(sim.records.connection.execute(query))
+                self._settled_key = key
+            last = dict(self._settled_visits)
             for device in sim.visits_today():
                 last[device] = sim.day
             self._since = [None if d not in last else sim.day - int(last[d]) for d in sim.device_ids]
