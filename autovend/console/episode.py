@@ -17,12 +17,13 @@ that was under way are dropped, as for any resumed agent.
 
 from __future__ import annotations
 
+import csv
 import json
 import queue
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,19 @@ class PlayState:
             "metrics": self.metrics,
             "error": self.error,
         }
+
+
+def closing_balance(run_dir: Path) -> dict[str, float]:
+    """The balance block (as the daily report has it) at the close of the last day in the folder's daily.csv."""
+    with (run_dir / "daily.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        return {}
+    last = rows[-1]
+    names = {"cash": "cash", "shelf": "shelf_value", "warehouse": "warehouse_value", "in_transit": "in_transit_value"}
+    out = {key: float(last[col]) for key, col in names.items()}
+    out.update(inventory_at_cost=float(last["inventory_at_cost"]), net_assets=float(last["net_assets"]))
+    return out
 
 
 @dataclass
@@ -287,6 +301,8 @@ class PlayEpisode:
         if self.summary is not None and path.exists():
             metrics = json.loads(path.read_text(encoding="utf-8"))
         finished = self.summary is not None
+        if finished:  # the last report is the next day's, after its fees: show the balance at the close instead
+            snapshot = replace(snapshot, report={**snapshot.report, "balance": closing_balance(self.run_dir)})
         settled = self.summary.days if self.summary is not None else snapshot.day - (0 if snapshot.done else 1)
         day = settled if finished else snapshot.day  # a finished run shows its last day
         return PlayState(day, self.days, settled, finished, self.run_dir, snapshot, metrics, self.error)
