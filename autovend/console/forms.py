@@ -10,7 +10,8 @@ Every property of a tool's input schema becomes a field named by `data-key`:
   property, with buttons to add and drop rows (`data-array` names the property).
 
 Optional fields left empty are left out of the arguments; required ones are marked with *. Device and
-product fields offer the known ids as suggestions (`<datalist>`), nothing more: the tool checks everything.
+product fields offer the known ids as suggestions (`<datalist>`), nothing more: the forms do not validate
+(`novalidate`), the tool checks everything and the person gets the same error message an agent would.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def tool_form(tool: Mapping[str, Any]) -> str:
     return (
         f'<details id="tool-{esc(name)}"><summary>{esc(name)} <span class="kind">{esc(tool.get("kind", ""))}</span>'
         f'</summary><div class="desc">{esc(tool.get("description", ""))}</div>'
-        f'<form class="tool-form" data-tool="{esc(name)}">{body}'
+        f'<form class="tool-form" data-tool="{esc(name)}" novalidate>{body}'
         f'<button type="submit" class="primary">{esc(button)}</button></form></details>'
     )
 

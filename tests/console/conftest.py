@@ -65,16 +65,16 @@ def get_json(url: str) -> Any:
         return json.loads(r.read())
 
 
-def post_json(url: str, body: Any, content_type: str = "application/json") -> tuple[int, dict[str, str], Any]:
+def post_json(url: str, body: Any, content_type: str = "application/json") -> tuple[int, Any, Any]:
     """POST `body` as JSON; (status, headers, decoded body) whatever the status."""
     req = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers={"Content-Type": content_type}, method="POST"
     )
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
-            return r.status, dict(r.headers), json.loads(r.read())
+            return r.status, r.headers, json.loads(r.read())
     except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), json.loads(exc.read())
+        return exc.code, exc.headers, json.loads(exc.read())
 
 
 @contextmanager

@@ -21,7 +21,7 @@ def test_every_tool_gets_a_form(tools):
     assert len(tools) == 18
     for name, tool in tools.items():
         form = tool_form(tool)
-        assert f'<form class="tool-form" data-tool="{name}">' in form
+        assert f'<form class="tool-form" data-tool="{name}" novalidate>' in form
         keys = set(re.findall(r'data-key="([^"]+)"', form)) | set(re.findall(r'data-array="([^"]+)"', form))
         props = tool["input_schema"]["properties"]
         nested = {k for p in props.values() if p.get("type") == "array" for k in p["items"]["properties"]}
