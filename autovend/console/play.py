@@ -51,9 +51,11 @@ def report_html(report: dict[str, Any]) -> str:
     parts = []
     for name in ("pnl", "devices"):
         block = report.get(name) or {}
-        parts.append(f"<h3>{esc(name)}</h3>{table(block.get('columns', []), block.get('rows', []))}")
+        parts.append(
+            f"<h3>{esc(name)}</h3><div class=wide>{table(block.get('columns', []), block.get('rows', []))}</div>"
+        )
     wh = report.get("warehouse", {})
-    parts.append(f"<h3>warehouse</h3>{table(list(wh), [list(wh.values())])}")
+    parts.append(f"<h3>warehouse</h3><div class=wide>{table(list(wh), [list(wh.values())])}</div>")
     tr = report.get("in_transit", {})
     parts.append(
         f"<h3>in transit</h3><p>{tr.get('orders', 0)} orders, {tr.get('units', 0):,} units, "
@@ -176,6 +178,8 @@ class PlayPage:
             f"{datalists(self.device_ids, self.skus)}"
             f'<script type="application/json" id="tool-schemas">{script_json(schemas)}</script></div>'
         )
+        if state.finished:
+            tools = '<div class="tools"><h2>Tools</h2><p>The episode is over: no tool can be used any more.</p></div>'
         body = f'<div class="play"><div id="state">{state_panel}</div>{tools}</div>'
         return page(self.title, header, body, script="play.js")
 

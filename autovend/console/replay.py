@@ -51,13 +51,18 @@ def day_html(view: DayView) -> str:
     machines = []
     for m in view.machines:
         fill = 100.0 * m.units / m.capacity if m.capacity else 0.0
-        rows = [(i.sku_id, i.name, i.units, i.price) for i in m.items]
+        rows = "".join(
+            f'<tr><td class="sku" title="{esc(i.name)}">{esc(i.sku_id)}</td><td class="num">{i.units:,}</td>'
+            f'<td class="num">{money(i.price)}</td></tr>'
+            for i in m.items
+        )
+        shelf = f"<table><thead><tr><th>sku</th><th>units</th><th>price</th></tr></thead><tbody>{rows}</tbody></table>"
         machines.append(
             f'<div class="machine" data-device="{esc(m.device_id)}"><b>{esc(m.device_id)}</b> '
             f"<span class=facts>{esc(m.location)}</span>"
             f'<div class="bar" title="{m.units} of {m.capacity} units"><span style="width:{fill:.1f}%"></span></div>'
             f"{m.units:,}/{m.capacity:,} units · sold {m.sold:,} · revenue {money(m.revenue)}"
-            f'<div class="scroll">{table(["sku", "name", "units", "price"], rows) if rows else ""}</div></div>'
+            f'<div class="scroll">{shelf if rows else ""}</div></div>'
         )
     warehouse = [(w.sku_id, w.name, w.units) for w in view.warehouse]
     calls = []

@@ -11,7 +11,14 @@ from autovend.cli import app
 from autovend.errors import ConfigError, OutputExistsError
 from autovend.evaluation.rundata import read_calls
 
-from ..console.conftest import browser_page, console_process, get_json, post_json, small_bundle  # noqa: F401
+from ..console.conftest import (  # noqa: F401
+    baseline_runs,
+    browser_page,
+    console_process,
+    get_json,
+    post_json,
+    small_bundle,
+)
 
 
 @pytest.mark.parametrize(
@@ -46,9 +53,13 @@ def test_play_a_day_in_the_page_then_resume_and_end_through_the_api(small_bundle
         form = page.locator("form[data-tool=place_order]")
         form.locator("[data-key=sku_id]").fill("SKU0001")
         form.locator("[data-key=qty]").fill("5")
+        form.locator("button.add-row").click()
+        second = form.locator("tr.row").nth(1)
+        second.locator("[data-key=sku_id]").fill("SKU0002")
+        second.locator("[data-key=qty]").fill("3")
         form.locator("button[type=submit]").click()
         page.wait_for_function("document.getElementById('result-status').textContent === 'place_order: ok'")
-        assert json.loads(page.inner_text("#result"))["n_accepted"] == 1
+        assert json.loads(page.inner_text("#result"))["n_accepted"] == 2
         page.wait_for_selector("text=Today's calls (1)")
         page.click("#tool-get_calendar summary")
         calendar = page.locator("form[data-tool=get_calendar]")
@@ -66,7 +77,8 @@ def test_play_a_day_in_the_page_then_resume_and_end_through_the_api(small_bundle
         (1, "get_calendar", False),
         (1, "end_day", True),
     ]
-    assert calls[0]["arguments"] == {"items": [{"sku_id": "SKU0001", "qty": 5}]}  # empty supplier_id left out
+    # the rows in order, the empty optional supplier_id left out
+    assert calls[0]["arguments"] == {"items": [{"sku_id": "SKU0001", "qty": 5}, {"sku_id": "SKU0002", "qty": 3}]}
     assert (out / "checkpoint" / "checkpoint.pkl").exists() and not (out / "metrics.json").exists()
 
     with console_process(*args) as url:  # the same command again: the episode goes on at day 2
@@ -89,3 +101,13 @@ def test_play_a_day_in_the_page_then_resume_and_end_through_the_api(small_bundle
     )
     for name in ("report.md", "report.html", "daily.csv", "records.sqlite", "hidden.sqlite"):
         assert (out / name).exists(), name
+
+
+def test_replay_of_two_runs_from_the_command(baseline_runs):  # noqa: F811
+    args = [a for d in baseline_runs for a in ("--run", str(d))]
+    with console_process(*args) as url:
+        runs = get_json(url + "api/runs")
+        assert [(r["label"], r["seed"], r["days"]) for r in runs] == [("baseline-s1", 1, 10), ("baseline-s2", 2, 10)]
+        day = get_json(url + "api/runs/1/days/10")
+    daily = (baseline_runs[1] / "daily.csv").read_text().splitlines()
+    assert day["date"] == daily[-1].split(",")[1] == "2025-01-10"

@@ -77,7 +77,7 @@
   document.addEventListener('click', function (e) {
     var t = e.target;
     if (t.matches('button.add-row')) {
-      var body = t.closest('.rows').querySelector('tbody');
+      var body = t.closest('.field').querySelector('table.rows tbody');
       var row = body.querySelector('tr.row').cloneNode(true);
       row.querySelectorAll('input, select').forEach(function (i) { i.value = ''; });
       body.appendChild(row);
