@@ -89,7 +89,7 @@ def head_line(state: PlayState, date: str) -> str:
         where = f"day <b id=head-day>{state.day}</b> of {state.days} · {esc(date)}"
     return (
         f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> · cash {money(bal.get('cash'))} · "
-        f"{state.settled} days settled · run folder <code>{esc(state.run_dir)}</code>"
+        f"{state.settled} day{'' if state.settled == 1 else 's'} settled · run folder <code>{esc(state.run_dir)}</code>"
     )
 
 
