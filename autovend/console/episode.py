@@ -63,7 +63,11 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class PlayState:
-    """The state `GET /api/state` returns: the snapshot plus the run's progress and, at the end, its metrics."""
+    """The state `GET /api/state` returns: the snapshot plus the run's progress and, at the end, its metrics.
+
+    Once finished, `day` is the last day played and the report's balance is the one at its close (metrics.json's
+    net assets), not the next morning's after that day's fees.
+    """
 
     day: int
     days: int  # days this episode settles
