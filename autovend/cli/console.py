@@ -27,6 +27,8 @@ def console_cmd(
     from autovend.errors import ConfigError
 
     runs = list(run or [])
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"note: listening on {host}: the console has no login; anyone who reaches it can use it", err=True)
     if runs and (world is not None or out is not None):
         raise ConfigError("give either --run RUN (replay) or --world W --out RUN (play), not both")
     if runs:
