@@ -59,3 +59,12 @@ def test_the_paper_baseline_file_sets_what_the_paper_describes():
         "price_groups": "machine",
     }
     assert (cfg.max_cycle_days, cfg.window_days) == (7, 30)
+
+
+def test_the_pinned_prices_file_only_pins_the_multiplier():
+    from pathlib import Path
+
+    cfg = load_baseline_config(
+        Path(__file__).resolve().parents[3] / "params" / "agents" / "baseline-pinned-prices.yaml"
+    )
+    assert cfg == BaselineConfig(multiplier_bounds=(1.0, 1.0))
