@@ -125,12 +125,32 @@ def price_response(
     world: World, typical_fill: float = TYPICAL_FILL, multipliers: tuple[float, ...] = MULTIPLIERS
 ) -> PriceResponse:
     """The price response of `world` per site type at the typical and the full shelf (`multipliers` hold 1.0)."""
+    return site_response(
+        world.demand_model,
+        world.machines["site_type"].astype(str).to_numpy(),
+        world.catalog["ref_price"].to_numpy(dtype=float),
+        world.catalog["unit_cost"].to_numpy(dtype=float),
+        world.economics.currency,
+        typical_fill,
+        multipliers,
+    )
+
+
+def site_response(
+    model: DemandModel,
+    site_of: npt.ArrayLike,
+    ref_price: npt.ArrayLike,
+    unit_cost: npt.ArrayLike,
+    currency: str,
+    typical_fill: float = TYPICAL_FILL,
+    multipliers: tuple[float, ...] = MULTIPLIERS,
+) -> PriceResponse:
+    """`price_response` of any demand model: machines labelled by `site_of`, products priced from `ref_price`."""
     if 1.0 not in multipliers:
         raise ValueError(f"the multipliers must include 1.0 (the reference prices), got {multipliers}")
-    model = world.demand_model
-    ref = world.catalog["ref_price"].to_numpy(dtype=float)
-    cost = world.catalog["unit_cost"].to_numpy(dtype=float)
-    site_of = world.machines["site_type"].astype(str).to_numpy()
+    site_of = np.asarray(site_of).astype(str)
+    ref = np.asarray(ref_price, dtype=float)
+    cost = np.asarray(unit_cost, dtype=float)
     sites = tuple(dict.fromkeys(site_of.tolist()))
     powers = np.power(np.asarray(multipliers, dtype=float)[None, :], -model.elasticity[:, None])  # (M, P)
     units, gp, unsat, sat = [], [], [], []
@@ -149,7 +169,7 @@ def price_response(
         n_machines=tuple(int((site_of == s).sum()) for s in sites),
         elasticity=tuple(float(model.elasticity[i]) for i in first),
         typical_fill=float(typical_fill),
-        currency=world.economics.currency,
+        currency=currency,
         units=np.asarray(units),
         gross_profit=np.asarray(gp),
         unsaturated_units=np.asarray(unsat),
@@ -225,4 +245,25 @@ def readme_lines(resp: PriceResponse) -> list[str]:
         + ", ".join(f"{s} {free[1, j]:.0%}" for j, s in enumerate(resp.site_types))
         + ".",
     ]
+    return lines
+
+
+def units_lines(resp: PriceResponse, shown: tuple[float, ...] = (0.5, 1.0, 1.5, 2.0)) -> list[str]:
+    """A compact units-only table (a calibration has no unit costs), per site type and shelf.
+
+    Columns: W/U, units a day at the `shown` multipliers, and revenue at the top multiplier over revenue at 1.0x.
+    """
+    idx = [resp.multipliers.index(p) for p in shown]
+    at, top = resp.multipliers.index(1.0), len(resp.multipliers) - 1
+    head = "| site type | shelf | W/U | " + " | ".join(f"units {p:.1f}x" for p in shown) + " | revenue 2.0x / 1.0x |"
+    lines = [head, "|---|---|---|" + "---|" * (len(shown) + 1)]
+    for j, site in enumerate(resp.site_types):
+        for i, shelf in enumerate(SHELVES):
+            u = resp.units[i, j]
+            ratio = resp.multipliers[top] * u[top] / u[at]
+            lines.append(
+                f"| {site} | {shelf} | {resp.saturation[i, j]:.1f} | "
+                + " | ".join(f"{u[n]:.2f}" for n in idx)
+                + f" | {ratio:.2f} |"
+            )
     return lines
