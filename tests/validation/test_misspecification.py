@@ -3,10 +3,10 @@
 Two synthetic operators differ only in `truth.popularity_drift`: 0 (eq. 4's fixed popularity, the model the
 calibration fits) and 0.5 (each product's popularity drifts by exp(g_k d / 30), g_k ~ N(0, 0.5), so a product's
 appeal moves by a factor of about 1.6 a month in either direction). Both are validated the same way on their last
-8 weeks. On a run of this test (seed 5, 11 machines, 24 weeks, 10 replay seeds) the well-specified operator gave
-volume error +5.4%, WAPE 0.227, TVD 0.039, Spearman 0.887, and the drifting one +15.9%, 0.263, 0.104, 0.782, with
-its WAPE no better than the persistence reference's (0.242) (figures from 20 replay seeds; 10 give the same
-picture).
+8 weeks (seed 5, 11 machines of which 8 have inventory records, 24 weeks). With 20 replay seeds the well-specified
+operator gave volume error +5.4%, WAPE 0.227, TVD 0.039, Spearman 0.887, and the drifting one +15.9%, 0.263,
+0.104, 0.782, its WAPE no better than the persistence reference's (0.242). The test replays 10 seeds and asserts
+margins well inside those gaps.
 """
 
 from __future__ import annotations
