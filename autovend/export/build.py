@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from autovend.calibration.calibrate import CalibrationResult
+from autovend.calibration.estimator import estimator_of
 from autovend.calibration.identification import Estimate, Identification
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
@@ -338,6 +339,7 @@ def export_world(
         estimated=estimated,
         borrowed=borrowed,
         notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
+        estimator=estimator_of(calibration.scalars),
     )
     files = world_files(world)
     files[README] = readme_text(world, provenance, files).encode("utf-8")

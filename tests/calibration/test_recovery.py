@@ -203,3 +203,34 @@ def test_site_mix_without_stocking_correction_fails(synthetic_source, compared):
     naive = share.div(np.exp(np.log(share).mean(axis=1)), axis=0)
     ratio_naive = (naive["drinks"] / naive["snacks"]) / (tru.pi["drinks"] / tru.pi["snacks"])
     assert (ratio_naive.sub(1).abs() > 0.15).any(), ratio_naive
+
+
+def test_exposure_aware_prior_ranks_products_better_but_not_the_sparse_ones(synthetic_calibration, truth):
+    """The exposure-aware prior (`popularity.exposure_aware_shrink`) on the split's demand and exposure.
+
+    The operator drops weak sellers fast, so exposure is informative: products with under 30 machine-days have
+    a mean log omega of -2.65 against -1.08 for the rest, and the subcategory prior overstates them (median
+    |log error| 1.17). With s_k = (exposure_k / typical)^beta, the marginal likelihood picks beta = 1.0, and
+    Spearman(omega, truth) over the 1,298 exposed products rises from 0.783 to 0.834 (1,221 well exposed:
+    0.816 to 0.846). On the 77 sparse products it does not rise (0.185 to 0.166): among products with a few
+    units each, ranks are noise whatever the prior, and the raw rates rank them best (0.278). That is why the
+    calibration keeps the subcategory prior as its default.
+    """
+    from autovend.calibration.popularity import exposure_aware_shrink, shrink
+
+    pop = synthetic_calibration.popularity
+    tru = truth["products"]["omega"].reindex(pop["sku_id"]).to_numpy()
+    groups = pd.factorize(pop["category_l2"])[0]
+    y, e = pop["demand"].to_numpy(float), pop["exposure"].to_numpy(float)
+    md = pop["machine_days"].to_numpy()
+    before, _ = shrink(y, e, groups)
+    after, prior = exposure_aware_shrink(y, e, groups)
+    assert prior.beta == 1.0
+
+    def rho(omega, mask):
+        return stats.spearmanr(omega[mask], tru[mask])[0]
+
+    exposed, sparse = md > 0, (md > 0) & (md < MIN_EXPOSURE)
+    assert rho(after, exposed) > rho(before, exposed) + 0.03, (rho(before, exposed), rho(after, exposed))
+    assert rho(after, md >= MIN_EXPOSURE) > rho(before, md >= MIN_EXPOSURE)
+    assert rho(after, sparse) < rho(before, sparse) + 0.02, (rho(before, sparse), rho(after, sparse))
