@@ -3,10 +3,10 @@
     agent = build_agent(entry, world_path, seed)   # on a worker, for one run
     check_agent(entry)                              # on the client, before anything is submitted
 
-Today it knows the registered agents (`baseline`, with an optional config file) and `openai:MODEL`
-(with base URL, key variable, harness config, price table and MCP). A plugin string (`FILE:Class`,
-`module:Class`) goes to the agent registry like any other name; when the shared plugin loader of
-`autovend run` exists, `build_agent` calls it for such strings and nothing else in the sweep changes.
+It takes the registered agents (`baseline`, with an optional config file), `openai:MODEL` (with base
+URL, key variable, harness config, price table and MCP) and plugins (`FILE.py:Class`, `module:Class`),
+through the loader `autovend run` uses (`autovend.agents.plugins.load_agent`); a plugin file's path is
+made absolute before the run is handed to a worker (`autovend.sweep.tasks`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def build_agent(entry: AgentEntry, world_path: str | Path, seed: int) -> Agent:
             prices_path=entry.prices,
             seed=seed,
         )
-    from autovend.agents.base import make_agent
+    from autovend.agents.plugins import load_agent
 
-    return make_agent(entry.agent, seed, entry.config)
+    return load_agent(entry.agent, seed, entry.config)
 
 
 def check_agent(entry: AgentEntry) -> None:
@@ -53,6 +53,6 @@ def check_agent(entry: AgentEntry) -> None:
         load_llm_config(entry.config)
         load_price_table(entry.prices)
         return
-    from autovend.agents.base import make_agent
+    from autovend.agents.plugins import load_agent
 
-    make_agent(entry.agent, 0, entry.config)
+    load_agent(entry.agent, 0, entry.config)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
 from autovend.sweep.agents import build_agent
-from autovend.sweep.spec import AgentEntry, SweepSpec
+from autovend.sweep.spec import LLM_PREFIX, AgentEntry, SweepSpec
 
 if TYPE_CHECKING:
     from autovend.agents.base import Agent
@@ -95,6 +95,14 @@ def _absolute(path: Path | None) -> Path | None:
     return None if path is None else path.resolve()
 
 
+def _absolute_plugin(spec: str) -> str:
+    """A plugin `FILE.py:Class` with the file's absolute path (other agent strings unchanged)."""
+    if spec.startswith(LLM_PREFIX) or ":" not in spec:
+        return spec
+    target, attr = spec.rsplit(":", 1)
+    return f"{Path(target).resolve()}:{attr}" if target.endswith(".py") else spec
+
+
 def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) -> list[RunTask]:
     """The runs of `spec` in spec order (worlds, then agents, then seeds); `worlds` maps world labels to facts."""
     out = Path(out_dir).resolve() / RUNS_DIR
@@ -108,7 +116,8 @@ def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) ->
                 f"give at most {facts.horizon_days}"
             )
         for a in spec.agents:
-            agent = a.model_copy(update={"config": _absolute(a.config), "prices": _absolute(a.prices)})
+            update = {"config": _absolute(a.config), "prices": _absolute(a.prices), "agent": _absolute_plugin(a.agent)}
+            agent = a.model_copy(update=update)
             for seed in spec.seeds:
                 name = f"{a.label}-s{seed}-d{days}"
                 tasks.append(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from autovend.agents.baseline import BaselineAgent, load_baseline_config
 from autovend.agents.llm import LLMAgent
+from autovend.agents.plugins import load_agent
 from autovend.errors import ConfigError
 from autovend.sweep.agents import build_agent, check_agent
-from autovend.sweep.spec import AgentEntry
+from autovend.sweep.spec import AgentEntry, SweepSpec, load_spec
+from autovend.sweep.tasks import WorldFacts, plan
 
 
 def test_baseline_with_a_config_file(tmp_path):
@@ -49,3 +53,32 @@ def test_check_agent_refuses_what_cannot_make_an_agent(entry, message):
 def test_check_agent_needs_no_api_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     check_agent(AgentEntry(agent="openai:gpt-4.1-mini"))  # the key belongs to the workers
+
+
+def test_a_plugin_file_is_loaded_as_autovend_run_loads_it(tmp_path, monkeypatch):
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)  # the spec's relative path, as a user gives it from the checkout
+    entry = AgentEntry(agent="examples/agents/hold.py:HoldAgent")
+    check_agent(entry)
+    agent = build_agent(entry, tmp_path, seed=1)
+    assert type(agent).__name__ == "HoldAgent" and agent.name == load_agent(entry.agent, 1).name
+
+
+def test_a_plugin_file_reaches_the_workers_with_its_absolute_path(tmp_path, monkeypatch):
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)
+    spec = SweepSpec(worlds=["worlds/cn20"], agents=["examples/agents/hold.py:HoldAgent", "baseline"], seeds=[1])
+    facts = {"cn20": WorldFacts(str(repo / "worlds" / "cn20"), "a" * 64, 180)}
+    agents = sorted(t.agent.agent for t in plan(spec, tmp_path, facts))
+    assert agents == [f"{repo / 'examples' / 'agents' / 'hold.py'}:HoldAgent", "baseline"]
+    monkeypatch.chdir(tmp_path)  # a worker elsewhere still finds the file
+    assert type(build_agent(AgentEntry(agent=agents[0]), tmp_path, seed=1)).__name__ == "HoldAgent"
+
+
+def test_the_shipped_baselines_sweep_is_a_valid_spec(monkeypatch):
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(repo)
+    spec = load_spec(repo / "params" / "sweeps" / "baselines-cn20.yaml")
+    assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned"]
+    for entry in spec.agents:
+        check_agent(entry)
