@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from autovend.calibration.calibrate import CalibrationResult  # noqa: E402
 from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
+from autovend.calibration.result import CalibrationResult  # noqa: E402
 from autovend.io import OutputKind, output_dir  # noqa: E402
 from autovend.png import fixed_style, save_png  # noqa: E402
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.calibrate import CalibrationResult
 from autovend.calibration.identification import Estimate, Identification
+from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
 from autovend.data.weather import WEATHER_COLUMNS, daily_weather, forecast_weather

@@ -29,10 +29,11 @@ import numpy as np
 import pandas as pd
 
 from autovend import __version__
-from autovend.calibration.calibrate import CalibrationResult, calibrate
+from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
+from autovend.calibration.result import CalibrationResult
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
