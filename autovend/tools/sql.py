@@ -33,7 +33,7 @@ from typing import Any
 
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.tools import sql_worker
-from autovend.tools.context import ToolError
+from autovend.tools.errors import ToolError
 from autovend.tools.schemas import clip
 from autovend.tools.sql_worker import LIMITS, read_frame, send_frame
 
