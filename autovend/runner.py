@@ -364,7 +364,11 @@ def run_episode(
             # the agent's state is taken where the checkpoint is written: in a forked child that is the
             # snapshot of this moment, so the run itself pays neither the copy nor the pickling
             if day % checkpoint_every == 0:
-                checkpointer.save(day, lambda path, mt=meta: write_checkpoint(path, session, agent.state_dict(), mt))
+
+                def write(path: Path, mt: dict[str, Any] = meta) -> None:
+                    write_checkpoint(path, session, agent.state_dict(), mt)
+
+                checkpointer.save(day, write)
             if progress is not None:
                 bal = _closing_balance(session)
                 progress(DayProgress(day, days, bal.net_assets, bal.cash))

@@ -12,7 +12,13 @@ from autovend.extras import EXTRA_OF, missing_extra
 
 @pytest.mark.parametrize(
     ("module", "extra"),
-    [("statsmodels.api", "pipeline"), ("pandera.pandas", "pipeline"), ("dvc", "pipeline"), ("openai", "llm"), ("dask.distributed", "sweep")],
+    [
+        ("statsmodels.api", "pipeline"),
+        ("pandera.pandas", "pipeline"),
+        ("dvc", "pipeline"),
+        ("openai", "llm"),
+        ("dask.distributed", "sweep"),
+    ],
 )
 def test_a_module_of_an_extra_names_the_extra(module, extra):
     message = missing_extra(ModuleNotFoundError(f"No module named {module!r}", name=module))

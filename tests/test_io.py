@@ -32,5 +32,3 @@ def test_a_failed_block_keeps_the_earlier_folder(tmp_path):
         raise RuntimeError("boom")
     assert (tmp_path / "out" / "a.txt").read_text() == "first"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
-
-

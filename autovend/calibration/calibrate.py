@@ -34,11 +34,12 @@ from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.result import SCHEMA_VERSION, CalibrationResult, canonical_result
 from autovend.calibration.structure import Structure, fit_structure, product_split
 from autovend.calibration.tables import output_tables, panel_table
+from autovend.data.load import Source
 from autovend.demand.settings import DemandSettings
 
 
 def calibrate(
-    source, config: CalibrationConfig | None = None, settings: DemandSettings | None = None
+    source: Source, config: CalibrationConfig | None = None, settings: DemandSettings | None = None
 ) -> CalibrationResult:
     """Estimate every data-derived parameter of the demand model from a checked source (module docstring).
 

@@ -41,11 +41,11 @@ def serve(
         m = _TOY.match(toy)
         if m is None:
             raise ConfigError(f"--toy must look like 3x12 (machines x products), got {toy!r}")
-        from autovend.world.model import Economics
+        from autovend.world.model import Economics, World
         from autovend.world.toy import toy_world
 
         extra = {} if days is None else {"economics": Economics(horizon_days=days)}
-        source = toy_world(int(m.group(1)), int(m.group(2)), seed=0, **extra)
+        source: World | Path = toy_world(int(m.group(1)), int(m.group(2)), seed=0, **extra)
     else:
         from autovend.world.catalogue import resolve_world
 

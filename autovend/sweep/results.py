@@ -128,8 +128,8 @@ def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
         metrics={k: _number(metrics.get(k)) for k in METRIC_KEYS},
         failures={k: _number(failures.get(k)) for k in FAILURE_LABELS},
         tokens={k: _number(usage.get(k)) for k in TOKEN_KEYS},
-        api_cost_usd=_number(meta.get("api_cost_usd")),  # type: ignore[arg-type]
-        wall_time_s=_number(meta.get("wall_time_s")),  # type: ignore[arg-type]
+        api_cost_usd=_number(meta.get("api_cost_usd")),
+        wall_time_s=_number(meta.get("wall_time_s")),
         resumed_from_day=None if resumed is None else int(resumed),
         run_dir=rel,
         meta=meta,

@@ -36,7 +36,8 @@ def money(x: float) -> float:
 
 def round2(x: npt.ArrayLike) -> list[float]:
     """An array of amounts rounded to 2 decimals, as a list of Python floats."""
-    return np.round(np.asarray(x, dtype=np.float64), 2).tolist()
+    rounded: list[float] = np.round(np.asarray(x, dtype=np.float64), 2).tolist()
+    return rounded
 
 
 def rows_of(*columns: list[Any]) -> list[list[Any]]:

@@ -34,6 +34,7 @@ from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.result import CalibrationResult
+from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
@@ -199,7 +200,7 @@ def _evaluable(panel: Panel, train_days: int, config: ValidationConfig) -> tuple
 
 
 def validate(
-    source,
+    source: Source,
     cal_config: CalibrationConfig | None = None,
     config: ValidationConfig | None = None,
     settings: DemandSettings | None = None,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autovend.agents.baseline import BaselineAgent
-from autovend.agents.baseline import load_baseline_config
+from autovend.agents.baseline import BaselineAgent, load_baseline_config
 from autovend.agents.llm import LLMAgent
 from autovend.errors import ConfigError
 from autovend.sweep.agents import build_agent, check_agent

@@ -50,7 +50,9 @@ def test_reference_shelf_sells_25_to_60_units_a_day(small):
     """U = u R, so the reference shelf at full fill sells u R / (1 + u) = the machine's target."""
     for m in range(small.n_machines):
         q_ref, _ = reference_shelf(small.demand_model.b[m], 200, small.demand_model.settings.phi)
-        w = small.demand_model.b[m] * np.minimum(1.0, q_ref / small.demand_model.settings.phi)  # F = 1 by definition of R
+        w = small.demand_model.b[m] * np.minimum(
+            1.0, q_ref / small.demand_model.settings.phi
+        )  # F = 1 by definition of R
         units = product_rates(w, small.demand_model.U[m]).sum()
         assert 25.0 <= units <= 60.0
 
