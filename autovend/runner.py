@@ -35,7 +35,6 @@ import contextlib
 import json
 import logging
 import os
-import pickle
 import shutil
 import signal
 import tempfile
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from autovend import __version__
 from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError
+from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
@@ -191,10 +191,7 @@ def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, An
             "session": session_bytes,
             "agent_state": agent_state,
         }
-        part = Path(tmp) / "checkpoint.part"
-        with part.open("wb") as fh:
-            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(part, path)
+    write_pickle(path, payload)
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
