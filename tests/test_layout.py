@@ -1,13 +1,15 @@
 """The package's layout rules: no import cycle between autovend's modules, and no module over 500 lines.
 
-The cycle check walks each module's module-level imports with `ast` (imports inside functions are lazy and
-do not count; imports under `if TYPE_CHECKING:` do, since they still tie the two modules together).
+The cycle check walks each module's imports with `ast`: those at module level (imports under `if TYPE_CHECKING:`
+count, since they still tie the two modules together), and in a second check the lazy ones inside functions too.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+import pytest
 
 import autovend
 
@@ -31,26 +33,30 @@ def _module_files(root: Path) -> dict[str, tuple[Path, bool]]:
     return out
 
 
-def _module_level(body: list[ast.stmt]):
-    """The statements executed at import: the module body and its if/try/with/class blocks, not function bodies."""
+def _statements(body: list[ast.stmt], lazy: bool):
+    """The statements executed at import (the module body and its if/try/with/class blocks); with `lazy`, also
+    those in function bodies."""
     for stmt in body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and not lazy:
             continue
         yield stmt
         for name in ("body", "orelse", "finalbody", "handlers"):
             block = getattr(stmt, name, None)
             if isinstance(block, list):
-                yield from _module_level(block)
+                yield from _statements(block, lazy)
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module -> the modules of the same package it imports at module level (`from p import m` names p.m)."""
+def import_graph(root: Path, lazy: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports at module level, or anywhere with `lazy`.
+
+    `from p import m` names the module p.m when there is one, else p.
+    """
     modules = _module_files(root)
     top = root.name
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
         targets: set[str] = set()
-        for stmt in _module_level(ast.parse(path.read_text(encoding="utf-8")).body):
+        for stmt in _statements(ast.parse(path.read_text(encoding="utf-8")).body, lazy):
             if isinstance(stmt, ast.Import):
                 targets.update(alias.name for alias in stmt.names)
             elif isinstance(stmt, ast.ImportFrom):
@@ -126,6 +132,8 @@ def test_the_walker_finds_a_type_only_cycle_and_ignores_lazy_imports(tmp_path):
     assert graph["pkg.c"] == set()  # the import inside f() is lazy
     assert graph["pkg.d"] == {"pkg.c"}  # relative import resolved
     assert import_cycles(graph) == [["pkg.a", "pkg.b"]]
+    assert import_graph(pkg, lazy=True)["pkg.c"] == {"pkg.d"}
+    assert import_cycles(import_graph(pkg, lazy=True)) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.d"]]
 
 
 def test_the_walker_finds_a_three_module_cycle_through_a_subpackage(tmp_path):
@@ -141,8 +149,9 @@ def test_the_walker_finds_a_three_module_cycle_through_a_subpackage(tmp_path):
     assert import_cycles(import_graph(pkg)) == [["pkg.sub", "pkg.sub.y", "pkg.z"]]
 
 
-def test_autovend_has_no_import_cycle():
-    graph = import_graph(PACKAGE)
+@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "with-lazy-imports"])
+def test_autovend_has_no_import_cycle(lazy):
+    graph = import_graph(PACKAGE, lazy=lazy)
     assert len(graph) > 150  # the walker saw the whole package
     cycles = import_cycles(graph)
     detail = [{m: sorted(graph[m] & set(c)) for m in c} for c in cycles]
