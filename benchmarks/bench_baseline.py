@@ -1,4 +1,6 @@
-"""Benchmark: a 180-day baseline episode on worlds/cn20 with metrics, as `autovend run` does it (budget 60 s).
+"""Benchmark: a 180-day baseline episode on worlds/cn20, as `autovend run` does it (goal 6 s; budget 60 s).
+
+The goal (issue [M]) is for the run without checkpoints or metrics; the 60 s budget is for the run with them.
 
 `run_episode` with the default background checkpoints: the agent acts through the 18 tools, the run
 folder is written, then metrics.json, report.md and figures. The instrumented run splits the time
@@ -23,6 +25,7 @@ from autovend.tools.session import ToolSession
 from autovend.world.bundle import load_world
 
 WORLD, SEED, BUDGET_S = Path("worlds/cn20"), 1, 60.0
+GOAL_S = 6.0  # issue [M]: the episode without checkpoints or metrics, on a 2-core machine
 
 
 def episode(out: Path, seed: int = SEED) -> Any:
@@ -74,6 +77,7 @@ def main() -> None:
     inside = sum(seconds.values())
     agent_s = run_s - inside
     print(f"instrumented run without checkpoints or metrics {run_s:.1f} s: tools {inside:.1f} s, agent {agent_s:.1f} s")
+    print(f"  | ratio to the goal {GOAL_S:.0f} s: {run_s / GOAL_S:.2f} (the timing wrapper adds a little)")
     for name, sec in seconds.most_common():
         print(f"  {name:24s} {sec:6.2f} s  {calls[name]:6d} calls  {sec / calls[name] * 1000:7.2f} ms/call")
 

@@ -23,6 +23,7 @@ from autovend.world.model import World
 from autovend.world.toy import toy_world
 
 N_MACHINES, N_PRODUCTS, SEED = 20, 1372, 1
+GOAL_MS_PER_MACHINE_DAY = 0.1  # issue [M]: the simulator alone, on a 2-core machine
 SIM_CALLS = ("end_day", "place_order", "adjust_price", "discard", "restock", "reduce", "delist", "expired_by")
 
 
@@ -93,6 +94,11 @@ def main() -> None:
     wall, seconds, items, sim = timed_episode(world)
     inside = sum(seconds.values())
     print(f"instrumented run {wall:.2f} s: simulator {inside:.2f} s, policy {wall - inside:.2f} s")
+    per_md = inside / (days * N_MACHINES) * 1000
+    print(
+        f"simulator alone: {per_md:.3f} ms per machine-day ({inside / days * 1000:.2f} ms per day)"
+        f"  | ratio to the goal {GOAL_MS_PER_MACHINE_DAY} ms: {per_md / GOAL_MS_PER_MACHINE_DAY:.2f}"
+    )
     for name, sec in seconds.most_common():
         per_item = sec / max(items[name], 1) * 1e6
         print(f"  {name:12s} {sec:6.2f} s  {items[name]:6d} items  {per_item:7.1f} us/item")

@@ -18,6 +18,7 @@ import pandas as pd
 
 from autovend import __version__
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator, check_estimator, paper_estimates
 from autovend.calibration.identification import (
     Identification,
     gamma_status,
@@ -39,9 +40,15 @@ from autovend.demand.settings import DemandSettings
 
 
 def calibrate(
-    source: Source, config: CalibrationConfig | None = None, settings: DemandSettings | None = None
+    source: Source,
+    config: CalibrationConfig | None = None,
+    settings: DemandSettings | None = None,
+    estimator: Estimator = DEFAULT_ESTIMATOR,
 ) -> CalibrationResult:
     """Estimate every data-derived parameter of the demand model from a checked source (module docstring).
+
+    `estimator` "paper" replaces u, e, x, r and the machine scales by the paper's definitions
+    (`autovend.calibration.estimator`); everything else is the same fit.
 
     Two passes. The first imputes sold-out demand with each machine-day's maximum-likelihood demand
     scale and fits the structure; the second gives each day's scale a log-normal prior centred on the
@@ -51,6 +58,7 @@ def calibrate(
     """
     config = config or CalibrationConfig()
     settings = settings or DemandSettings()
+    check_estimator(estimator)
     panel = build_panel(source, config)
     notes = list(panel.notes)
     first = fit_structure(panel, product_split(panel, settings, config), settings, config, [])
@@ -68,6 +76,13 @@ def calibrate(
     u = np_fit["u"]
     weekday = panel.days["weekday"].to_numpy()
     e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
+    paper = None
+    if estimator == "paper":
+        units_m = panel.machine_days.groupby("m")["units"].mean().reindex(range(M)).to_numpy(dtype=float)
+        paper = paper_estimates(np_fit["x_all_machines"], e_loglog, e_loglog_se, shocks.r_median, units_m, R_hat)
+        u, c = paper.u, paper.c
+        np_fit = {**np_fit, "u": paper.u, "u_se": paper.u_se, "u_source": "paper", "x": paper.x}
+        np_fit = {**np_fit, "e": paper.e, "e_se": paper.e_se}
     refuse_unscaled_machines(panel.machines["machine_id"].to_numpy(), c)
     kappa = c / (u * R_hat)
     f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
@@ -76,6 +91,8 @@ def calibrate(
     machines_out["kappa_source"] = np.where(
         np.isin(np.arange(M), c_fit.index.to_numpy(dtype=int)), "structural_fit", "sales_rule"
     )
+    if paper is not None:  # every machine's scale from its observed mean daily units
+        machines_out["kappa_source"] = "observed_mean_units"
     scalars = {
         "schema_version": SCHEMA_VERSION,
         "code_version": __version__,
@@ -115,6 +132,8 @@ def calibrate(
         "notes": notes,
         "identification": _identification(panel, st, config, settings).model_dump(mode="json"),
     }
+    if paper is not None:  # recorded only when not the default, so default calibrations keep their bytes
+        scalars.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
     refuse_non_finite(scalars, config)
     ids = panel.machines["machine_id"].to_numpy()
     diagnostics = {

@@ -9,6 +9,7 @@ from autovend.cli.app import app
 # Each module registers its commands on `app` when imported (keep one line per module).
 from autovend.cli import adapt as _adapt  # noqa: F401,E402  (adapt nj-vending)
 from autovend.cli import check as _check  # noqa: F401,E402  (check SOURCE_DIR)
+from autovend.cli import console as _console  # noqa: F401,E402  (console: replay runs, play an episode)
 from autovend.cli import data as _data  # noqa: F401,E402  (synth, calibrate)
 from autovend.cli import replay as _replay  # noqa: F401,E402  (replay RUN_DIR --day N)
 from autovend.cli import run as _run  # noqa: F401,E402  (run, compare)

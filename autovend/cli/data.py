@@ -47,18 +47,29 @@ def calibrate_cmd(
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     report: Path | None = typer.Option(None, "--report", help="Also write calibration.md and figures here."),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    estimator: str = typer.Option(
+        "structural",
+        "--estimator",
+        help="structural (default: u and the machine scales from a structural Poisson fit of imputed demand, "
+        "r pooled) or paper (the paper's definitions: kappa from observed mean daily units, e the log-log "
+        "slope, r the median r_m, u = x e / (1 - e)).",
+    ),
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
     from rich.table import Table
 
+    from autovend.calibration.estimator import ESTIMATORS, check_estimator
+    from autovend.errors import ConfigError
     from autovend.pipeline.calibrate import run
 
+    if estimator not in ESTIMATORS:
+        raise ConfigError(f"--estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     console = Console()
     with console.status(f"calibrating {source_dir}..."):
-        res, seconds = run(source_dir, out, params, settings, report, force=force)
+        res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
     s = res.scalars
-    table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s)")
+    table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s, {estimator} estimator)")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     for key in (

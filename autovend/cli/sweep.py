@@ -25,7 +25,7 @@ def _clock(seconds: float | None) -> str:
 @app.command("sweep")
 def sweep_cmd(
     spec: Path = typer.Argument(..., help="The sweep spec (YAML: worlds, agents, seeds, days; see docs/sweeps.md)."),
-    out: Path = typer.Option(..., "--out", help="The sweep's folder: runs/, results.csv and leaderboard.md."),
+    out: Path = typer.Option(..., "--out", help="The sweep's folder: runs/, results.csv, leaderboard.md and .html."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="Address of a running Dask scheduler (tcp://HOST:PORT); default: a local cluster."
     ),
@@ -40,7 +40,7 @@ def sweep_cmd(
     ),
     retries: int = typer.Option(2, "--retries", min=0, help="Times a failed run is retried (from its checkpoint)."),
 ) -> None:
-    """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and leaderboard.md.
+    """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
 
     A run is `autovend run` with the same arguments, in OUT/runs/<world>/<agent>-s<seed>-d<days>.
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
@@ -126,6 +126,7 @@ def sweep_cmd(
     console.print(
         f"{len(outcome.ran)} runs finished now, {len(outcome.rows)} of {len(outcome.plan.tasks)} have results{cost}"
     )
-    console.print(f"wrote {escape(str(outcome.results_path))} and {escape(str(outcome.leaderboard_path))}")
+    written = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
+    console.print("wrote " + ", ".join(escape(str(p)) for p in written))
     if not outcome.complete:
         raise typer.Exit(1)

@@ -141,6 +141,31 @@ def info(
     console.print(settings)
 
 
+@world_app.command("price-response")
+def price_response_cmd(
+    world_dir: Path = typer.Argument(..., help="A world bundle: a folder, or the name of a shipped world (cn20)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder for price_response.png and price_response.csv."),
+    force: bool = typer.Option(False, "--force", help="Replace price_response.png/.csv already in the folder."),
+) -> None:
+    """Expected daily units and gross profit of a machine against a common price multiplier, per site type."""
+    from rich.console import Console
+
+    from autovend.errors import OutputExistsError
+    from autovend.world.bundle import load_world
+    from autovend.world.catalogue import resolve_world
+    from autovend.world.price_figure import price_response_figure
+    from autovend.world.price_response import price_response
+
+    there = [p.name for p in (out / "price_response.png", out / "price_response.csv") if p.exists()]
+    if there and not force:
+        raise OutputExistsError(f"{out} already holds {', '.join(there)}: pass --force to replace them")
+    resp = price_response(load_world(resolve_world(world_dir)))
+    out.mkdir(parents=True, exist_ok=True)
+    resp.table().to_csv(out / "price_response.csv", index=False, float_format="%.6g")
+    price_response_figure(resp, out / "price_response.png")
+    Console(highlight=False).print(f"wrote {out / 'price_response.png'} and {out / 'price_response.csv'}")
+
+
 @world_app.command("ship")
 def ship(
     bundle_dir: Path = typer.Argument(..., help="An exported bundle, e.g. data/worlds/cn20."),

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.calibration.estimator import estimator_of
 from autovend.calibration.identification import Estimate, Identification
 from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
@@ -342,6 +343,7 @@ def export_world(
         estimated=estimated,
         borrowed=borrowed,
         notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
+        estimator=estimator_of(calibration.scalars),
     )
     files = world_files(world)
     files[README] = readme_text(world, provenance, files).encode("utf-8")

@@ -10,6 +10,7 @@ from autovend import __version__
 from autovend.canonical import SIGNIFICANT_DIGITS
 from autovend.world.describe import horizon_holidays
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, World
+from autovend.world.price_response import price_response, readme_lines
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Provenance:
     borrowed: tuple[str, ...] = ()  # one line per parameter group that the source did not estimate
     estimated: tuple[str, ...] = ()  # one line per parameter group estimated from the source
     notes: tuple[str, ...] = field(default_factory=tuple)  # the calibration's notes
+    estimator: str = "structural"  # the calibration's estimator (`autovend.calibration.estimator`)
 
 
 def _count(frame: pd.DataFrame, column: str, value: str) -> int:
@@ -87,7 +89,13 @@ def readme_text(world: World, provenance: Provenance, files: dict[str, bytes]) -
         "## Origin",
         "",
         f"- source: `{provenance.source_name}`, content hash `{provenance.source_hash}`",
-        f"- calibration content hash `{provenance.calibration_hash}`",
+        f"- calibration content hash `{provenance.calibration_hash}`, {provenance.estimator} estimator"
+        + (
+            " (u and the machine scales from a structural fit of imputed demand, r pooled over machines)"
+            if provenance.estimator == "structural"
+            else " (the paper's definitions: kappa from observed mean daily units, e the log-log slope, "
+            "r the median r_m, u = x e / (1 - e))"
+        ),
         f"- network: {provenance.network}",
         f"- made by autovend {__version__}, bundle schema {BUNDLE_SCHEMA_VERSION}; export seed "
         f"{provenance.export.get('seed')}",
@@ -104,6 +112,8 @@ def readme_text(world: World, provenance: Provenance, files: dict[str, bytes]) -
         "## Numbers",
         "",
         *_numbers(world),
+        "",
+        *readme_lines(price_response(world)),
         "",
         "## Devices",
         "",

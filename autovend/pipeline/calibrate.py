@@ -7,6 +7,7 @@ from pathlib import Path
 
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import load_calibration_config
+from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator
 from autovend.calibration.report import write_report
 from autovend.calibration.result import CalibrationResult
 from autovend.data.load import load_source
@@ -23,8 +24,11 @@ def run(
     report_dir: Path | None = None,
     *,
     force: bool = False,
+    estimator: Estimator = DEFAULT_ESTIMATOR,
 ) -> tuple[CalibrationResult, float]:
     """Check the output folders, load and check the source (refused if it breaks the contract), calibrate, write.
+
+    `estimator`: "structural" (the default) or "paper" (`autovend.calibration.estimator`).
 
     An output folder must be absent, empty or an earlier output of its kind unless `force`
     (`autovend.io.check_output_dir`), and never holds or lies inside an input.
@@ -36,7 +40,7 @@ def run(
     if report_dir is not None:
         check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
     source = load_source(source_dir, load_check_settings(params))
-    result = calibrate(source, load_calibration_config(params), load_demand_settings(settings))
+    result = calibrate(source, load_calibration_config(params), load_demand_settings(settings), estimator)
     result.write(out_dir, force=force)
     if report_dir is not None:
         write_report(result, report_dir, force=force)

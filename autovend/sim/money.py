@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from numbers import Integral, Real
@@ -17,6 +18,8 @@ def to_fen(x: object) -> int:
     scalars; raises `TypeError` for anything else (bool and str included) and `ValueError` for NaN
     and infinities.
     """
+    if type(x) is float and math.isfinite(x):  # the common case, without the checks against abstract types
+        return _float_to_fen(x)
     if isinstance(x, bool) or not isinstance(x, (Real, Decimal)):
         raise TypeError(f"an amount of money must be a number, got {type(x).__name__} {x!r}")
     if isinstance(x, Decimal):
@@ -27,13 +30,22 @@ def to_fen(x: object) -> int:
         f = float(x)
         if not math.isfinite(f):
             raise ValueError(f"an amount of money must be finite, got {f}")
-        d = Decimal(repr(f))
+        return _float_to_fen(f)
     if not d.is_finite():
         raise ValueError(f"an amount of money must be finite, got {d}")
     try:
         return int((d * FEN_PER_CNY).quantize(Decimal(1), rounding=ROUND_HALF_UP))
     except InvalidOperation as exc:  # pragma: no cover - only for absurd exponents
         raise ValueError(f"amount {x!r} cannot be expressed in fen") from exc
+
+
+@functools.lru_cache(maxsize=8192)
+def _float_to_fen(f: float) -> int:
+    """A finite float in CNY -> fen, half-up on its shortest repr (cached: agents repeat their prices)."""
+    try:
+        return int((Decimal(repr(f)) * FEN_PER_CNY).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    except InvalidOperation as exc:  # e.g. 1e300: more digits than the decimal context holds
+        raise ValueError(f"amount {f!r} cannot be expressed in fen") from exc
 
 
 def from_fen(fen: int) -> float:

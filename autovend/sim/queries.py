@@ -6,6 +6,8 @@ Nothing here changes the state. DataFrames hold CNY; arrays are in world order (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -121,8 +123,8 @@ class Queries:
         ]
         return pd.DataFrame(rows, columns=["device_id", "sku_id", "qty", "arrival_day", "expiry_day", "expired"])
 
-    def in_transit(self) -> pd.DataFrame:
-        """Orders not yet arrived (promised day and delay; the actual arrival day stays hidden)."""
+    def in_transit_rows(self) -> list[tuple[int, str, int, float, float, int, int, bool]]:
+        """Orders not yet arrived, by order id: the rows of `in_transit` as tuples (no DataFrame)."""
         f, s = self._facts, self._state
         rows = []
         for oid in sorted(oid for ids in s.pending.values() for oid in ids):
@@ -139,8 +141,12 @@ class Queries:
                     o.delayed_on(s.day),
                 )
             )
+        return rows
+
+    def in_transit(self) -> pd.DataFrame:
+        """Orders not yet arrived (promised day and delay; the actual arrival day stays hidden)."""
         cols = ["order_id", "sku_id", "qty", "unit_cost", "value_at_cost", "placed_day", "eta_day", "delayed"]
-        return pd.DataFrame(rows, columns=cols)
+        return pd.DataFrame(self.in_transit_rows(), columns=cols)
 
     def prices(self, device_id: str | None = None, *, changed_only: bool = False) -> pd.DataFrame:
         """Prices in force, for one machine or all: device_id, sku_id, price, ref_price."""
@@ -196,29 +202,23 @@ class Queries:
     def batch_arrays(self) -> dict[str, IntArray]:
         """Shelf and warehouse batches as flat arrays (one entry per batch)."""
         s = self._state
-        sm, sk, sq, se = [], [], [], []
-        for (m, k), b in s.shelves.items():
-            for e, q in b:
-                sm.append(m)
-                sk.append(k)
-                sq.append(q)
-                se.append(e)
-        wk, wq, we = [], [], []
-        for k, b in s.warehouse.items():
-            for e, q in b:
-                wk.append(k)
-                wq.append(q)
-                we.append(e)
-        out = {
-            "shelf_machine": sm,
-            "shelf_product": sk,
-            "shelf_qty": sq,
-            "shelf_expiry": se,
-            "wh_product": wk,
-            "wh_qty": wq,
-            "wh_expiry": we,
-        }
-        return {name: np.array(v, dtype=np.int64) for name, v in out.items()}
+        shelf = _columns([(m, k, q, e) for (m, k), b in s.shelves.items() for e, q in b], 4)
+        wh = _columns([(k, q, e) for k, b in s.warehouse.items() for e, q in b], 3)
+        names = ("shelf_machine", "shelf_product", "shelf_qty", "shelf_expiry", "wh_product", "wh_qty", "wh_expiry")
+        return dict(zip(names, (*shelf, *wh), strict=True))
+
+    def machine_batch_arrays(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
+        """Machine m's shelf batches as flat arrays: product, qty, expiry day (one entry per batch).
+
+        Walks only the products on that shelf (nonzero units), in catalog order.
+        """
+        shelves = self._state.shelves
+        rows = [(k, q, e) for k in np.flatnonzero(self._state.shelf_q[m]).tolist() for e, q in shelves.get((m, k), ())]
+        return _columns(rows, 3)  # type: ignore[return-value]
+
+    def warehouse_batch_arrays(self) -> tuple[IntArray, IntArray, IntArray]:
+        """Warehouse batches as flat arrays: product, qty, expiry day (one entry per batch)."""
+        return _columns([(k, q, e) for k, b in self._state.warehouse.items() for e, q in b], 3)  # type: ignore[return-value]
 
     def expired_by(self, day: int | None = None) -> tuple[IntArray, IntArray]:
         """Units that are expired on `day` (default today): shelves (M, K), warehouse (K,)."""
@@ -247,3 +247,9 @@ class Queries:
             "sold": s.sold.copy(),
             "discarded": s.discarded.copy(),
         }
+
+
+def _columns(rows: Sequence[tuple[int, ...]], width: int) -> tuple[IntArray, ...]:
+    """The columns of equally long integer tuples as int64 arrays (empty arrays for no rows)."""
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+    return tuple(table[:, i].copy() for i in range(width))

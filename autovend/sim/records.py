@@ -52,7 +52,7 @@ Hidden tables (`Simulator.hidden`, an `autovend.sim.hidden.HiddenLog`, never sho
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
@@ -214,6 +214,9 @@ def _read_only_authorizer(action: int, *_: Any) -> int:
     return sqlite3.SQLITE_OK if action in _READ_ONLY_ACTIONS else sqlite3.SQLITE_DENY
 
 
+JOURNAL_MAX_ROWS = 200_000  # parameter rows kept in a journal before it is dropped (see `take_journal`)
+
+
 class RecordStore:
     """An in-memory SQLite database with a fixed schema; the simulator writes, callers read.
 
@@ -226,6 +229,8 @@ class RecordStore:
         self._pending: dict[str, list[Sequence[Any]]] = {}
         self._sql = {t.name: _insert_sql(t) for t in tables}
         self._block_sql = {t.name: _insert_sql(t, INSERT_BLOCK) for t in tables}
+        self._journal: list[tuple[str, list[Sequence[Any]]]] | None = None  # see `take_journal`
+        self._journal_rows = 0
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         if data is None:
             for table in tables:
@@ -275,20 +280,54 @@ class RecordStore:
         full = len(rows) - len(rows) % INSERT_BLOCK
         if full:
             sql = self._block_sql[table]
-            for i in range(0, full, INSERT_BLOCK):
-                self._conn.execute(sql, list(chain.from_iterable(rows[i : i + INSERT_BLOCK])))
+            blocks: list[Sequence[Any]] = [
+                list(chain.from_iterable(rows[i : i + INSERT_BLOCK])) for i in range(0, full, INSERT_BLOCK)
+            ]
+            for params in blocks:
+                self._conn.execute(sql, params)
+            self._note(sql, blocks)
         if full < len(rows):
-            self._conn.executemany(self._sql[table], rows[full:])
+            rest = rows[full:]
+            self._conn.executemany(self._sql[table], rest)
+            self._note(self._sql[table], rest)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement (the simulator's writes, e.g. an UPDATE) after flushing."""
         self.flush()
-        return self._conn.execute(sql, params)
+        cur = self._conn.execute(sql, params)
+        self._note(sql, [params if isinstance(params, Mapping) else tuple(params)])
+        return cur
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement for many parameter rows (e.g. an UPDATE) after flushing."""
         self.flush()
+        rows = list(rows)
         self._conn.executemany(sql, rows)
+        self._note(sql, rows)
+
+    def _note(self, sql: str, rows: list[Sequence[Any]]) -> None:
+        """Add a statement run through the store to the journal, if one is kept (dropped when it grows too long)."""
+        if self._journal is None:
+            return
+        self._journal_rows += len(rows)
+        if self._journal_rows > JOURNAL_MAX_ROWS:
+            self._journal = None
+        else:
+            self._journal.append((sql, rows))
+
+    def take_journal(self) -> list[tuple[str, list[Sequence[Any]]]] | None:
+        """The statements written through the store since the last call, and start a new journal.
+
+        Replaying them, in order, on a copy of the database as it was at the last call makes the copy
+        equal to the store again (the query sandbox keeps its copy current this way instead of sending
+        the whole database). None when no journal was kept (the first call) or it outgrew
+        `JOURNAL_MAX_ROWS`: then copy the whole database (`serialize`). Writes made on the raw
+        `connection` bypass the journal; a replaying copy can catch them by comparing
+        `connection.total_changes` before and after.
+        """
+        self.flush()
+        out, self._journal, self._journal_rows = self._journal, [], 0
+        return out
 
     @contextmanager
     def read_only(self) -> Iterator[sqlite3.Connection]:

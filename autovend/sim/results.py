@@ -290,8 +290,16 @@ class DayReport:
         }
 
 
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None)})  # returned as they are
+
+
 def _plain(x: Any) -> Any:
     """Turn numpy scalars, dates and containers into JSON-ready Python values."""
+    leaf = _LEAF_TYPES
+    if type(x) in leaf:
+        return x
+    if type(x) is dict:  # the common case, without a call per plain key or value
+        return {(k if type(k) is str else str(k)): (v if type(v) in leaf else _plain(v)) for k, v in x.items()}
     if isinstance(x, dict):
         return {str(k): _plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):

@@ -330,6 +330,14 @@ class Simulator:
         """
         return self._queries.batch_arrays()
 
+    def machine_batch_arrays(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
+        """Shelf batches of machine m (world order) as flat arrays: product, qty, expiry day."""
+        return self._queries.machine_batch_arrays(m)
+
+    def warehouse_batch_arrays(self) -> tuple[IntArray, IntArray, IntArray]:
+        """Warehouse batches as flat arrays: product, qty, expiry day (one entry per batch)."""
+        return self._queries.warehouse_batch_arrays()
+
     def in_transit(self) -> pd.DataFrame:
         """Orders not yet arrived; the actual arrival day stays hidden.
 
@@ -337,6 +345,10 @@ class Simulator:
         delayed (past the promised day and not arrived).
         """
         return self._queries.in_transit()
+
+    def in_transit_rows(self) -> list[tuple[int, str, int, float, float, int, int, bool]]:
+        """The rows of `in_transit` as tuples in its column order (no DataFrame), by order id."""
+        return self._queries.in_transit_rows()
 
     def visits_today(self) -> dict[str, int]:
         """Machines touched today and their accepted operations (each pays one visit at end of day)."""

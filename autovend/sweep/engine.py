@@ -18,7 +18,8 @@ so far (Dask events); once the total (runs finished before included) reaches `ma
 Dask variable tells the tasks that have not started to return without running and the held runs
 are not submitted; runs under way finish.
 
-At the end results.csv and leaderboard.md are written from the run folders of every finished run of the spec.
+At the end results.csv, leaderboard.md and leaderboard.html are written from the run folders of every
+finished run of the spec.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 from autovend.errors import AutoVendError, BundleError, ConfigError
 from autovend.sweep.agents import check_agent
 from autovend.sweep.leaderboard import write_leaderboard
+from autovend.sweep.leaderboard_html import write_leaderboard_html
 from autovend.sweep.progress import SweepStatus, Tracker
 from autovend.sweep.results import ResultRow, read_result, write_results
 from autovend.sweep.spec import AgentEntry, SweepSpec
@@ -91,6 +93,7 @@ class SweepOutcome:
     rows: tuple[ResultRow, ...]
     results_path: Path
     leaderboard_path: Path
+    leaderboard_html_path: Path
     cluster: str | None  # what ran the tasks, None when nothing was submitted
 
     @property
@@ -380,7 +383,7 @@ def run_sweep(
     on_start: Callable[[str], None] | None = None,
     on_update: Callable[[SweepStatus], None] | None = None,
 ) -> SweepOutcome:
-    """Run what is missing of `spec` into `out_dir`, then write results.csv and leaderboard.md (module docstring).
+    """Run what is missing of `spec` into `out_dir`, then write results.csv and the leaderboards (module docstring).
 
     on_plan: called with the plan before anything runs; on_start: with the cluster's description
     once connected; on_update: with the sweep's status about twice a second while it runs.
@@ -418,6 +421,7 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     results = write_results(rows, out)
     board = write_leaderboard(rows, out, missing, len(sweep.tasks))
+    board_html = write_leaderboard_html(rows, out, missing, len(sweep.tasks))
     return SweepOutcome(
         plan=sweep,
         outcomes=outcomes,
@@ -427,5 +431,6 @@ def run_sweep(
         rows=tuple(rows),
         results_path=results,
         leaderboard_path=board,
+        leaderboard_html_path=board_html,
         cluster=cluster,
     )

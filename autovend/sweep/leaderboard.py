@@ -124,7 +124,8 @@ def _fmt(key: str, value: float | None) -> str:
     return fmt.format(value * scale)
 
 
-def _show(key: str, c: Cell) -> str:
+def show(key: str, c: Cell) -> str:
+    """A cell as text: the mean, and ± the std when there is one ("–" without a value)."""
     text = _fmt(key, c.mean)
     if c.std is not None:
         text += f" ± {_fmt(key, c.std)}"
@@ -162,7 +163,7 @@ def leaderboard_markdown(
         lines += ["", f"| rank | agent | runs | seeds | {header} |", "|---:|---|---:|---|" + "---:|" * len(keys)]
         for rank, a in enumerate(t.lines, start=1):
             seeds = ", ".join(str(s) for s in a.seeds)
-            cells = " | ".join(_show(k, a.cells[k]) for k in keys)
+            cells = " | ".join(show(k, a.cells[k]) for k in keys)
             lines.append(f"| {rank} | {a.agent} | {len(a.seeds)} | {seeds} | {cells} |")
         if t.notes:
             lines += ["", "Notes:", ""] + [f"- {n}" for n in t.notes]

@@ -1,18 +1,27 @@
-"""The MCP server: the 18 tools of one `ToolSession` served with the official `mcp` SDK (low-level server).
+"""The MCP server: the 18 tools of AutoVend episodes served with the official `mcp` SDK (low-level server).
 
-    app = build_server("worlds/cn20", seed=1, trajectory_path="runs/s1.jsonl")
-    anyio.run(app.run_stdio)              # or app.run_http(port=8765)  (127.0.0.1 only)
+    app = build_server("worlds/cn20", seed=1, trajectory_path="runs/s1.jsonl")    # unscored
+    app = build_server(world, seed=1, out="runs/mcp-s1", days=30)                  # scored run folders
+    anyio.run(app.run_stdio)              # or app.run_http(port=8765, host=..., token=...)
 
 The low-level server serves the registry's JSON schemas as they are (each tool's input schema and
 the output schema of its result model), answers a successful call with the result's JSON as text
 and as structured content, and returns `CallToolResult(is_error=True)` with the session's message
 for every refused call (malformed arguments, unknown tool or id, refused SQL, after the episode), so
 the agent reads why and can correct itself; a failing tool never stops the server.
-A server process hosts one episode: every
-client connection, over stdio or HTTP, acts on the same run. The system prompt is the server's
-`instructions` and, with today's daily prompt, is also offered as the prompts `system` and `daily`.
-Over stdio, a line that is not a JSON-RPC message is answered with a JSON-RPC error (-32700 parse
-error, or -32600 for JSON that is no message; id null) and serving goes on.
+
+Episodes (`autovend.tools.mcp_play`): with `out`, each is a `ScoredPlay`, a run folder written and
+scored by `autovend.runner.run_episode` exactly as `autovend run` does, resumed from its checkpoint
+when the server is started again; without, an unscored `ToolSession`. Over stdio the server plays
+one episode (in `out` itself); over streamable HTTP each MCP session plays its own
+(`autovend.tools.mcp_http`: in `out/NAME` for a client URL ending in `?run=NAME`, else in
+`out/SESSION-ID`). Tool calls run in worker threads, one at a time per episode, so a slow query of
+one session does not hold up the others. Over HTTP a bearer token can be required (`run_http(token=...)`).
+
+The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
+the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
+a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message; id null) and serving
+goes on.
 """
 
 from __future__ import annotations
@@ -32,7 +41,11 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from autovend import __version__
-from autovend.errors import BundleError
+from autovend.env.environment import VendingEnv
+from autovend.errors import AutoVendError, BundleError
+from autovend.tools.mcp_http import Gate, Plays, play_key
+from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
+from autovend.tools.prompts import system_prompt
 from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import World
 
@@ -40,7 +53,7 @@ if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream, WriteStream  # the SDK's stream protocols
 
 SERVER_NAME = "autovend"
-HTTP_HOST = "127.0.0.1"  # the HTTP transport never listens beyond the loopback interface
+HTTP_HOST = "127.0.0.1"  # the default HTTP address: the loopback interface only
 HTTP_PATH = "/mcp"
 
 
@@ -78,7 +91,7 @@ def _is_read_only(name: str) -> bool:
     return name.startswith("get_") or name in ("query_sql", "read_memory")
 
 
-def _tool_list(session: ToolSession, extra: Sequence[ExtraTool]) -> list[types.Tool]:
+def _tool_list(listing: list[dict[str, Any]], extra: Sequence[ExtraTool]) -> list[types.Tool]:
     tools = [
         types.Tool(
             name=t["name"],
@@ -93,7 +106,7 @@ def _tool_list(session: ToolSession, extra: Sequence[ExtraTool]) -> list[types.T
             ),
             _meta={"autovend/kind": t["kind"]},
         )
-        for t in session.tools()
+        for t in listing
     ]
     tools += [types.Tool(name=x.name, description=x.description, input_schema=x.input_schema) for x in extra]
     return tools
@@ -177,10 +190,22 @@ class AnswerBadLines:
 
 @dataclass(eq=False)
 class MCPApp:
-    """An MCP server bound to one episode: `server` (the SDK's low-level `Server`) and its `session`."""
+    """An MCP server and its episodes: `server` (the SDK's low-level `Server`) and `plays` (by session)."""
 
     server: Server[Any]
-    session: ToolSession
+    plays: Plays
+
+    @property
+    def session(self) -> ToolSession:
+        """The `ToolSession` of the default episode (stdio, in-memory clients) of an unscored server."""
+        play = self.plays.get(None)
+        if not isinstance(play, SessionPlay):
+            raise TypeError("a scored server's episodes are run by the runner; read their run folders")
+        return play.session
+
+    def open(self) -> Play:
+        """Open the default episode now (a scored one: resume or refuse before serving)."""
+        return self.plays.get(None)
 
     async def run_stdio(self) -> None:
         """Serve on stdin/stdout until the client closes the connection."""
@@ -190,19 +215,29 @@ class MCPApp:
             answering = AnswerBadLines(read_stream, write_stream)
             await self.server.run(answering, write_stream, self.server.create_initialization_options())
 
-    def http_app(self) -> Any:
-        """The Starlette app of the streamable-HTTP transport (path /mcp, loopback host checks on)."""
-        return self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
+    def http_app(self, host: str = HTTP_HOST, token: str | None = None) -> Any:
+        """The ASGI app of the streamable-HTTP transport (path /mcp), behind `Gate` (bearer `token`, if any).
 
-    def run_http(self, port: int, log_level: str = "warning") -> None:
-        """Serve streamable HTTP on http://127.0.0.1:{port}/mcp until interrupted (blocking)."""
+        For a loopback `host` the SDK checks Host and Origin headers against loopback names.
+        """
+        app = self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+        return Gate(app, self.plays, token)
+
+    def run_http(self, port: int, host: str = HTTP_HOST, token: str | None = None, log_level: str = "warning") -> None:
+        """Serve streamable HTTP on http://{host}:{port}/mcp until interrupted (blocking)."""
         import uvicorn
 
-        uvicorn.run(self.http_app(), host=HTTP_HOST, port=port, log_level=log_level)
+        uvicorn.run(self.http_app(host, token), host=host, port=port, log_level=log_level)
 
     def close(self) -> None:
-        """Close the session (trajectory file, SQL copy)."""
-        self.session.close()
+        """Close every episode (trajectory files, SQL workers; scored runs keep their checkpoints)."""
+        self.plays.close_all()
+
+
+def _client_name(ctx: ServerRequestContext[Any]) -> str | None:
+    params = ctx.session.client_params
+    info = None if params is None else params.client_info
+    return None if info is None else f"{info.name} {info.version}".strip()
 
 
 def build_server(
@@ -213,12 +248,46 @@ def build_server(
     notebook: str = "",
     sql_time_limit_s: float | None = None,
     extra_tools: Sequence[ExtraTool] = (),
+    out: str | Path | None = None,
+    days: int | None = None,
+    world_path: str | Path | None = None,
+    force: bool = False,
+    transport: str = "stdio",
 ) -> MCPApp:
-    """An MCP server for one episode on a world (a `World`, or the path of a world bundle) with `seed`."""
+    """An MCP server for episodes on a world (a `World`, or the path of a world bundle) with `seed`.
+
+    Unscored (no `out`): each episode is a `ToolSession` (`trajectory_path`, `notebook` and
+    `sql_time_limit_s` apply to the default episode; HTTP sessions get neither trajectory nor notebook).
+    Scored (`out`): each episode is a `ScoredPlay` run folder, `out` for the default episode and
+    `out/KEY` for an HTTP session's; `days` (default: the horizon), `world_path` (recorded in run.json),
+    `force` (start the default episode's run again) and `transport` (recorded) apply.
+    """
     world = world_or_path if isinstance(world_or_path, World) else load_world(world_or_path)
+    if world_path is None and not isinstance(world_or_path, World):
+        world_path = world_or_path
+    if out is None and days is not None:
+        raise ValueError("days applies to scored episodes: give out too")
     kwargs: dict[str, Any] = {} if sql_time_limit_s is None else {"sql_time_limit_s": sql_time_limit_s}
-    session = ToolSession(world, seed=seed, trajectory_path=trajectory_path, notebook=notebook, **kwargs)
-    tools = _tool_list(session, extra_tools)
+
+    def make(key: str | None) -> Play:
+        if out is None:
+            if key is None:
+                return SessionPlay(ToolSession(world, seed, trajectory_path, notebook, **kwargs))
+            return SessionPlay(ToolSession(world, seed, **kwargs))
+        folder = Path(out) if key is None else Path(out) / key
+        return ScoredPlay(
+            world,
+            seed,
+            folder,
+            days=days,
+            world_path=world_path,
+            transport=transport if key is None else "http",
+            force=force and key is None,
+        )
+
+    plays = Plays(make)
+    listing = VendingEnv(world).tools()
+    tools = _tool_list(listing, extra_tools)
     extras = {x.name: x for x in extra_tools}
 
     async def list_tools(
@@ -226,12 +295,20 @@ def build_server(
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
+    async def play_of(ctx: ServerRequestContext[Any]) -> Play:
+        return await anyio.to_thread.run_sync(plays.get, play_key(ctx.request))
+
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         extra = extras.get(params.name)
         if extra is not None:
             content = extra.handler(dict(params.arguments or {}))
             return types.CallToolResult(content=[types.TextContent(text=json.dumps(content))])
-        return to_call_result(session.call(params.name, params.arguments))
+        try:
+            play = await play_of(ctx)
+        except AutoVendError as exc:  # a bad run name, a finished run, a checkpoint of another run
+            return to_call_result(refusal(str(exc)))
+        args = params.arguments
+        return to_call_result(await anyio.to_thread.run_sync(play.call, params.name, args, _client_name(ctx)))
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -245,9 +322,14 @@ def build_server(
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name == "system":
-            text, what = session.system_prompt(), "The fixed system prompt of this run."
+            text, what = system_prompt(world), "The fixed system prompt of this run."
         elif params.name == "daily":
-            text, what = session.daily_prompt(), f"The prompt of day {session.day}."
+            try:
+                play = await play_of(ctx)
+            except AutoVendError as exc:
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+            day, text = await anyio.to_thread.run_sync(play.daily)
+            what = f"The prompt of day {day}."
         else:
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; the prompts are: system, daily")
         return types.GetPromptResult(
@@ -260,11 +342,11 @@ def build_server(
         version=__version__,
         title="AutoVend",
         description=f"AutoVend episode on world {world.name!r}, seed {seed}",
-        instructions=session.system_prompt(),
+        instructions=system_prompt(world),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
     )
-    return MCPApp(server=server, session=session)
+    return MCPApp(server=server, plays=plays)

@@ -115,34 +115,32 @@ def warehouse_block(sim: Simulator, views: Views) -> dict[str, Any]:
 
 def in_transit_block(sim: Simulator) -> dict[str, Any]:
     """Orders not yet arrived: totals, expected arrivals by promised day, and the delayed orders."""
-    tr = sim.in_transit()
-    arrivals: list[dict[str, Any]] = []
+    rows = sim.in_transit_rows()  # order_id, sku_id, qty, unit_cost, value_at_cost, placed_day, eta_day, delayed
+    by_eta: dict[int, list[int]] = {}
     delayed: list[dict[str, Any]] = []
-    if len(tr):
-        on_time = tr[~tr["delayed"].astype(bool)]
-        for eta, grp in on_time.groupby("eta_day", sort=True):
-            arrivals.append(
-                {
-                    "day": int(eta),
-                    "date": sim.world.date_of(int(eta)).isoformat(),
-                    "orders": len(grp),
-                    "units": int(grp["qty"].sum()),
-                }
-            )
-        for row in tr[tr["delayed"].astype(bool)].itertuples(index=False):
+    for order_id, sku_id, qty, _, _, _, eta, late in rows:
+        order_id, qty, eta = int(order_id), int(qty), int(eta)
+        if late:
             delayed.append(
                 {
-                    "order_id": int(row.order_id),
-                    "sku_id": str(row.sku_id),
-                    "qty": int(row.qty),
-                    "promised_day": int(row.eta_day),
-                    "days_late": sim.day - int(row.eta_day),
+                    "order_id": order_id,
+                    "sku_id": str(sku_id),
+                    "qty": qty,
+                    "promised_day": eta,
+                    "days_late": sim.day - eta,
                 }
             )
+        else:
+            by_eta.setdefault(eta, []).append(qty)
+    arrivals = [
+        {"day": eta, "date": sim.world.date_of(eta).isoformat(), "orders": len(qs), "units": sum(qs)}
+        for eta, qs in sorted(by_eta.items())
+    ]
     return {
-        "orders": len(tr),
-        "units": int(tr["qty"].sum()) if len(tr) else 0,
-        "value_at_cost": money(tr["value_at_cost"].sum()) if len(tr) else 0.0,
+        "orders": len(rows),
+        "units": sum(int(r[2]) for r in rows),
+        # summed as a float array, as the amounts were summed before (the same float to the last bit)
+        "value_at_cost": money(np.array([r[4] for r in rows], dtype=np.float64).sum()) if rows else 0.0,
         "arrivals": arrivals,
         "delayed": delayed,
     }

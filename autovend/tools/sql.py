@@ -1,8 +1,10 @@
 """The read-only SQL sandbox of `query_sql` over the agent-visible operating records.
 
 Each query runs in a separate process (`autovend.tools.sql_worker`) on a private in-memory copy of
-the records (`RecordStore.serialize()`), sent again only when the records have changed, so nothing
-a query does can reach the simulator's own database. On that copy, in depth:
+the records (`RecordStore.serialize()`), so nothing a query does can reach the simulator's own
+database. When the records have changed, the process replays the writes made since (the store's
+journal, `RecordStore.take_journal`) rather than receiving the whole database again; if the rows they
+changed do not add up to the store's own count, the whole database is sent. On that copy, in depth:
 
 - the statement must start with SELECT, WITH or VALUES, and only one statement is run;
 - `PRAGMA query_only` is on and an authorizer allows nothing but reading tables, calling functions
@@ -156,6 +158,9 @@ class SqlSandbox:
         version = (id(live), live.total_changes)
         if self._process is not None and self._process.usable and version == self._version:
             return self._process
+        journal = self.records.take_journal()
+        if self._replay(journal, version) and self._process is not None:
+            return self._process
         if self._process is None or not self._process.usable:
             self.close()
             self._process = _QueryProcess()
@@ -164,6 +169,16 @@ class SqlSandbox:
             raise ToolError("query_sql: the query process could not load the records; try again")
         self._version = version
         return self._process
+
+    def _replay(self, journal: list[tuple[str, list[Any]]] | None, version: tuple[int, int]) -> bool:
+        """Bring the running process's copy up to `version` with the store's journal; False if it cannot."""
+        process, last = self._process, self._version
+        if process is None or not process.usable or last is None or journal is None or last[0] != version[0]:
+            return False
+        if process.ask(("apply", tuple(journal), version[1] - last[1]), None) != ("applied",):
+            return False
+        self._version = version
+        return True
 
     def run(self, sql: str) -> dict[str, Any]:
         """Run one SELECT; return columns, rows (at most `max_rows`), truncation flags and the time taken.

@@ -7,6 +7,10 @@ is, without a pickle copy. Requests and replies:
 
 - ("load",) with the blob -> ("loaded",): replace the copy with the blob, the bytes of
   `sqlite3.Connection.serialize()`;
+- ("apply", statements, changes) -> ("applied",) or ("diverged",): run the parent's own writes
+  (a tuple of (sql, parameter rows), from `RecordStore.take_journal`) on the copy, with the guards
+  off for that moment only; "diverged" when they changed another number of rows than `changes`
+  (the parent's count), and then the copy must be loaded again;
 - ("query", sql, time_limit_s, max_rows) -> ("rows", columns, rows, more, cut), ("stopped",) when the
   time limit stopped the statement, or ("error", message) with SQLite's message.
 
@@ -70,6 +74,26 @@ def open_copy(data: bytes) -> sqlite3.Connection:
     conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # parse the schema before the authorizer
     conn.set_authorizer(_authorize)
     return conn
+
+
+def apply_writes(conn: sqlite3.Connection, statements: tuple[Any, ...], changes: int) -> bool:
+    """Replay the parent's writes on the copy (guards off meanwhile); True when they changed `changes` rows."""
+    before = conn.total_changes
+    conn.set_authorizer(None)
+    conn.execute("PRAGMA query_only = OFF")
+    try:
+        conn.execute("BEGIN")
+        for sql, rows in statements:
+            conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+    except sqlite3.Error:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    finally:
+        conn.execute("PRAGMA query_only = ON")
+        conn.set_authorizer(_authorize)
+    return conn.total_changes - before == changes
 
 
 def cell(value: Any) -> tuple[Any, bool]:
@@ -167,6 +191,9 @@ def main() -> None:
                 conn.close()
             conn = open_copy(blob)
             send_frame(sink, ("loaded",))
+        elif kind == "apply" and conn is not None:
+            _, statements, changes = request
+            send_frame(sink, ("applied",) if apply_writes(conn, statements, changes) else ("diverged",))
         elif kind == "query" and conn is not None:
             _, sql, time_limit_s, max_rows = request
             send_frame(sink, run_query(conn, sql, time_limit_s, max_rows))

@@ -10,6 +10,7 @@ record is written, see `state_version`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import pandas as pd
 
 from autovend.sim import Simulator
 from autovend.sim.queries import EXPIRING_WITHIN_DAYS
+from autovend.tools.calendar_weather import CalendarIndex, WeatherIndex
 from autovend.world.model import World
 
 IntArray = npt.NDArray[np.int64]
@@ -219,50 +221,102 @@ class SalesBook:
 # ------------------------------------------------------------------------------------------------ stock
 
 
-@dataclass(frozen=True, eq=False)
 class StockView:
     """Shelves, prices and warehouse of one simulator state, as arrays in world order.
 
     expired: units already expired today; expiring: unexpired units that expire within 7 days;
     next_expiry: the earliest expiry day (first day on which they are expired) among the unexpired
     units, 0 where there are none.
+
+    Each part is taken from the simulator when first read and kept: a tool that reads one machine's
+    shelf walks only that machine's batches. The view is valid for the state it was made in (`Views`
+    hands out a new one when the state changes), so the parts read later are of that same state.
     """
 
-    day: int
-    shelf_units: IntArray  # (M, K)
-    shelf_expired: IntArray
-    shelf_expiring: IntArray
-    shelf_next_expiry: IntArray
-    price_fen: IntArray  # (M, K)
-    wh_units: IntArray  # (K,)
-    wh_expired: IntArray
-    wh_expiring: IntArray
-    wh_next_expiry: IntArray
-    transit_units: IntArray  # (K,)
+    def __init__(self, sim: Simulator) -> None:
+        """A view of `sim`'s current state (nothing is read yet)."""
+        self.sim = sim
+        self.day = sim.day
+        self._machines: dict[int, tuple[IntArray, IntArray, IntArray]] = {}
 
     @classmethod
     def from_sim(cls, sim: Simulator) -> StockView:
-        """Take the snapshot (vectorised over the simulator's batch arrays)."""
-        d = sim.day
-        M, K = sim.n_machines, sim.n_products
-        b = sim.batch_arrays()
-        s_exp, s_soon, s_next = _expiry_arrays(
-            b["shelf_machine"] * K + b["shelf_product"], b["shelf_qty"], b["shelf_expiry"], d, M * K
-        )
-        w_exp, w_soon, w_next = _expiry_arrays(b["wh_product"], b["wh_qty"], b["wh_expiry"], d, K)
-        return cls(
-            day=d,
-            shelf_units=sim.shelf_units(),
-            shelf_expired=s_exp.reshape(M, K),
-            shelf_expiring=s_soon.reshape(M, K),
-            shelf_next_expiry=s_next.reshape(M, K),
-            price_fen=sim.price_matrix_fen(),
-            wh_units=sim.warehouse_units(),
-            wh_expired=w_exp,
-            wh_expiring=w_soon,
-            wh_next_expiry=w_next,
-            transit_units=sim.in_transit_units(),
-        )
+        """The view of `sim`'s current state."""
+        return cls(sim)
+
+    @cached_property
+    def shelf_units(self) -> IntArray:
+        """(M, K) units on shelves, expired included."""
+        return self.sim.shelf_units()
+
+    @cached_property
+    def price_fen(self) -> IntArray:
+        """(M, K) prices in force in fen."""
+        return self.sim.price_matrix_fen()
+
+    @cached_property
+    def wh_units(self) -> IntArray:
+        """(K,) units in the warehouse, expired included."""
+        return self.sim.warehouse_units()
+
+    @cached_property
+    def transit_units(self) -> IntArray:
+        """(K,) units ordered and not yet arrived."""
+        return self.sim.in_transit_units()
+
+    def machine_expiry(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
+        """(K,) expired, expiring and next-expiry arrays of machine m's shelf."""
+        got = self._machines.get(m)
+        if got is None and "_shelf" in self.__dict__:  # every shelf is already taken
+            got = self._machines[m] = (self._shelf[0][m], self._shelf[1][m], self._shelf[2][m])
+        if got is None:
+            k, q, e = self.sim.machine_batch_arrays(m)
+            got = self._machines[m] = _expiry_arrays(k, q, e, self.day, self.sim.n_products)
+        return got
+
+    @cached_property
+    def _shelf(self) -> tuple[IntArray, IntArray, IntArray]:
+        """(M, K) expired, expiring and next-expiry arrays of every shelf, from one pass over all batches."""
+        M, K = self.sim.n_machines, self.sim.n_products
+        b = self.sim.batch_arrays()
+        slot = b["shelf_machine"] * K + b["shelf_product"]
+        parts = _expiry_arrays(slot, b["shelf_qty"], b["shelf_expiry"], self.day, M * K)
+        return tuple(a.reshape(M, K) for a in parts)  # type: ignore[return-value]
+
+    @property
+    def shelf_expired(self) -> IntArray:
+        """(M, K) units on shelves already expired today."""
+        return self._shelf[0]
+
+    @property
+    def shelf_expiring(self) -> IntArray:
+        """(M, K) unexpired units on shelves that expire within 7 days."""
+        return self._shelf[1]
+
+    @property
+    def shelf_next_expiry(self) -> IntArray:
+        """(M, K) earliest expiry day of the unexpired units on shelves (0: none)."""
+        return self._shelf[2]
+
+    @cached_property
+    def _warehouse(self) -> tuple[IntArray, IntArray, IntArray]:
+        k, q, e = self.sim.warehouse_batch_arrays()
+        return _expiry_arrays(k, q, e, self.day, self.sim.n_products)
+
+    @property
+    def wh_expired(self) -> IntArray:
+        """(K,) units in the warehouse already expired today."""
+        return self._warehouse[0]
+
+    @property
+    def wh_expiring(self) -> IntArray:
+        """(K,) unexpired units in the warehouse that expire within 7 days."""
+        return self._warehouse[1]
+
+    @property
+    def wh_next_expiry(self) -> IntArray:
+        """(K,) earliest expiry day of the unexpired units in the warehouse (0: none)."""
+        return self._warehouse[2]
 
 
 def _expiry_arrays(
@@ -297,6 +351,8 @@ class Views:
     _version: tuple[int, int, bool, int] | None = None
     _stock: StockView | None = None
     _since: list[int | None] | None = None
+    _settled_key: tuple[int, int, bool] | None = None
+    _settled_visits: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sim: Simulator) -> Views:
@@ -335,125 +391,13 @@ class Views:
         self._check()
         if self._since is None:
             sim = self.sim
-            last = dict(sim.records.connection.execute("SELECT device_id, MAX(day) FROM visits GROUP BY device_id"))
+            key = self._version[:3] if self._version is not None else None  # records, day, done
+            if key is None or key != self._settled_key:  # the visits table changes only when a day is settled
+                query = "SELECT device_id, MAX(day) FROM visits GROUP BY device_id"
+                self._settled_visits = dict(sim.records.connection.execute(query))
+                self._settled_key = key
+            last = dict(self._settled_visits)
             for device in sim.visits_today():
                 last[device] = sim.day
             self._since = [None if d not in last else sim.day - int(last[d]) for d in sim.device_ids]
         return self._since
-
-
-# ------------------------------------------------------------------------------------------------ calendar
-
-WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-
-
-@dataclass(frozen=True, eq=False)
-class CalendarIndex:
-    """The published special days of the world's calendar: public holidays and makeup workdays.
-
-    A holiday is a day off by law (day_type 'holiday', weekends inside a holiday included); a
-    makeup workday is a Saturday or Sunday on which people work to bridge a holiday. Days are
-    simulation day numbers (day 1 = the world's start date); they may run past the horizon.
-    """
-
-    days: IntArray
-    entries: tuple[dict[str, Any], ...]
-
-    @classmethod
-    def from_world(cls, world: World) -> CalendarIndex:
-        """Collect the special days of `world.calendar`."""
-        cal = world.calendar
-        dates = pd.to_datetime(cal["date"])
-        day_no = ((dates - pd.Timestamp(world.start_date)).dt.days + 1).to_numpy(np.int64)
-        weekday = dates.dt.day_of_week.to_numpy()
-        workday = cal["is_workday"].to_numpy(dtype=bool)
-        holiday = (cal["day_type"].astype(str) == "holiday").to_numpy()
-        makeup = workday & (weekday >= 5)
-        names = cal["holiday_name"].fillna("").astype(str).to_numpy(dtype=object)
-        keep = np.flatnonzero((holiday | makeup) & (day_no >= 1))
-        order = keep[np.argsort(day_no[keep], kind="stable")]
-        entries = tuple(
-            {
-                "day": int(day_no[i]),
-                "date": dates.iloc[i].date().isoformat(),
-                "weekday": WEEKDAY_NAMES[int(weekday[i])],
-                "kind": "holiday" if holiday[i] else "makeup_workday",
-                "name": names[i] or None,
-                "is_workday": bool(workday[i]),
-            }
-            for i in order
-        )
-        return cls(days=day_no[order], entries=entries)
-
-    def between(self, first: int, last: int) -> list[dict[str, Any]]:
-        """Special days with day number in [first, last]."""
-        lo = int(np.searchsorted(self.days, first, side="left"))
-        hi = int(np.searchsorted(self.days, last, side="right"))
-        return [dict(e) for e in self.entries[lo:hi]]
-
-
-# ------------------------------------------------------------------------------------------------ weather
-
-
-@dataclass(frozen=True, eq=False)
-class WeatherIndex:
-    """What the weather tool shows on each day: today's settlement weather and the forecasts issued today.
-
-    Lead 0 of the world's forecast table is the settlement weather (what demand is settled with);
-    leads 1-7 are the forecasts issued that morning. Days without a forecast row fall back to the
-    settlement weather.
-    """
-
-    start: pd.Timestamp
-    forecast: dict[int, list[tuple[int, int, float, float]]]  # issue day -> (target day, lead, t, p)
-    settlement: dict[int, tuple[float, float]]  # day -> (t_max_c, precip_mm)
-
-    @classmethod
-    def from_world(cls, world: World) -> WeatherIndex:
-        """Index the world's forecasts and settlement weather by simulation day."""
-        start = pd.Timestamp(world.start_date)
-        wx = world.weather
-        wx_day = ((pd.to_datetime(wx["date"]) - start).dt.days + 1).to_numpy(np.int64)
-        settlement = {
-            int(d): (float(t), float(p))
-            for d, t, p in zip(wx_day, wx["t_max_c"], wx["precip_mm"], strict=True)
-            if pd.notna(t) and pd.notna(p)
-        }
-        fc = world.forecast
-        forecast: dict[int, list[tuple[int, int, float, float]]] = {}
-        if len(fc):
-            issue = ((pd.to_datetime(fc["issue_date"]) - start).dt.days + 1).to_numpy(np.int64)
-            target = ((pd.to_datetime(fc["target_date"]) - start).dt.days + 1).to_numpy(np.int64)
-            for i, t_day, lead, t, p in zip(
-                issue, target, fc["lead"].to_numpy(np.int64), fc["t_max_c"], fc["precip_mm"], strict=True
-            ):
-                forecast.setdefault(int(i), []).append((int(t_day), int(lead), float(t), float(p)))
-        return cls(start=start, forecast=forecast, settlement=settlement)
-
-    def week(self, day: int) -> list[dict[str, Any]]:
-        """Today (lead 0) and the next seven days, as issued on `day`."""
-        issued = {lead: (t_day, t, p) for t_day, lead, t, p in self.forecast.get(day, [])}
-        out = []
-        for lead in range(8):
-            target = day + lead
-            if lead in issued:
-                _, t, p = issued[lead]
-                basis = "settlement" if lead == 0 else "forecast"
-            elif target in self.settlement:
-                t, p = self.settlement[target]
-                basis = "settlement"
-            else:
-                continue
-            date = self.start + pd.Timedelta(days=target - 1)
-            out.append(
-                {
-                    "day": target,
-                    "date": date.date().isoformat(),
-                    "weekday": WEEKDAY_NAMES[date.day_of_week],
-                    "lead": lead,
-                    "t_max_c": round(t, 1),
-                    "precip_mm": round(p, 1),
-                    "basis": basis,
-                }
-            )
-        return out

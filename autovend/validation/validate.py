@@ -11,7 +11,9 @@ References, on the same machine-weeks: persistence (each machine's mean weekly s
 training period, spread uniformly over the products on its shelf each day: it gives machine-week and
 subcategory predictions). Ablations: without the shock (xi = 1), and with uniform product popularity
 (omega equal within the catalog; each machine-day's expected total kept, so only the product split
-changes).
+changes). Estimators: the training window is also calibrated with every estimator of
+`autovend.calibration.estimator` (structural, the default, and the paper's definitions) and each is
+scored on the same held-out shelves and seeds (`estimators` in the metrics).
 
 The metrics say whether the model beats each reference (`references`: a boolean and a sentence per
 comparison, `beats_all_references`), and why a metric was not computed (`not_computed`: NaN in memory,
@@ -31,13 +33,14 @@ import pandas as pd
 from autovend import __version__
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.estimator import DEFAULT_ESTIMATOR, ESTIMATORS, check_estimator
 from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.result import CalibrationResult
 from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
-from autovend.errors import InsufficientDataError
+from autovend.errors import CalibrationError, InsufficientDataError, NonFiniteError
 from autovend.validation.config import ValidationConfig
 from autovend.validation.metrics import (
     SPEARMAN_MIN_ITEMS,
@@ -199,13 +202,39 @@ def _evaluable(panel: Panel, train_days: int, config: ValidationConfig) -> tuple
     return np.intersect1d(enough, test), False
 
 
+def _demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings) -> DemandModel:
+    """The demand model of a training calibration, in the full panel's machine and product order."""
+    cm = cal.machines.set_index("machine_id")
+    ids = full.machines["machine_id"].to_numpy()
+    skus = full.products["sku_id"].to_numpy()
+    b = cal.base_attraction(list(cm.index)).reindex(index=ids, columns=skus).fillna(0.0).to_numpy()
+    return DemandModel(
+        b=b,
+        U=cm["U"].reindex(ids).fillna(0.0).to_numpy(),
+        capacity=full.machines["capacity"].to_numpy(dtype=float),
+        site_types=tuple(full.machines["site_type"].astype(str)),
+        categories=tuple(full.products["category_l1"].astype(str)),
+        settings=settings,
+        shock=ShockProcess(sigma=float(cal.scalars["sigma"]), rho=float(cal.scalars["rho"])),
+    )
+
+
+ESTIMATOR_SCORES = ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
+ESTIMATOR_SCALARS = ("u", "x", "e", "r", "sigma")
+
+
 def validate(
     source: Source,
     cal_config: CalibrationConfig | None = None,
     config: ValidationConfig | None = None,
     settings: DemandSettings | None = None,
+    estimators: tuple[str, ...] = ESTIMATORS,
 ) -> ValidationResult:
-    """Run the held-out validation of a checked source (module docstring)."""
+    """Run the held-out validation of a checked source (module docstring).
+
+    The model, its ablations and the references use the default estimator's training calibration; every
+    estimator in `estimators` is also scored on the same held-out shelves and seeds (`metrics["estimators"]`).
+    """
     cal_config = cal_config or CalibrationConfig()
     config = config or ValidationConfig()
     settings = settings or DemandSettings()
@@ -228,20 +257,10 @@ def validate(
     notes += _training_caveats(cal)
 
     # parameters of the training calibration, in the full panel's order
-    cm = cal.machines.set_index("machine_id")
     ids = full.machines["machine_id"].to_numpy()
     skus = full.products["sku_id"].to_numpy()
-    b = cal.base_attraction(list(cm.index)).reindex(index=ids, columns=skus).fillna(0.0).to_numpy()
-    U = cm["U"].reindex(ids).fillna(0.0).to_numpy()
-    model = DemandModel(
-        b=b,
-        U=U,
-        capacity=full.machines["capacity"].to_numpy(dtype=float),
-        site_types=tuple(full.machines["site_type"].astype(str)),
-        categories=tuple(full.products["category_l1"].astype(str)),
-        settings=settings,
-        shock=ShockProcess(sigma=float(cal.scalars["sigma"]), rho=float(cal.scalars["rho"])),
-    )
+    model = _demand_model(cal, full, settings)
+    b = model.b
     shelves = window_shelves(full, settings, train_days, machines, float(cal.scalars["typical_fill"]))
     rates = expected_rates(shelves, model)
     g2_names = sorted(full.products["category_l2"].unique())
@@ -261,6 +280,28 @@ def validate(
     tot_uni = pd.Series(rates_uni).groupby(key).transform("sum").to_numpy()
     rates_uni = rates_uni * np.where(tot_uni > 0, tot / np.where(tot_uni > 0, tot_uni, 1.0), 0.0)
     uniform = _scores(shelves, replay(shelves, rates_uni, model.shock, **common), g2, len(g2_names), n_weeks)
+
+    # each estimator's training calibration on the same held-out shelves and seeds
+    by_estimator: dict[str, dict[str, Any]] = {}
+    for name in estimators:
+        if name == DEFAULT_ESTIMATOR:
+            alt_cal, alt_scores = cal, scores
+        else:
+            try:
+                alt_cal = calibrate(
+                    source, cal_config.model_copy(update={"until": test_start}), settings, check_estimator(name)
+                )
+            except (InsufficientDataError, CalibrationError, NonFiniteError) as exc:
+                notes.append(f"the {name} estimator could not calibrate the training window: {exc}")
+                by_estimator[name] = {k: float("nan") for k in (*ESTIMATOR_SCORES, *ESTIMATOR_SCALARS)}
+                continue
+            alt_model = _demand_model(alt_cal, full, settings)
+            alt_rep = replay(shelves, expected_rates(shelves, alt_model), alt_model.shock, **common)
+            alt_scores = _scores(shelves, alt_rep, g2, len(g2_names), n_weeks)
+        by_estimator[name] = {
+            **{k: alt_scores[k] for k in ESTIMATOR_SCORES},
+            **{k: alt_cal.scalars[k] for k in ESTIMATOR_SCALARS},
+        }
 
     # references on the same machine-weeks
     md = full.machine_days
@@ -294,6 +335,7 @@ def validate(
         "ablation_uniform_popularity": {
             k: uniform[k] for k in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
         },
+        "estimators": by_estimator,
         "n_machines": int(len(machines)),
         "n_machine_weeks": int(real_mw.size),
         "shelves_known": bool(known),

@@ -187,3 +187,27 @@ def test_state_dict_is_json_free_but_picklable(world):
     assert state["config"] == json.loads(SMALL.model_dump_json())
     assert state["state"]["day_done"] == 1
     session.close()
+
+
+def test_the_paper_baseline_serves_weekly_and_prices_each_machine_on_its_own(tmp_path):
+    """params/agents/baseline-paper.yaml on cn20, 42 days: restock visits a week apart (the default baseline
+    serves busy machines every 2-4 days), and after the first local trials the machines' price levels differ."""
+    import numpy as np
+
+    from autovend.agents.baseline.config import load_baseline_config
+    from autovend.world.bundle import load_world
+
+    cn20 = load_world("worlds/cn20")
+    cfg = load_baseline_config("params/agents/baseline-paper.yaml")
+    session = run(cn20, seed=1, days=42, config=cfg)
+    sim = simulator_of(session)
+    events = sim.records.frame("shelf_events")
+    visits = events[events["kind"] == "restock"][["device_id", "day"]].drop_duplicates()
+    gaps = visits.sort_values(["device_id", "day"]).groupby("device_id")["day"].diff().dropna()
+    assert len(gaps) >= 60 and gaps.min() >= 4 and gaps.mean() >= 6.5, gaps.describe()
+    prices = sim.records.frame("price_changes")
+    ref = cn20.catalog.set_index("sku_id")["ref_price"]
+    last = prices[prices["day"] <= 42].sort_values("day").groupby(["device_id", "sku_id"]).tail(1)
+    level = (last["new_price"] / ref.reindex(last["sku_id"]).to_numpy()).groupby(last["device_id"]).median()
+    assert len(np.unique(np.round(level, 1))) >= 2, level
+    session.close()

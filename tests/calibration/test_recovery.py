@@ -167,14 +167,17 @@ def test_r_from_sales_without_censoring_correction_fails(synthetic_calibration, 
 
 
 def test_unshrunk_popularity_fails_on_sparse_products(synthetic_calibration, compared):
-    """On products with little exposure the raw rate is mostly near 0: no multiplicative recovery.
+    """On products with little exposure the raw rate is far off: shrinkage toward the subcategory helps.
 
     The raw omega is the split's estimate with only its weak prior (0.01 pseudo-units, which keeps an
     unsold product's omega just above 0 instead of at 0). Popularity is multiplicative, so recovery is
-    judged on the log scale: the share of sparse products within a factor of 2 of the truth, and the
-    median absolute log error, which for the raw rates is more than a factor of 4. (On a linear scale
-    the raw near-zeros look good: the operator's reviews drop weak sellers fast, so sparsely exposed
-    products are weak ones, and shrinking toward the subcategory overstates them - see the README.)
+    judged on the log scale. On the embedded operator's 77 sparse products the raw rates' median
+    absolute log error is 1.92 (a factor of 6.8) and 21% are within a factor of 2 of the truth; the
+    shrunk ones do better on both (25% within a factor of 2). The gain is modest: since the weak prior
+    replaced raw zeros the raw rates are less wrong than they were (the margin was once 10 points),
+    and they still *rank* sparse products better than the shrunk ones (Spearman 0.28 vs 0.19): the
+    operator's reviews drop weak sellers fast, so sparse exposure is itself informative and shrinking
+    toward the subcategory overstates those products - see the README.
     """
     est, tru, _ = compared
     pop = synthetic_calibration.popularity.set_index("sku_id")
@@ -188,7 +191,7 @@ def test_unshrunk_popularity_fails_on_sparse_products(synthetic_calibration, com
     within_shrunk = float((log_err_shrunk < np.log(2)).mean())
     assert np.median(log_err_raw) > np.log(4.0), np.median(log_err_raw)
     assert np.median(log_err_shrunk) < np.median(log_err_raw)
-    assert within_shrunk > within_raw + 0.1, (within_shrunk, within_raw)
+    assert within_shrunk > within_raw, (within_shrunk, within_raw)
 
 
 def test_site_mix_without_stocking_correction_fails(synthetic_source, compared):
@@ -203,3 +206,34 @@ def test_site_mix_without_stocking_correction_fails(synthetic_source, compared):
     naive = share.div(np.exp(np.log(share).mean(axis=1)), axis=0)
     ratio_naive = (naive["drinks"] / naive["snacks"]) / (tru.pi["drinks"] / tru.pi["snacks"])
     assert (ratio_naive.sub(1).abs() > 0.15).any(), ratio_naive
+
+
+def test_exposure_aware_prior_ranks_products_better_but_not_the_sparse_ones(synthetic_calibration, truth):
+    """The exposure-aware prior (`popularity.exposure_aware_shrink`) on the split's demand and exposure.
+
+    The operator drops weak sellers fast, so exposure is informative: products with under 30 machine-days have
+    a mean log omega of -2.65 against -1.08 for the rest, and the subcategory prior overstates them (median
+    |log error| 1.17). With s_k = (exposure_k / typical)^beta, the marginal likelihood picks beta = 1.0, and
+    Spearman(omega, truth) over the 1,298 exposed products rises from 0.783 to 0.834 (1,221 well exposed:
+    0.816 to 0.846). On the 77 sparse products it does not rise (0.185 to 0.166): among products with a few
+    units each, ranks are noise whatever the prior, and the raw rates rank them best (0.278). That is why the
+    calibration keeps the subcategory prior as its default.
+    """
+    from autovend.calibration.popularity import exposure_aware_shrink, shrink
+
+    pop = synthetic_calibration.popularity
+    tru = truth["products"]["omega"].reindex(pop["sku_id"]).to_numpy()
+    groups = pd.factorize(pop["category_l2"])[0]
+    y, e = pop["demand"].to_numpy(float), pop["exposure"].to_numpy(float)
+    md = pop["machine_days"].to_numpy()
+    before, _ = shrink(y, e, groups)
+    after, prior = exposure_aware_shrink(y, e, groups)
+    assert prior.beta == 1.0
+
+    def rho(omega, mask):
+        return stats.spearmanr(omega[mask], tru[mask])[0]
+
+    exposed, sparse = md > 0, (md > 0) & (md < MIN_EXPOSURE)
+    assert rho(after, exposed) > rho(before, exposed) + 0.03, (rho(before, exposed), rho(after, exposed))
+    assert rho(after, md >= MIN_EXPOSURE) > rho(before, md >= MIN_EXPOSURE)
+    assert rho(after, sparse) < rho(before, sparse) + 0.02, (rho(before, sparse), rho(after, sparse))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from autovend.calibration.report import render_markdown, write_report
 from autovend.io import OUTPUT_MARKER, read_marker
 from autovend.png import png_chunks
@@ -56,3 +59,28 @@ def test_report_names_what_was_borrowed_and_pooled(one_machine_calibration):
     )
     assert "| `e` | " in text and "| borrowed | u / (u + x) with the paper's u and this source's x |" in text
     assert "| `kappa` | 1 machine (SH0001) | pooled, weak | no inventory records: " in text
+
+
+def test_report_shows_the_price_response_of_the_calibrated_machines(no_inventory_calibration):
+    """Units at 1.0x on the full shelf are DemandModel.expected on each machine's reference shelf, averaged per
+    site type; units fall with the multiplier; revenue at 2.0x over 1.0x is 2 x units(2.0) / units(1.0)."""
+    from autovend.calibration.report import calibration_model
+    from autovend.world.price_response import MULTIPLIERS, site_response
+
+    res = no_inventory_calibration
+    text = render_markdown(res, [])
+    assert "## Price response" in text and "Estimator: structural" in text
+    model = calibration_model(res)
+    q, _ = model.reference_shelves()
+    rates = model.expected(q, np.ones(q.shape)).sum(axis=1)
+    sites = res.machines["site_type"].to_numpy()
+    n = len(res.popularity)
+    resp = site_response(model, sites, np.ones(n), np.zeros(n), "")
+    at = MULTIPLIERS.index(1.0)
+    for j, site in enumerate(resp.site_types):
+        assert resp.units[1, j, at] == pytest.approx(rates[sites == site].mean(), rel=1e-12)
+        u = resp.units[1, j]
+        row = f"| {site} | full | {resp.saturation[1, j]:.1f} | {u[0]:.2f} | {u[at]:.2f} |"
+        assert row in text
+        assert f"| {2.0 * u[-1] / u[at]:.2f} |" in text
+    assert np.all(np.diff(resp.units, axis=-1) < 0)

@@ -35,3 +35,17 @@ def test_an_unknown_world_name_is_refused_with_the_known_ones(tmp_path, monkeypa
         "world 'cn21' does not exist: it is neither a bundle folder nor the name of a shipped world (names: cn20"
         in str(result.exception)
     )
+
+
+def test_world_price_response_writes_the_figure_and_its_table(tmp_path):
+    import pandas as pd
+
+    res = CliRunner().invoke(app, ["world", "price-response", "worlds/cn20", "-o", str(tmp_path / "pr")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "pr" / "price_response.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = pd.read_csv(tmp_path / "pr" / "price_response.csv")
+    assert len(table) == 2 * 5 * 16  # shelves x cn20's five site types x multipliers 0.5-2.0
+    one = table[(table["multiplier"] == 1.0) & (table["shelf"] == "full")]
+    assert (one["units"] == one["unsaturated_units"]).all()
+    again = CliRunner().invoke(app, ["world", "price-response", "worlds/cn20", "-o", str(tmp_path / "pr")])
+    assert again.exit_code != 0 and "pass --force" in str(again.exception or again.output)

@@ -108,6 +108,7 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
         assert set(world.machines["site_type"]) == site_types
     readme = (tmp_path / "worlds" / "mine" / "README.md").read_text()
     assert "### Borrowed (not identified by this source)" in readme
+    assert "structural estimator" in readme and "## Price response" in readme
     if currency == "USD":
         assert "converted from CNY to USD" in readme
         u_line = next(line for line in readme.splitlines() if line.startswith("- no-purchase weight u"))

@@ -26,6 +26,8 @@ import pytest
 import yaml
 
 from autovend.export.network import PAPER_NETWORK
+from autovend.export.ship import RESULTS_HEADING
+from autovend.world.bundle import MANIFEST, README
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "params" / "benchmark.yaml"
@@ -181,4 +183,18 @@ def test_full_pipeline_on_baseline_kernels_and_one_blas_thread_rebuilds_the_comm
     committed = json.loads((COMMITTED / "manifest.json").read_text())
     assert res["calibration"] == committed["calibration_hash"]
     assert res["world"] == committed["world_hash"]
-    assert res["world_files"] == _tree_hashes(COMMITTED)  # byte for byte, with the locked libraries
+    # byte for byte, with the locked libraries; the committed bundle is shipped (`autovend world ship`), which
+    # adds a Results section to its README and so changes the README's entry and the manifest's own hash
+    shipped = {README, MANIFEST}
+    exported = tmp_path / "cn20"
+    assert {k: v for k, v in res["world_files"].items() if k not in shipped} == {
+        k: v for k, v in _tree_hashes(COMMITTED).items() if k not in shipped
+    }
+    ours = (exported / README).read_text(encoding="utf-8").rstrip("\n")
+    theirs = (COMMITTED / README).read_text(encoding="utf-8").split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n")
+    assert ours == theirs
+    unshipped = json.loads((exported / MANIFEST).read_text())
+    for manifest in (unshipped, committed):
+        manifest["files"].pop(README)
+        manifest.pop("manifest_hash")
+    assert unshipped == committed

@@ -31,6 +31,15 @@ def test_to_fen_refuses_non_amounts(bad):
         to_fen(bad)
 
 
+def test_to_fen_of_a_float_is_the_same_on_every_call_and_refuses_amounts_beyond_fen():
+    # floats go through a cache: repeated and equal amounts give the same fen, a bool is still refused
+    assert [to_fen(2.675), to_fen(2.675), to_fen(np.float64(2.675)), to_fen(1.005)] == [268, 268, 268, 101]
+    with pytest.raises(TypeError):
+        to_fen(True)
+    with pytest.raises(ValueError, match="cannot be expressed in fen"):
+        to_fen(1e300)  # 303 digits: more than the decimal context holds
+
+
 def test_from_fen_gives_cny_with_two_decimals():
     assert from_fen(3_992_000) == 39_920.0
     assert from_fen(-1) == -0.01

@@ -57,6 +57,9 @@ def test_warehouse_prices_and_arrays(view):
     assert queries.expired_by(12)[0][2, 0] == 8 and queries.expired_by(98)[1][1] == 10
     arrays = queries.batch_arrays()
     assert arrays["shelf_qty"].tolist() == [3, 5] and arrays["wh_expiry"].tolist() == [98]
+    assert [a.tolist() for a in queries.machine_batch_arrays(2)] == [[0, 0], [3, 5], [6, 12]]
+    assert [a.tolist() for a in queries.machine_batch_arrays(0)] == [[], [], []]
+    assert [a.tolist() for a in queries.warehouse_batch_arrays()] == [[1], [10], [98]]
     units = queries.shelf_units()
     units[2, 0] = 0  # a copy: the state keeps its count
     assert s.shelf_q[2, 0] == 8

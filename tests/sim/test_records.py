@@ -39,6 +39,24 @@ def test_serialized_store_restores_row_by_row():
     assert copy.frame("daily_costs").equals(store.frame("daily_costs"))
 
 
+def test_the_journal_replayed_on_a_copy_gives_the_store_again():
+    store = RecordStore(RECORD_TABLES)
+    assert store.take_journal() is None  # no journal was kept before the first call
+    copy = sqlite3.connect(":memory:")
+    copy.deserialize(store.serialize())
+    store.insert("visits", [(d, f"D{d:03d}", 1) for d in range(INSERT_BLOCK + 3)])  # one block and 3 rows
+    store.execute("UPDATE visits SET n_operations = ? WHERE day >= ?", (5, INSERT_BLOCK))
+    store.executemany("DELETE FROM visits WHERE day = ?", [(0,), (1,)])
+    journal = store.take_journal()
+    assert [len(rows) for _, rows in journal] == [1, 3, 1, 2]
+    for sql, rows in journal:
+        copy.executemany(sql, rows)
+    want = store.connection.execute("SELECT * FROM visits ORDER BY rowid").fetchall()
+    assert copy.execute("SELECT * FROM visits ORDER BY rowid").fetchall() == want
+    assert len(want) == INSERT_BLOCK + 1 and sum(r[2] for r in want) == INSERT_BLOCK - 2 + 3 * 5
+    assert store.take_journal() == []  # a new journal starts empty
+
+
 def test_hidden_log_keeps_write_order_and_pickles():
     log = HiddenLog()
     log.append_row("lead_times", (1, 1, 3, 4))

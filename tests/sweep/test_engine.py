@@ -65,6 +65,8 @@ def test_a_sweep_on_a_scheduler_with_two_workers_equals_autovend_run(toy_bundle,
     _assert_same_as_autovend_run(out, references)
     board = (out / "leaderboard.md").read_text()
     assert "## toy20: world toy-20x60-s0" in board and "| 1 | baseline | 2 | 1, 2 |" in board
+    assert first.leaderboard_html_path == out / "leaderboard.html"
+    assert "runs/toy20/baseline-s1-d4/report.html" in first.leaderboard_html_path.read_text()
 
     # the same spec again: everything is finished, so nothing is submitted and no run folder is touched
     stamps = {p: p.stat().st_mtime_ns for p in (out / "runs").rglob("*") if p.is_file()}

@@ -105,7 +105,7 @@ def test_the_documented_client_configs_serve_the_same_episode():
 def test_the_desktop_config_starts_a_server_outside_the_checkout(tmp_path):
     (desktop, _) = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
     args = [re.sub(r"^/ABSOLUTE/PATH/TO/", f"{tmp_path}/", a) for a in desktop["mcpServers"]["autovend"]["args"]]
-    trajectory = Path(args[args.index("--trajectory") + 1])
+    trajectory = Path(args[args.index("--out") + 1]) / "trajectory.jsonl"  # a scored run folder
     work = tmp_path / "anywhere"  # as an app would start it: not in the checkout
     work.mkdir()
 

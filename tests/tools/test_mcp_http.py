@@ -1,11 +1,13 @@
-"""`autovend serve --transport http`: streamable HTTP on the loopback interface only, same tools."""
+"""`autovend serve --transport http`: loopback by default, the same tools, one episode per MCP session, a token."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,6 +15,11 @@ import anyio
 import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from autovend.cli import app as cli_app
+from autovend.tools.session import ToolSession
+from autovend.tools.trajectory import read_trajectory
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,3 +92,176 @@ def test_http_serves_the_same_tools(http_server):
     assert not weather.is_error and len(json.loads(weather.content[0].text)["days"]) == 8
     assert bad.is_error and "days_ahead must be at most 400, got 401" in bad.content[0].text
     assert json.loads(order.content[0].text)["n_accepted"] == 1
+
+
+# ----------------------------------------------------------------------------------- one episode per session
+
+
+@contextlib.contextmanager
+def _served(app, token: str | None = None):
+    """`app` over streamable HTTP on 127.0.0.1 in this process (uvicorn in a thread); yields the URL."""
+    import uvicorn
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app.http_app(token=token), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        app.close()
+
+
+def _text(result) -> str:
+    return result.content[0].text
+
+
+async def _two_sessions(url: str) -> dict:
+    """Two sessions at once: `alice` (named) writes a note and ends two days, the other writes another and ends one."""
+    async with (
+        streamable_http_client(f"{url}?run=alice") as (ra, wa),
+        ClientSession(ra, wa) as alice,
+        streamable_http_client(url) as (rb, wb),
+        ClientSession(rb, wb) as other,
+    ):
+        await alice.initialize()
+        await other.initialize()
+        await alice.call_tool("write_memory", {"text": "alice's note"})
+        await other.call_tool("write_memory", {"text": "the other note"})
+        await other.call_tool("place_order", {"items": [{"sku_id": "SKU0002", "qty": 3}]})
+        for _ in range(2):
+            await alice.call_tool("end_day", {})
+        await other.call_tool("end_day", {})
+        return {
+            "alice": [_text(await alice.call_tool("read_memory", {})), _text(await alice.call_tool("get_weather", {}))],
+            "other": [_text(await other.call_tool("read_memory", {})), _text(await other.call_tool("get_weather", {}))],
+        }
+
+
+async def _alice_again(url: str) -> tuple[str, str]:
+    async with streamable_http_client(f"{url}?run=alice") as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        daily = (await s.get_prompt("daily")).messages[0].content.text
+        return daily.splitlines()[0], _text(await s.call_tool("read_memory", {}))
+
+
+def test_http_sessions_play_their_own_scored_episodes(tmp_path):
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.model import Economics
+    from autovend.world.toy import toy_world
+
+    world = toy_world(3, 12, seed=0, economics=Economics(horizon_days=5))
+    app = build_server(world, seed=1, out=tmp_path, transport="http")
+    with _served(app) as url:
+        seen = anyio.run(_two_sessions, url)
+        folders = sorted(p.name for p in tmp_path.iterdir())
+        other = next(name for name in folders if name != "alice")
+        released = app.plays.opened(other) is None  # the other session ended (DELETE): its episode went
+        kept = app.plays.opened("alice") is not None  # a named run stays for the next session
+        again = anyio.run(_alice_again, url)
+    assert json.loads(seen["alice"][0])["text"] == "alice's note"
+    assert json.loads(seen["other"][0])["text"] == "the other note"
+    assert json.loads(seen["alice"][1])["day"] == 3 and json.loads(seen["other"][1])["day"] == 2
+    assert len(folders) == 2 and len(other) == 32  # alice, and the other session's id
+    assert released and kept
+    assert again[0] == "Day 3 of 5 — Friday, 2025-01-03." and json.loads(again[1])["text"] == "alice's note"
+    alice = [r["tool"] for r in read_trajectory(tmp_path / "alice" / "trajectory.jsonl") if r["kind"] == "call"]
+    theirs = [r["tool"] for r in read_trajectory(tmp_path / other / "trajectory.jsonl") if r["kind"] == "call"]
+    assert alice == ["write_memory", "end_day", "end_day", "read_memory", "get_weather", "read_memory"]
+    assert theirs == ["write_memory", "place_order", "end_day", "read_memory", "get_weather"]
+    # a restarted server: alice goes on from the checkpoint of her last settled day
+    with _served(build_server(world, seed=1, out=tmp_path, transport="http")) as url:
+        line, memory = anyio.run(_alice_again, url)
+    assert line == "Day 3 of 5 — Friday, 2025-01-03." and json.loads(memory)["text"] == "alice's note"
+    # `serve --finish`: both runs scored as they stand by the runner's evaluation
+    args = ["serve", "--toy", "3x12", "--days", "5", "--seed", "1", "--out", str(tmp_path), "--finish"]
+    finished = CliRunner().invoke(cli_app, args)
+    assert finished.exit_code == 0, finished.output
+    assert f"{tmp_path / 'alice'}: 2 days scored" in finished.output and "1 days scored" in finished.output
+    local = ToolSession(world, seed=1)
+    local.call("write_memory", {"text": "alice's note"})
+    closing = [local.call("end_day", {}).content["settled"]["net_assets"] for _ in range(2)][-1]
+    metrics = json.loads((tmp_path / "alice" / "metrics.json").read_text())
+    run = json.loads((tmp_path / "alice" / "run.json").read_text())
+    assert metrics["net_assets"] == pytest.approx(closing) and metrics["run"]["days"] == 2
+    assert closing == 40_000 - 2 * 12  # alice only paid two days' fees: the close of day 2, before day 3's
+    assert run["finished"] and run["days_requested"] == 2 and run["agent_config"]["transport"] == "http"
+
+
+def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.toy import toy_world
+
+    async def run(url: str):
+        async with streamable_http_client(f"{url}?run=../up") as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            return await s.call_tool("get_weather", {})
+
+    with _served(build_server(toy_world(3, 12, seed=0), seed=1, out=tmp_path, transport="http")) as url:
+        res = anyio.run(run, url)
+    assert res.is_error and "run name '../up'" in _text(res) and "letters, digits" in _text(res)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_slow_query_of_one_session_does_not_hold_up_another():
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.toy import toy_world
+
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+    order: list[str] = []
+
+    async def slow(url: str) -> str:
+        async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            res = await s.call_tool("query_sql", {"sql": endless})  # runs until the 3 s limit stops it
+            order.append("slow query answered")
+            return _text(res)
+
+    async def quick(url: str) -> None:
+        async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            await anyio.sleep(0.3)  # let the slow query start first
+            for _ in range(5):
+                await s.call_tool("get_weather", {})
+                order.append("quick call answered")
+
+    async def both(url: str) -> str:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(quick, url)
+            text = await slow(url)
+        return text
+
+    with _served(build_server(toy_world(3, 12, seed=0), seed=1, sql_time_limit_s=3.0)) as url:
+        text = anyio.run(both, url)
+    assert "time limit" in text
+    assert order == ["quick call answered"] * 5 + ["slow query answered"]
+
+
+def test_a_token_is_required_when_one_is_set():
+    import httpx2
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.toy import toy_world
+
+    async def with_token(url: str, token: str) -> int:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            streamable_http_client(url, http_client=http) as (r, w),
+            ClientSession(r, w) as s,
+        ):
+            await s.initialize()
+            return len((await s.list_tools()).tools)
+
+    with _served(build_server(toy_world(3, 12, seed=0), seed=1), token="s3cret") as url:
+        bare = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        wrong = httpx2.post(url, json={}, headers={"Authorization": "Bearer guess"})
+        n_tools = anyio.run(with_token, url, "s3cret")
+    assert (bare.status_code, wrong.status_code) == (401, 401)
+    assert bare.headers["www-authenticate"].startswith("Bearer") and "Authorization: Bearer" in bare.json()["error"]
+    assert n_tools == 18

@@ -188,6 +188,31 @@ def test_warehouse_and_in_transit_blocks(played):
     assert len(later["delayed"]) >= 1 and later["arrivals"] == []
     assert all(d["promised_day"] == eta and d["days_late"] == 1 for d in later["delayed"])
     assert later["orders"] == len(pending)
+    assert later["units"] == int(pending["qty"].sum())
+    rows = simulator_of(played).in_transit_rows()
+    assert [list(r) for r in rows] == pending.values.tolist()  # the frame is these rows
+
+
+def test_stock_view_of_one_machine_matches_every_shelf(played):
+    from autovend.tools.views import StockView
+
+    sim = simulator_of(played)
+    while not sim.today.is_workday:
+        end_days(played, 1)
+    items = [{"device_id": "CN_CAMPUS_01", "sku_id": s, "qty": q} for s, q in (("SKU0001", 4), ("SKU0002", 6))]
+    ok(played, "restock", {"items": items})
+    one, every = StockView.from_sim(sim), StockView.from_sim(sim)
+    m = sim.device_index("CN_CAMPUS_01")
+    got = one.machine_expiry(m)  # walks machine m's batches only
+    assert "_shelf" not in one.__dict__
+    for part, full in zip(got, (every.shelf_expired, every.shelf_expiring, every.shelf_next_expiry), strict=True):
+        assert part.tolist() == full[m].tolist()
+    expired, _ = sim.expired_by()
+    assert every.shelf_expired.tolist() == expired.tolist()
+    batches = sim.warehouse_batches().set_index("sku_id")["expiry_day"]  # the restocked units came from there
+    k1, k2 = sim.sku_index("SKU0001"), sim.sku_index("SKU0002")
+    assert (got[2][k1], got[2][k2]) == (batches["SKU0001"], batches["SKU0002"])
+    assert one.shelf_units[m].sum() == 10 and (got[2] > 0).sum() == 2
 
 
 def test_calendar_block_two_weeks_ahead(world):

@@ -14,7 +14,7 @@ import pytest
 
 from autovend.env.boundary import simulator_of
 from autovend.tools.session import ToolSession
-from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, first_word, schema_text
+from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, _QueryProcess, first_word, schema_text
 from autovend.tools.sql_worker import open_copy
 
 from .conftest import fail, ok, stock_warehouse
@@ -111,7 +111,8 @@ def test_runaway_recursive_cte_is_stopped(world):
     )
     took = time.monotonic() - start
     assert not res.ok and "stopped the query after 0.2 s (the time limit)" in res.error
-    assert 0.2 <= took < 1.5
+    # stopped, not run to the end (it never ends); the bound is loose so a busy machine cannot fail it
+    assert 0.2 <= took < 10.0
     assert ok(s, "query_sql", {"sql": "SELECT 41 + 1"})["rows"] == [[42]]  # the sandbox stays usable
 
 
@@ -158,6 +159,45 @@ def test_the_copy_follows_the_records(sess):
     assert ok(sess, "query_sql", {"sql": "SELECT COUNT(*) FROM orders"})["rows"][0][0] == n + 1
 
 
+def test_the_copy_replays_the_writes_since_the_last_query_and_reloads_when_they_do_not_add_up(sess, monkeypatch):
+    sim = simulator_of(sess)
+    box = SqlSandbox(sim.records)
+    kinds: list[str] = []
+    ask = _QueryProcess.ask
+
+    def spy(self, message, timeout_s, blob=b""):
+        kinds.append(message[0])
+        return ask(self, message, timeout_s, blob)
+
+    monkeypatch.setattr(_QueryProcess, "ask", spy)
+    tables = [name for name in _counts(sess) if not name.startswith("sqlite_")]
+
+    def same_as_the_store() -> None:
+        live = sim.records.connection
+        for name in tables:
+            sql = f"SELECT * FROM {name} ORDER BY rowid"
+            want = [list(r) for r in live.execute(sql).fetchall()]
+            assert box.run(sql)["rows"] == want[:MAX_ROWS], name
+
+    same_as_the_store()
+    for i in range(6):  # orders placed, arriving (an UPDATE of arrived_day), restocks, prices, settled days
+        ok(sess, "place_order", {"items": [{"sku_id": f"SKU{2 + i % 3:04d}", "qty": 4}]})
+        ok(sess, "adjust_price", {"items": [{"device_id": "CN_CAMPUS_01", "sku_id": "SKU0003", "price": 2.5 + i}]})
+        if sim.today.is_workday and i % 2:
+            ok(sess, "restock", {"items": [{"device_id": "CN_CAMPUS_01", "sku_id": "SKU0001", "qty": 1}]})
+        ok(sess, "end_day")
+        same_as_the_store()
+    arrived = sim.records.connection.execute("SELECT COUNT(*) FROM orders WHERE arrived_day IS NOT NULL")
+    assert arrived.fetchone()[0] >= 1
+    assert kinds.count("load") == 1 and kinds.count("apply") == 6  # one copy, then the writes of each day
+    # a write on the raw connection is not in the journal: the counts differ and the whole copy is sent
+    sim.records.connection.execute("DELETE FROM price_changes WHERE new_price > 5")
+    ok(sess, "end_day")
+    same_as_the_store()
+    assert kinds.count("load") == 2
+    box.close()
+
+
 def test_the_sandbox_is_a_separate_database(sess):
     box = SqlSandbox(simulator_of(sess).records)
     assert box.run("SELECT COUNT(*) FROM orders")["rows"] == [[1]]
@@ -178,7 +218,9 @@ def test_a_sandbox_never_closed_ends_its_process(sess):
     proc = box._process.proc
     del box
     gc.collect()
-    assert proc.poll() is not None
+    # a cancelled timer's thread may hold the sandbox a moment longer on a busy machine; a process that is
+    # never ended would still be running after the 10 s (subprocess.TimeoutExpired fails the test)
+    assert proc.wait(timeout=10) is not None
 
 
 # Each runs inside one or a few SQLite steps, where the progress handler never looks at the clock:

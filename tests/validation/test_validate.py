@@ -241,10 +241,13 @@ def test_a_metric_that_cannot_be_computed_is_null_with_its_reason_and_no_numpy_w
         "spearman_median": reason,
         "ablation_no_shock.spearman_median": reason,
         "ablation_uniform_popularity.spearman_median": reason,
+        "estimators.structural.spearman_median": reason,
+        "estimators.paper.spearman_median": reason,
     }
     text = (out / "validation.md").read_text()
     assert "| median within-machine Spearman | not computed | not computed | 0.577 |" in text
     assert f"- `spearman_median`: {reason}" in text
+    assert "| paper | " in text and text.count("| not computed |") >= 3  # the estimators' Spearman too
     assert not re.search(r"\bnan\b", text, flags=re.IGNORECASE)
 
 
@@ -255,3 +258,35 @@ def test_validation_notes_what_the_training_calibration_could_not_identify(coffe
     assert "training calibration: u is borrowed: the no-purchase weight u needs at least 2 machines" in notes
     assert "training calibration: rho is estimated, weak: at its lower bound 0" in notes
     assert "training calibration: rho is estimated, weak" in (out / "validation.md").read_text()
+
+
+def test_both_estimators_are_scored_on_the_same_held_out_weeks(tmp_path, synthetic_validation):
+    """The structural row is the model's own scores; the paper row comes from its own training calibration."""
+    m = synthetic_validation.metrics
+    est = m["estimators"]
+    assert list(est) == ["structural", "paper"]
+    for key in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean"):
+        assert est["structural"][key] == m[key], key
+    for key in ("u", "x", "e", "r", "sigma"):
+        assert est["structural"][key] == m["train"][key], key
+    assert est["paper"]["e"] != est["structural"]["e"] and est["paper"]["r"] != est["structural"]["r"]
+    assert 0 < est["paper"]["wape"] < 1 and abs(est["paper"]["volume_error"]) < 0.5
+    assert est["paper"]["wape"] != m["wape"]
+    write_validation(synthetic_validation, tmp_path / "val", "synthetic-cn")
+    text = (tmp_path / "val" / "validation.md").read_text()
+    assert "## Estimators on the same held-out weeks" in text
+    row = next(line for line in text.splitlines() if line.startswith("| paper |"))
+    assert f"| {est['paper']['wape']:.3f} |" in row
+    saved = json.loads((tmp_path / "val" / "metrics.json").read_text())
+    assert set(saved["estimators"]) == {"structural", "paper"}
+
+
+def test_the_paper_estimator_is_scored_where_u_is_borrowed(coffee_only):
+    """One coffee machine with inventory: the structural u is borrowed (the paper's u) and e = u / (u + x) is near
+    1, while the paper's estimator takes e from the log-log slope; both are scored on the same machine-weeks."""
+    res, _, _ = coffee_only
+    est = res.metrics["estimators"]
+    assert est["structural"]["e"] > 0.9 and 0 < est["paper"]["e"] < 0.5
+    assert est["paper"]["x"] == est["structural"]["x"]  # u borrowed: both take x over all machine-days
+    assert est["paper"]["wape"] != est["structural"]["wape"]
+    assert not any("could not calibrate" in n for n in res.notes)

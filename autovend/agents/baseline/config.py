@@ -43,6 +43,8 @@ class BaselineConfig(BaseModel):
     lead_allowance_days: int = Field(1, ge=0)  # days added to the promised lead time when planning
     order_cover_days: float = Field(3.0, ge=0)  # an order brings stock this many days above the reorder level
     order_lot: int = Field(6, ge=1)  # quantities of at least one lot are rounded up to whole lots
+    fill_spare_room: bool = True  # share capacity left above the order-up-to levels out by rate (a fuller
+    # machine sells more); False: shelves are filled to their order-up-to levels only (the paper's rule)
     sell_through_share: float = Field(0.7, gt=0, le=1)  # stock of a product is capped at this share of
     # its shelf life times its rate (spoilage guard)
 
@@ -61,6 +63,10 @@ class BaselineConfig(BaseModel):
 
     # --- visits ----------------------------------------------------------------------------------
     max_cycle_days: int = Field(7, ge=1)  # weekly service at most; shorter when it pays (see visits.best_cycle)
+    # "best": each machine's cycle is the one of 1..max_cycle_days that earns most net of the visit fee;
+    # "fixed": every machine is served every max_cycle_days on its weekday slot (the paper's weekly cycle)
+    cycle_rule: Literal["best", "fixed"] = "best"
+    low_stock_visits: bool = True  # extra visits when the shelf would run low before its next service
     min_gap_days: int = Field(4, ge=1)  # a weekly machine is not served twice within this many days
     low_stock_share: float = Field(0.2, ge=0, le=1)  # below this share of capacity the shelf sells less
     starter_stock_share: float = Field(0.6, gt=0, le=1)  # first visit once this share of the opening stock arrived
@@ -69,13 +75,15 @@ class BaselineConfig(BaseModel):
 
     # --- prices ----------------------------------------------------------------------------------
     # One multiplier of the reference prices per price group, moved by crossover trials (see
-    # `autovend.agents.baseline.prices`). "network": all machines share it; "site_type": one per site type.
+    # `autovend.agents.baseline.prices`). "network": all machines share it; "site_type": one per site type;
+    # "machine": each machine its own (local trials; a group of one compares its two halves in time).
     # A 14-day crossover measures the change in gross profit with a standard error of roughly 0.1
     # (log scale) over 20 machines but about 0.3 over the 2 machines of the smallest site types, so the
     # default pools the network, and a step of 20% moves gross profit by more than that noise.
-    price_groups: Literal["network", "site_type"] = "network"
+    price_groups: Literal["network", "site_type", "machine"] = "network"
     start_multiplier: float = Field(1.0, gt=0)  # every machine starts at the reference prices
-    multiplier_bounds: tuple[float, float] = (0.7, 2.0)  # range the trials may explore
+    multiplier_bounds: tuple[float, float] = (0.7, 2.0)  # range the trials may explore; (1.0, 1.0) with
+    # start_multiplier 1.0 pins every price at its reference (no trial has a candidate in bounds)
     price_step: float = Field(0.2, gt=0)  # a trial moves the multiplier by this much
     trial_days: int = Field(14, ge=2)  # crossover trial length: half of the machines switch at mid-trial
     trial_start_day: int = Field(15, ge=1)  # trials start once assortments have settled a little

@@ -1,15 +1,15 @@
 """Step 4, prices: local gross-profit trials of one multiplier of the reference prices per price group.
 
 The machines of a price group (by default the whole network; `price_groups="site_type"` gives each
-site type its own) price every product at one multiplier of its reference price. A trial compares
-the incumbent multiplier with a candidate one step away in a crossover: for the first half of
-`trial_days` half of the machines take the candidate, then the halves swap. The candidate is kept
-if gross profit a day under it beats the incumbent's by `min_gain` (mean over machines of the log
-ratio, so each machine is its own control and day-to-day effects fall on both arms). Trials keep
-going in the direction that last won and turn around when one fails; after two failures in a row
-the price holds for `hold_days`. All products of a machine move together because customers
-substitute between them: a product-by-product trial would mostly measure demand moved from its
-neighbours.
+site type its own, `"machine"` each machine, whose trial then compares its two halves in time)
+price every product at one multiplier of its reference price. A trial compares the incumbent
+multiplier with a candidate one step away in a crossover: for the first half of `trial_days` half
+of the machines take the candidate, then the halves swap. The candidate is kept if gross profit a
+day under it beats the incumbent's by `min_gain` (mean over machines of the log ratio, so each
+machine is its own control and day-to-day effects fall on both arms). Trials keep going in the
+direction that last won and turn around when one fails; after two failures in a row the price
+holds for `hold_days`. All products of a machine move together because customers substitute
+between them: a product-by-product trial would mostly measure demand moved from its neighbours.
 """
 
 from __future__ import annotations

@@ -102,6 +102,8 @@ def new_state(st: Static, cfg: BaselineConfig, opening_day: int) -> State:
     start_pct = round(cfg.start_multiplier * 100)
     if cfg.price_groups == "site_type":
         pgroup, pnames = st.site.copy(), list(st.site_names)
+    elif cfg.price_groups == "machine":
+        pgroup, pnames = np.arange(M, dtype=np.int64), list(st.device_ids)
     else:
         pgroup, pnames = np.zeros(M, dtype=np.int64), ["network"]
     G = len(pnames)

@@ -5,7 +5,7 @@ newsvendor critical ratio cu / (cu + co): cu = unit margin at the machine's pric
 rent on shelves) plus the cost times the probability that the marginal unit expires before it
 sells. S is at least the facing depth, capped by what sells within its shelf life, and the
 machine's capacity is shared out in proportion to demand (a fuller machine sells more, and shelf
-space costs nothing).
+space costs nothing) unless `fill_spare_room` is off.
 """
 
 from __future__ import annotations
@@ -198,7 +198,8 @@ def machine_targets(
     """Order-up-to levels of machine m's carried products (in product order of `active[m]`).
 
     `room`: capacity they may fill; by default the capacity less the units of dropped products still
-    there. `fill`: share spare room out; `safety`: add z * sd (False, with fill False: the mean needs).
+    there. `fill`: share spare room out (never when `fill_spare_room` is off: the levels themselves are
+    the targets, the paper's order-up-to rule); `safety`: add z * sd (False, with fill False: the mean needs).
     """
     s, st, cfg = mem.s, mem.st, mem.cfg
     ks = np.flatnonzero(s.active[m])
@@ -210,7 +211,7 @@ def machine_targets(
     need, limit = cycle_levels(mu, est.r[m], life, st.cost[ks], est.margin[m, ks], H, cfg, safety)
     if room is None:
         room = int(st.capacity[m] - s.shelf[m, ~s.active[m]].sum())
-    return shelf_targets(need, mu, limit, room, cfg.facing_units, fill)
+    return shelf_targets(need, mu, limit, room, cfg.facing_units, fill and cfg.fill_spare_room)
 
 
 def shelf_need(mem: Memory, est: Estimates, m: int, horizon_days: int) -> IntArray:

@@ -2,9 +2,10 @@
 
 Every machine is served on a cycle of H days: weekly, spread over the weekdays, or shorter when
 that earns more gross profit a day net of the visit fee (for each H the targets are fitted to the
-machine and expected sales are E[min(D_H, S)]). Extra visits: when expiring units must come off
-before the next working day, or when the shelf would fall below `low_stock_share` of capacity
-before the next service and the gross profit at stake covers the visit fee. A scheduled visit is
+machine and expected sales are E[min(D_H, S)]; `cycle_rule` "fixed" keeps every machine weekly).
+Extra visits: when expiring units must come off before the next working day, or (unless
+`low_stock_visits` is off) when the shelf would fall below `low_stock_share` of capacity before the
+next service and the gross profit at stake covers the visit fee. A scheduled visit is
 skipped when the units it would bring cannot pay the fee. The first visit waits until most of the
 opening stock has arrived. What happens at a visit is in `serve`.
 """
@@ -95,10 +96,13 @@ def stock_shortfall(shelf_units: int, rate: float, days: int, capacity: int, low
 
 
 def machine_cycle(mem: Memory, est: Estimates, m: int) -> int:
-    """Service interval of machine m (days, up to `max_cycle_days`): `best_cycle` with its targets."""
+    """Service interval of machine m (days, up to `max_cycle_days`): `best_cycle` with its targets.
+
+    With `cycle_rule` "fixed", every machine keeps the `max_cycle_days` cycle.
+    """
     s, st, cfg = mem.s, mem.st, mem.cfg
     ks = np.flatnonzero(s.active[m])
-    if not len(ks):
+    if cfg.cycle_rule == "fixed" or not len(ks):
         return cfg.max_cycle_days
     return best_cycle(
         est.mu[m, ks],
@@ -158,6 +162,8 @@ def _wanted(
         nxt = next_service(mem, m, d, d, cycle)
         need = shelf_need(mem, est, m, nxt - d)
         return bool(need.sum() * max(est.gp_per_unit[m], 0.0) > st.visit_fee)
+    if not cfg.low_stock_visits:
+        return False
     # an extra visit: the shelf would run low before its next service and the profit at stake pays the fee
     days_left = min(max(service, d + 1), st.horizon + 1) - d
     short = stock_shortfall(int(s.shelf[m].sum()), est.machine_rate[m], days_left, st.capacity[m], cfg.low_stock_share)

@@ -57,6 +57,9 @@ class TruthSettings(BaseModel):
     site_preference: dict[str, dict[str, float]] = Field(default_factory=lambda: DEFAULT_SITE_PREFERENCE)
     site_level: dict[str, float] = Field(default_factory=lambda: DEFAULT_SITE_LEVEL)
     out_of_scope_share: float = 0.107  # share of units sold from the out-of-scope compartment (paper: 10.7%)
+    # misspecification (not in the paper's model): each product's popularity drifts as exp(g_k d / 30) with
+    # g_k ~ N(0, popularity_drift) per month, from its own named stream; 0 keeps eq. (4)'s fixed omega
+    popularity_drift: float = Field(0.0, ge=0)
 
     @property
     def u(self) -> float:

@@ -220,7 +220,10 @@ def _truth_outputs(
         "kept_unit_share": kept_units / (kept_units + oos_units),
         "lost_demand_share_kept": 1.0 - kept_units / float(daily["demand_kept"].sum()),
         "demand_settings": settings.model_dump(mode="json"),
-        "synth_config": config.model_dump(mode="json"),
+        # without drift the truth reads as before the drift setting existed (same bytes)
+        "synth_config": config.model_dump(
+            mode="json", exclude={"truth": {"popularity_drift"}} if config.truth.popularity_drift == 0 else None
+        ),
         "notes": (
             "Out-of-scope products sell from a separate compartment with independent Poisson demand "
             "scaled by the machine's daily shock; they do not enter the drink/snack choice set."

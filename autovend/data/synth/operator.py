@@ -8,6 +8,10 @@ The drink/snack shelf sells through the shared demand kernel (eq. 2-3) with the 
 Out-of-scope products (fresh food, ice cream, daily goods) sit in a separate compartment of some
 machines: they do not enter the drink/snack choice set or its capacity, and sell by independent
 Poisson demand scaled by the same daily shock, so dropping them in calibration loses nothing.
+
+With `truth.popularity_drift` > 0 the operator is generated from another model than the one calibrated:
+each product's base attraction drifts by exp(g_k d / 30), g_k ~ N(0, popularity_drift), drawn from the
+stream ("popularity_drift",) so that without drift no other draw changes (a misspecification check).
 """
 
 from __future__ import annotations
@@ -173,6 +177,13 @@ class _Machines:
         return drop
 
 
+def popularity_drift(seed: int, n_products: int, sd: float) -> np.ndarray | None:
+    """Per-product monthly log drift g_k ~ N(0, sd) from the stream ("popularity_drift",); None when sd is 0."""
+    if sd <= 0:
+        return None
+    return sd * stream(seed, "popularity_drift").standard_normal(n_products)
+
+
 def run_operator(inp: OperatorInputs) -> OperatorRun:
     """Simulate the operator and its customers over the calendar; see the module docstring."""
     cfg = inp.config
@@ -196,6 +207,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
         shock=ShockProcess(sigma=sigma_from_r(cfg.truth.r), rho=cfg.truth.rho),
     )
     xi = model.shock.draw(stream(cfg.seed, "shock"), M, D)
+    drift = popularity_drift(cfg.seed, len(kept_idx), cfg.truth.popularity_drift)
     has_inv = inp.machines["has_inventory"].to_numpy()
     oos_omega = st.omega[oos_idx]
     day_mult_site = {
@@ -251,6 +263,8 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
                     count_parts.append(np.concatenate(rows))
 
         # ---- demand on the drink/snack shelf: the shared kernel ----
+        if drift is not None:
+            model = model.with_b(inp.b[:, kept_idx] * np.exp(drift * d / 30.0)[None, :])
         env = model.environment(t_max[d], precip[d], day_types[d])
         qk = st.q[:, kept_idx]
         w_real = model.attraction(qk)

@@ -172,19 +172,18 @@ def get_warehouse(ctx: ToolContext, args: GetWarehouseArgs, raw: dict[str, Any])
     stock = ctx.views.stock()
     idx = np.flatnonzero(stock.wh_units)
     page, size, first, pages = _page(len(idx), args.page, args.page_size)
-    rows = [
-        [
-            cat.sku_ids[k],
-            cat.names[k],
-            int(stock.wh_units[k]),
-            int(stock.wh_expired[k]),
-            int(stock.wh_expiring[k]),
-            int(stock.wh_next_expiry[k]) or None,
-            float(cat.unit_cost[k]),
-            money((stock.wh_units[k] - stock.wh_expired[k]) * cat.unit_cost[k]),
-        ]
-        for k in idx[first : first + size].tolist()
-    ]
+    sel = idx[first : first + size]
+    units_sel, expired_sel = stock.wh_units[sel], stock.wh_expired[sel]
+    rows = rows_of(
+        cat.sku_arr[sel].tolist(),
+        cat.names[sel].tolist(),
+        units_sel.tolist(),
+        expired_sel.tolist(),
+        stock.wh_expiring[sel].tolist(),
+        [d or None for d in stock.wh_next_expiry[sel].tolist()],
+        cat.unit_cost[sel].tolist(),
+        [money(v) for v in ((units_sel - expired_sel) * cat.unit_cost[sel]).tolist()],
+    )
     units = int(stock.wh_units.sum())
     totals = {
         "units": units,
@@ -231,15 +230,16 @@ def get_device_detail(ctx: ToolContext, args: GetDeviceDetailArgs, raw: dict[str
     revenue = np.bincount(win.product, weights=win.revenue, minlength=K)
     units = stock.shelf_units[m]
     price = stock.price_fen[m]
+    expired, expiring, next_expiry = stock.machine_expiry(m)
     idx = np.flatnonzero((units > 0) | (sold > 0))
     rows = rows_of(
         cat.sku_arr[idx].tolist(),
         cat.names[idx].tolist(),
         cat.category_l2[idx].tolist(),
         units[idx].tolist(),
-        stock.shelf_expired[m, idx].tolist(),
-        stock.shelf_expiring[m, idx].tolist(),
-        [d or None for d in stock.shelf_next_expiry[m, idx].tolist()],
+        expired[idx].tolist(),
+        expiring[idx].tolist(),
+        [d or None for d in next_expiry[idx].tolist()],
         (price[idx] / 100.0).tolist(),
         cat.ref_price[idx].tolist(),
         sold[idx].tolist(),
@@ -261,8 +261,8 @@ def get_device_detail(ctx: ToolContext, args: GetDeviceDetailArgs, raw: dict[str
         "units_on_shelf": on_shelf,
         "free_capacity": cap - on_shelf,
         "n_skus": int(np.count_nonzero(units)),
-        "expired_units": int(stock.shelf_expired[m].sum()),
-        "expiring_7d_units": int(stock.shelf_expiring[m].sum()),
+        "expired_units": int(expired.sum()),
+        "expiring_7d_units": int(expiring.sum()),
         "days_since_visit": views.days_since_visit()[m],
         "visited_today": sim.device_ids[m] in sim.visits_today(),
         "window_days": n,

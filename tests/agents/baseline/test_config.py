@@ -28,7 +28,8 @@ def test_yaml_section_or_whole_file(tmp_path):
         pytest.param("n_skuz: 30\n", "n_skuz", id="unknown-key"),
         pytest.param("trial_days: 15\n", "trial_days must be even", id="odd-trial"),
         pytest.param("multiplier_bounds: [1.2, 2.0]\n", "multiplier_bounds", id="start-outside-bounds"),
-        pytest.param("price_groups: machine\n", "price_groups", id="unknown-group"),
+        pytest.param("price_groups: shop\n", "price_groups", id="unknown-group"),
+        pytest.param("cycle_rule: monthly\n", "cycle_rule", id="unknown-cycle-rule"),
         pytest.param("- 1\n- 2\n", "mapping", id="not-a-mapping"),
     ],
 )
@@ -42,3 +43,28 @@ def test_bad_settings_are_refused(tmp_path, text, match):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_baseline_config(tmp_path / "nope.yaml")
+
+
+def test_the_paper_baseline_file_sets_what_the_paper_describes():
+    """params/agents/baseline-paper.yaml: weekly fixed cycles, no extra low-stock visits, shelves filled to the
+    order-up-to levels only, local (per-machine) price trials, 30-day windows; everything else the default."""
+    from pathlib import Path
+
+    cfg = load_baseline_config(Path(__file__).resolve().parents[3] / "params" / "agents" / "baseline-paper.yaml")
+    changed = {k: v for k, v in cfg.model_dump().items() if v != BaselineConfig().model_dump()[k]}
+    assert changed == {
+        "cycle_rule": "fixed",
+        "low_stock_visits": False,
+        "fill_spare_room": False,
+        "price_groups": "machine",
+    }
+    assert (cfg.max_cycle_days, cfg.window_days) == (7, 30)
+
+
+def test_the_pinned_prices_file_only_pins_the_multiplier():
+    from pathlib import Path
+
+    cfg = load_baseline_config(
+        Path(__file__).resolve().parents[3] / "params" / "agents" / "baseline-pinned-prices.yaml"
+    )
+    assert cfg == BaselineConfig(multiplier_bounds=(1.0, 1.0))

@@ -7,6 +7,7 @@ import pytest
 
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import Estimates
+from autovend.agents.baseline.state import Memory
 from autovend.agents.baseline.targets import (
     cycle_levels,
     fit_within,
@@ -129,3 +130,27 @@ def test_machine_targets_fill_the_machine_without_the_room_of_dropped_products(m
     S = machine_targets(memory, est, 0, 7)
     assert S.sum() == 80
     assert machine_targets(memory, est, 0, 7, room=30).sum() == 30
+
+
+def test_machine_targets_without_spare_room_stop_at_the_order_up_to_levels(memory):
+    """fill_spare_room off (the paper's rule): each of B, C, D gets mu H + z sd_H, not a share of the room.
+
+    mu = 2 a day over H = 2 days: mean 4, sd sqrt(4 + 16 / 3) = 3.06. z from margin 1.5 against cost x the
+    chance that the 5th unit is unsold within the shelf life (r = 3): B (cost 3, 90 days) P = 0.047, z = 1.37;
+    C (cost 2, 30 days) P = 0.059, z = 1.45; D (cost 1, 30 days) z = 1.77. S = ceil(4 + z * 3.06) = 9, 9, 10:
+    28 units, where the default shares out all 100.
+    """
+    s = memory.s
+    M, K = s.shelf.shape
+    est = Estimates(
+        mu=np.full((M, K), 2.0),
+        prior=np.full((M, K), 2.0),
+        r=np.full(M, 3.0),
+        machine_rate=np.full(M, 6.0),
+        gp_per_unit=np.full(M, 1.0),
+        margin=np.full((M, K), 1.5),
+        cycle=s.cycle,
+    )
+    assert machine_targets(memory, est, 0, 2).sum() == 100
+    paper = Memory(memory.cfg.model_copy(update={"fill_spare_room": False}), memory.st, s)
+    assert machine_targets(paper, est, 0, 2).tolist() == [9, 9, 10]

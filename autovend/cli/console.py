@@ -1,0 +1,60 @@
+"""`autovend console`: replay runs side by side (--run), or play an episode by hand (--world --seed --out)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from autovend.cli.app import app
+
+
+@app.command("console")
+def console_cmd(
+    run: list[Path] = typer.Option(None, "--run", help="A run folder to replay; give it again to compare runs."),
+    world: Path | None = typer.Option(
+        None, "--world", help="Play: world bundle, a folder or the name of a shipped world (e.g. cn20)."
+    ),
+    seed: int = typer.Option(1, "--seed", min=0, help="Play: the episode's seed (demand draws, lead times)."),
+    out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),
+    days: int | None = typer.Option(None, "--days", min=1, help="Play: days to play; default the world's horizon."),
+    force: bool = typer.Option(False, "--force", help="Play: replace a finished or unfinished run in --out."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (the console has no login)."),
+    port: int = typer.Option(8770, "--port", min=1, max=65535, help="Port to listen on."),
+) -> None:
+    """A local web console: replay runs with a day slider, or play an episode through the 18 tools."""
+    from autovend.console.server import serve
+    from autovend.errors import ConfigError
+
+    runs = list(run or [])
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"note: listening on {host}: the console has no login; anyone who reaches it can use it", err=True)
+    if runs and (world is not None or out is not None):
+        raise ConfigError("give either --run RUN (replay) or --world W --out RUN (play), not both")
+    if runs:
+        from autovend.console.replay import replay_app
+        from autovend.evaluation.rundata import RunData
+
+        loaded = [RunData.load(r) for r in runs]
+        typer.echo(f"AutoVend console: replay of {len(loaded)} run(s) on http://{host}:{port}/ (Ctrl-C stops it)")
+        serve(replay_app(loaded), host, port)
+        return
+    if world is None or out is None:
+        raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
+    from autovend.console.episode import PlayEpisode
+    from autovend.console.play import play_app
+    from autovend.world.bundle import load_world
+    from autovend.world.catalogue import resolve_world
+
+    path = resolve_world(world)
+    episode = PlayEpisode(load_world(path), seed, out, days, world_path=path, force=force).start()
+    try:
+        state = episode.state()
+        how = f"resumed at day {state.day}" if episode.resumed else "day 1"
+        typer.echo(
+            f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/ "
+            "(Ctrl-C stops; run the same command again to continue from the last settled day)"
+        )
+        serve(play_app(episode, title=f"AutoVend · play {path.name} seed {seed} → {out}"), host, port)
+    finally:
+        episode.close()

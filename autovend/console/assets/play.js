@@ -1,0 +1,90 @@
+// autovend console, play: each tool form becomes a JSON object posted to /api/tools/<name>; the state panel reloads.
+(function () {
+  var schemas = JSON.parse(document.getElementById('tool-schemas').textContent);
+  var out = document.getElementById('result');
+  var status = document.getElementById('result-status');
+
+  function scalar(input, schema) {
+    var raw = input.type === 'checkbox' ? (input.checked ? 'true' : '') : input.value;
+    if (raw === '') return undefined;
+    if (schema.type === 'integer' || schema.type === 'number') {
+      var n = Number(raw);
+      return isNaN(n) ? raw : n;  // the tool's own check explains a bad number
+    }
+    if (schema.type === 'boolean') return raw === 'true';
+    return raw;
+  }
+
+  function collect(form, schema) {
+    var args = {};
+    Object.keys(schema.properties || {}).forEach(function (key) {
+      var prop = schema.properties[key];
+      if (prop.type === 'array' && prop.items && prop.items.type === 'object') {
+        var rows = [];
+        form.querySelectorAll('[data-array="' + key + '"] tr.row').forEach(function (tr) {
+          var item = {};
+          Object.keys(prop.items.properties).forEach(function (sub) {
+            var input = tr.querySelector('[data-key="' + sub + '"]');
+            var v = input ? scalar(input, prop.items.properties[sub]) : undefined;
+            if (v !== undefined) item[sub] = v;
+          });
+          if (Object.keys(item).length) rows.push(item);
+        });
+        if (rows.length) args[key] = rows;
+        return;
+      }
+      var input = form.querySelector('[data-key="' + key + '"]');
+      var v = input ? scalar(input, prop) : undefined;
+      if (v !== undefined) args[key] = v;
+    });
+    return args;
+  }
+
+  function refresh() {
+    return fetch('fragment/state').then(function (r) { return r.text(); }).then(function (html) {
+      document.getElementById('state').innerHTML = html;
+      var head = document.getElementById('state-head');
+      if (head) document.getElementById('head-line').innerHTML = head.innerHTML;
+    });
+  }
+
+  document.querySelectorAll('form.tool-form').forEach(function (form) {
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var name = form.dataset.tool;
+      var args = collect(form, schemas[name]);
+      var button = form.querySelector('button[type=submit]');
+      button.disabled = true;
+      status.textContent = name + ' …';
+      status.className = 'status';
+      fetch('api/tools/' + name, {
+        method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(args)
+      }).then(function (r) {
+        var ok = r.headers.get('X-AutoVend-Tool-Ok') === 'true';
+        return r.json().then(function (body) {
+          status.textContent = name + (ok ? ': ok' : ': error');
+          status.className = 'status ' + (ok ? 'ok' : 'error');
+          out.textContent = JSON.stringify(body, null, 1);
+          document.body.dataset.lastTool = name;
+          document.body.dataset.calls = (parseInt(document.body.dataset.calls || '0', 10) + 1).toString();
+        });
+      }).catch(function (err) {
+        status.textContent = name + ': ' + err; status.className = 'status error';
+      }).then(refresh).then(function () { button.disabled = false; });
+    });
+  });
+
+  document.addEventListener('click', function (e) {
+    var t = e.target;
+    if (t.matches('button.add-row')) {
+      var body = t.closest('.field').querySelector('table.rows tbody');
+      var row = body.querySelector('tr.row').cloneNode(true);
+      row.querySelectorAll('input, select').forEach(function (i) { i.value = ''; });
+      body.appendChild(row);
+    } else if (t.matches('button.drop-row')) {
+      var tbody = t.closest('tbody');
+      if (tbody.querySelectorAll('tr.row').length > 1) t.closest('tr').remove();
+      else t.closest('tr').querySelectorAll('input, select').forEach(function (i) { i.value = ''; });
+    }
+  });
+})();

@@ -1,0 +1,148 @@
+"""Building blocks of the console's pages: the page shell with its inlined style and script, tables, the SVG chart.
+
+Pages are server-rendered strings; everything from a run or a tool is escaped on the way in (`esc`). The style
+and the scripts ship with the package (`autovend/console/assets`) and are inlined into each page, so the console
+needs no network, no CDN and no build step.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#d62728")
+
+
+def esc(value: object) -> str:
+    """Text escaped for HTML (quotes too, so it is safe in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+@cache
+def asset(name: str) -> str:
+    """The text of a shipped asset (console.css, replay.js, play.js)."""
+    return resources.files("autovend.console").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def script_json(obj: Any) -> str:
+    """JSON safe inside a <script type="application/json"> element."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def page(title: str, header: str, body: str, script: str | None = None, extra_head: str = "") -> str:
+    """A whole page: title, sticky header, main body, the inlined style and (optionally) one shipped script."""
+    tail = f"<script>{asset(script)}</script>" if script else ""
+    return (
+        "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
+        '<meta name=viewport content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{asset('console.css')}</style>{extra_head}</head>"
+        f"<body><header>{header}</header><main>{body}</main>{tail}</body></html>\n"
+    )
+
+
+def money(x: float | None) -> str:
+    """CNY with thousands separators and two decimals ("–" for nothing)."""
+    if x is None or not math.isfinite(float(x)):
+        return "–"
+    return f"{float(x):,.2f}"
+
+
+def cell(value: object) -> str:
+    """One table cell: numbers right-aligned (floats with two decimals), text escaped, None as "–"."""
+    if value is None:
+        return "<td>–</td>"
+    if isinstance(value, bool):
+        return f"<td>{'yes' if value else 'no'}</td>"
+    if isinstance(value, int):
+        return f'<td class="num">{value:,}</td>'
+    if isinstance(value, float):
+        return f'<td class="num">{money(value)}</td>'
+    return f"<td>{esc(value)}</td>"
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "") -> str:
+    """A table with a header row; cells through `cell`."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows)
+    klass = f' class="{esc(cls)}"' if cls else ""
+    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def kpis(items: Iterable[tuple[str, str, str]]) -> str:
+    """A row of key figures: (css name, label, value)."""
+    parts = [
+        f'<div class="kpi" data-kpi="{esc(name)}"><span class="label">{esc(label)}</span>'
+        f'<span class="value">{esc(value)}</span></div>'
+        for name, label, value in items
+    ]
+    return '<div class="kpis">' + "".join(parts) + "</div>"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a chart: label, values of days 1..n, colour."""
+
+    label: str
+    values: Sequence[float]
+    color: str
+
+
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 220, 70, 10, 10, 24
+
+
+def line_chart(series: Sequence[Series], marker_day: int = 1, title: str = "") -> str:
+    """An inline SVG line chart of days 1..n with a vertical day marker (class "marker", moved by the script).
+
+    The marker carries its x of day 1 (`data-x0`) and the width of a day (`data-dx`).
+    """
+    n = max((len(s.values) for s in series), default=0)
+    values = [float(v) for s in series for v in s.values if math.isfinite(float(v))]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 1.0, hi + 1.0
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    dx = plot_w / max(n - 1, 1)
+
+    def xy(i: int, v: float) -> str:
+        return f"{LEFT + i * dx:.1f},{TOP + (hi - v) / (hi - lo) * plot_h:.1f}"
+
+    lines = []
+    for s in series:
+        points = " ".join(xy(i, float(v)) for i, v in enumerate(s.values) if math.isfinite(float(v)))
+        lines.append(
+            f'<polyline fill="none" stroke="{s.color}" stroke-width="1.6" points="{points}">'
+            f"<title>{esc(s.label)}</title></polyline>"
+        )
+    x = LEFT + (marker_day - 1) * dx
+    axes = (
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#999"/>'
+        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" stroke="#999"/>'
+        f'<text x="{LEFT - 4}" y="{TOP + 10}" text-anchor="end">{esc(money(hi))}</text>'
+        f'<text x="{LEFT - 4}" y="{TOP + plot_h}" text-anchor="end">{esc(money(lo))}</text>'
+        f'<text x="{LEFT}" y="{HEIGHT - 6}">day 1</text>'
+        f'<text x="{LEFT + plot_w}" y="{HEIGHT - 6}" text-anchor="end">day {n}</text>'
+    )
+    marker = (
+        f'<line class="marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + plot_h}" stroke="#555" '
+        f'stroke-dasharray="3,3" data-x0="{LEFT}" data-dx="{dx:.4f}"/>'
+    )
+    legend = "".join(f'<span><i style="background:{s.color}"></i>{esc(s.label)}</span>' for s in series)
+    label = f' aria-label="{esc(title)}"' if title else ""
+    return (
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img"{label}>{axes}{"".join(lines)}{marker}</svg>'
+        f'<div class="legend">{legend}</div>'
+    )
+
+
+def pretty(obj: Any, max_chars: int = 4000) -> str:
+    """JSON indented for reading, cut at `max_chars` with a note of what was left out."""
+    text = json.dumps(obj, ensure_ascii=False, indent=1, default=str)
+    if max_chars and len(text) > max_chars:
+        text = text[:max_chars] + f"\n… [{len(text) - max_chars:,} more characters]"
+    return text

@@ -1,0 +1,244 @@
+"""The play app: a person runs an episode through the 18 tools, in forms or as JSON, into a run folder.
+
+Routes:
+
+- `GET /`: the page: the daily report, today's calls, the notebook, and a form for each tool (`forms`);
+- `GET /fragment/state`: the state panel's HTML (the page reloads it after every call);
+- `GET /api/state`: the state as JSON (`PlayState.to_json` plus the date): {"day": n, "days", "settled",
+  "finished", "report", "notebook", "tool_calls", "metrics", ...};
+- `GET /api/tools`: the 18 tools (name, kind, description, input JSON schema);
+- `POST /api/tools/<name>`: the tool's arguments as a JSON object (Content-Type application/json) -> the
+  tool's result content, exactly as an agent gets it; the header `X-AutoVend-Tool-Ok` says whether the call
+  was accepted (a refused call is a result with "error", status 200, and is recorded like any agent's).
+  404 for a name that is no tool, 400 for a body that is not a JSON object, 415 for another content type
+  (which also keeps other web sites' plain form posts out), 409 once the episode is over;
+- `GET /report`: the run's report.html once the episode is finished.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from autovend.console.episode import EpisodeOver, PlayEpisode, PlayState
+from autovend.console.forms import datalists, tool_form
+from autovend.console.html import esc, kpis, money, page, pretty, script_json, table
+from autovend.env import VendingEnv
+from autovend.evaluation.rundata import read_calls
+
+MAX_RESULT_CHARS = 2000
+
+
+def metrics_html(metrics: dict[str, Any]) -> str:
+    """The headline metrics with their definitions (as report.md and report.html show them)."""
+    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric
+
+    rows = [
+        (label, format_metric(k, metrics.get(k)), unit, DEFINITIONS[k]) for k, (label, unit, _, _) in HEADLINE.items()
+    ]
+    return table(["metric", "value", "unit", "definition"], rows, cls="metrics")
+
+
+def report_html(report: dict[str, Any]) -> str:
+    """The daily report (the observation the agents get) as tables."""
+    if not report:
+        return "<p>no report</p>"
+    parts = []
+    for name in ("pnl", "devices"):
+        block = report.get(name) or {}
+        parts.append(
+            f"<h3>{esc(name)}</h3><div class=wide>{table(block.get('columns', []), block.get('rows', []))}</div>"
+        )
+    wh = report.get("warehouse", {})
+    parts.append(f"<h3>warehouse</h3><div class=wide>{table(list(wh), [list(wh.values())])}</div>")
+    tr = report.get("in_transit", {})
+    parts.append(
+        f"<h3>in transit</h3><p>{tr.get('orders', 0)} orders, {tr.get('units', 0):,} units, "
+        f"{money(tr.get('value_at_cost', 0.0))} CNY at cost</p>"
+    )
+    if tr.get("arrivals"):
+        rows = [[a["day"], a["date"], a["orders"], a["units"]] for a in tr["arrivals"]]
+        parts.append(table(["expected day", "date", "orders", "units"], rows))
+    if tr.get("delayed"):
+        rows = [[d["order_id"], d["sku_id"], d["qty"], d["promised_day"], d["days_late"]] for d in tr["delayed"]]
+        parts.append(table(["order", "sku", "units", "promised day", "days late"], rows))
+    cal = report.get("calendar", {})
+    today = cal.get("today", {})
+    special = ", ".join(f"{e['date']} {e['name'] or e['kind']}" for e in cal.get("next_14d", [])) or "none"
+    holiday = f" ({esc(today['holiday_name'])})" if today.get("holiday_name") else ""
+    parts.append(
+        f"<h3>calendar</h3><p>today {'a working day' if today.get('is_workday') else 'a day off'}{holiday}; "
+        f"next 14 days: {esc(special)}</p>"
+    )
+    return "".join(parts)
+
+
+def head_line(state: PlayState, date: str) -> str:
+    """The header's status line: day, date, net assets, cash, or the end of the episode."""
+    bal = state.snapshot.report.get("balance", {})
+    if state.finished:
+        where = "the episode is over"
+    elif state.error:
+        where = f'<span class="error">stopped: {esc(state.error)}</span>'
+    else:
+        where = f"day <b id=head-day>{state.day}</b> of {state.days} · {esc(date)}"
+    return (
+        f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> · cash {money(bal.get('cash'))} · "
+        f"{state.settled} day{'' if state.settled == 1 else 's'} settled · run folder <code>{esc(state.run_dir)}</code>"
+    )
+
+
+class PlayPage:
+    """The pages of one played episode (the app's views hold one of these)."""
+
+    def __init__(self, episode: PlayEpisode, title: str) -> None:
+        self.episode = episode
+        self.title = title
+        env = VendingEnv(episode.world)
+        self.tools = env.tools()
+        self.tool_names = [t["name"] for t in self.tools]
+        world = episode.world
+        self.device_ids = [str(d) for d in world.machines["device_id"]]
+        names = world.catalog["name"] if "name" in world.catalog else world.catalog["sku_id"]
+        self.skus = [(str(s), str(n)) for s, n in zip(world.catalog["sku_id"], names, strict=True)]
+
+    def date(self, day: int) -> str:
+        """The date of simulation day `day`."""
+        world = self.episode.world
+        return f"{world.date_of(day):%A, %Y-%m-%d}"
+
+    def state_json(self) -> dict[str, Any]:
+        """`GET /api/state`."""
+        state = self.episode.state()
+        return {**state.to_json(), "date": self.episode.world.date_of(state.day).isoformat()}
+
+    def state_html(self) -> str:
+        """The state panel: status, the metrics at the end, the balance, the report, today's calls, the notebook."""
+        state = self.episode.state()
+        bal = state.snapshot.report.get("balance", {})
+        parts = [f'<div id="state-head" hidden>{head_line(state, self.date(state.day))}</div>']
+        parts.append(f'<div id="play-status" data-day="{state.day}" data-finished="{str(state.finished).lower()}">')
+        if state.finished:
+            parts.append(
+                f"<h2>The episode is over: {state.settled} days settled</h2><p>The run folder "
+                f"<code>{esc(state.run_dir)}</code> holds the trajectory, the records, metrics.json and the reports "
+                '(<a href="report">report.html</a>).</p>'
+            )
+            if state.metrics:
+                parts.append(metrics_html(state.metrics))
+        parts.append("</div>")
+        parts.append(
+            kpis(
+                [
+                    ("net_assets", "net assets", money(bal.get("net_assets"))),
+                    ("cash", "cash", money(bal.get("cash"))),
+                    ("shelf", "on shelves at cost", money(bal.get("shelf"))),
+                    ("warehouse", "warehouse at cost", money(bal.get("warehouse"))),
+                    ("in_transit", "in transit at cost", money(bal.get("in_transit"))),
+                ]
+            )
+        )
+        calls = [c for c in read_calls(state.run_dir / "trajectory.jsonl") if int(c.get("day", 0)) == state.day]
+        items = []
+        for c in reversed(calls):
+            ok = bool(c.get("ok"))
+            status = '<span class="ok">ok</span>' if ok else '<span class="error">error</span>'
+            args = json.dumps(c.get("arguments"), ensure_ascii=False)
+            body = pretty(c.get("result"), MAX_RESULT_CHARS) if ok else str(c.get("error"))
+            items.append(
+                f"<details><summary>#{c.get('seq')} {esc(c.get('tool'))} {esc(args[:300])} — {status}</summary>"
+                f"<pre>{esc(body)}</pre></details>"
+            )
+        parts.append(
+            f'<h2>Today\'s calls ({len(calls)})</h2><div class="calls">{"".join(items) or "<p>none yet</p>"}</div>'
+        )
+        parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report)}")
+        parts.append(f'<h2>Notebook</h2><pre class="notebook">{esc(state.snapshot.notebook) or "(empty)"}</pre>')
+        return "".join(parts)
+
+    def page(self) -> str:
+        """The whole page."""
+        state_panel = self.state_html()
+        state = self.episode.state()
+        header = f"<h1>{esc(self.title)}</h1><div id=head-line>{head_line(state, self.date(state.day))}</div>"
+        ordered = [t for t in self.tools if t["name"] == "end_day"] + [t for t in self.tools if t["name"] != "end_day"]
+        forms = "".join(tool_form(t) for t in ordered).replace(
+            '<details id="tool-end_day">', '<details id="tool-end_day" open>', 1
+        )
+        schemas = {t["name"]: t["input_schema"] for t in self.tools}
+        tools = (
+            '<div class="tools"><h2>Tools</h2><p class="facts">The same 18 tools as every agent; fields marked * are '
+            "required, empty optional fields are left out.</p>"
+            f'<p>last call: <span id="result-status" class="status">none</span></p><pre id="result"></pre>{forms}'
+            f"{datalists(self.device_ids, self.skus)}"
+            f'<script type="application/json" id="tool-schemas">{script_json(schemas)}</script></div>'
+        )
+        if state.finished:
+            tools = '<div class="tools"><h2>Tools</h2><p>The episode is over: no tool can be used any more.</p></div>'
+        body = f'<div class="play"><div id="state">{state_panel}</div>{tools}</div>'
+        return page(self.title, header, body, script="play.js")
+
+
+def play_app(episode: PlayEpisode, title: str = "AutoVend · play") -> Starlette:
+    """The play app of a started episode (see the module docstring)."""
+    view = PlayPage(episode, title)
+
+    def index(request: Request) -> HTMLResponse:
+        return HTMLResponse(view.page())
+
+    def state_fragment(request: Request) -> HTMLResponse:
+        return HTMLResponse(view.state_html())
+
+    def state(request: Request) -> JSONResponse:
+        return JSONResponse(view.state_json())
+
+    def tools(request: Request) -> JSONResponse:
+        return JSONResponse(view.tools)
+
+    async def call(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in view.tool_names:
+            known = ", ".join(view.tool_names)
+            return JSONResponse({"error": f"there is no tool {name!r}; the tools are: {known}"}, status_code=404)
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            return JSONResponse(
+                {"error": "send the arguments as a JSON object with Content-Type: application/json"}, status_code=415
+            )
+        raw = await request.body()
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return JSONResponse(
+                {"error": f"the body is not valid JSON ({exc}); send the arguments as a JSON object"}, 400
+            )
+        if not isinstance(args, dict):
+            return JSONResponse({"error": f"the arguments must be a JSON object, got {type(args).__name__}"}, 400)
+        from starlette.concurrency import run_in_threadpool
+
+        try:
+            result = await run_in_threadpool(episode.call, name, args)
+        except EpisodeOver as exc:
+            return JSONResponse({"error": str(exc)}, status_code=409)
+        headers = {"X-AutoVend-Tool-Ok": "true" if result.ok else "false"}
+        return Response(result.text, media_type="application/json", headers=headers)
+
+    def report(request: Request) -> Response:
+        path = episode.run_dir / "report.html"
+        if not episode.finished or not path.exists():
+            return JSONResponse({"error": "report.html is written when the episode is over"}, status_code=404)
+        return FileResponse(path, media_type="text/html")
+
+    routes = [
+        Route("/", index),
+        Route("/fragment/state", state_fragment),
+        Route("/api/state", state),
+        Route("/api/tools", tools),
+        Route("/api/tools/{name}", call, methods=["POST"]),
+        Route("/report", report),
+    ]
+    return Starlette(routes=routes)

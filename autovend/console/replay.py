@@ -1,0 +1,186 @@
+"""The replay app: one or more run folders side by side, a day slider moving every panel.
+
+Routes: `GET /` the page (day 1 rendered in it); `GET /runs/<i>/days/<d>` the HTML of run i's day d (what
+the slider fetches); `GET /api/runs` the runs' facts and daily series, `GET /api/runs/<i>/days/<d>` a day as
+JSON (`DayView.to_json`). A run shorter than the slider's day shows its last day.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
+
+from autovend.console.html import PALETTE, Series, esc, kpis, line_chart, money, page, pretty, table
+from autovend.console.timeline import DayView, Timeline
+from autovend.evaluation.rundata import RunData
+
+MAX_RESULT_CHARS = 3000  # a call's result shown in the page is cut here (the JSON API gives it whole)
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """One run of the replay: its label and its timeline."""
+
+    label: str
+    timeline: Timeline
+
+
+def day_html(view: DayView) -> str:
+    """The panels of one day: key figures, machines, warehouse, tool calls, notebook."""
+    led = view.ledger
+    figures = kpis(
+        [
+            ("net_assets", "net assets", money(led["net_assets"])),
+            ("cash", "cash", money(led["cash"])),
+            ("inventory", "inventory at cost", money(led["inventory_at_cost"])),
+            ("revenue", "revenue", money(led["revenue"])),
+            ("units_sold", "units sold", f"{int(led['units_sold']):,}"),
+            ("net", "day's net", money(led["net"])),
+        ]
+    )
+    costs = ", ".join(
+        f"{k.replace('_', ' ')} {money(led[k])}"
+        for k in ("purchase", "warehouse_rent", "daily_fee", "visit", "expired_fine")
+        if led.get(k)
+    )
+    machines = []
+    for m in view.machines:
+        fill = 100.0 * m.units / m.capacity if m.capacity else 0.0
+        rows = "".join(
+            f'<tr><td class="sku" title="{esc(i.name)}">{esc(i.sku_id)}</td><td class="num">{i.units:,}</td>'
+            f'<td class="num">{money(i.price)}</td></tr>'
+            for i in m.items
+        )
+        shelf = f"<table><thead><tr><th>sku</th><th>units</th><th>price</th></tr></thead><tbody>{rows}</tbody></table>"
+        machines.append(
+            f'<div class="machine" data-device="{esc(m.device_id)}"><b>{esc(m.device_id)}</b> '
+            f"<span class=facts>{esc(m.location)}</span>"
+            f'<div class="bar" title="{m.units} of {m.capacity} units"><span style="width:{fill:.1f}%"></span></div>'
+            f"{m.units:,}/{m.capacity:,} units · sold {m.sold:,} · revenue {money(m.revenue)}"
+            f'<div class="scroll">{shelf if rows else ""}</div></div>'
+        )
+    warehouse = [(w.sku_id, w.name, w.units) for w in view.warehouse]
+    calls = []
+    for c in view.calls:
+        status = '<span class="ok">ok</span>' if c.ok else '<span class="error">error</span>'
+        args = pretty(c.arguments, 400).replace("\n", " ")
+        body = pretty(c.result, MAX_RESULT_CHARS) if c.ok else str(c.error)
+        calls.append(
+            f"<details><summary>#{c.seq} {esc(c.tool)} {esc(args)} — {status}</summary><pre>{esc(body)}</pre></details>"
+        )
+    return (
+        f'<h3 class="day-title">Day {view.day} · {esc(view.date)}</h3>{figures}'
+        f'<p class="facts">costs: {esc(costs) or "none"}</p>'
+        f'<h3>Machines at the close of the day</h3><div class="machines">{"".join(machines)}</div>'
+        f"<h3>Warehouse ({sum(w[2] for w in warehouse):,} units)</h3>"
+        f'<div class="scroll">{table(["sku", "name", "units"], warehouse) if warehouse else "<p>empty</p>"}</div>'
+        f'<h3>Tool calls ({len(view.calls)})</h3><div class="calls">{"".join(calls) or "<p>none</p>"}</div>'
+        f'<h3>Notebook</h3><pre class="notebook">{esc(view.notebook) or "(empty)"}</pre>'
+    )
+
+
+def run_section(index: int, run: ReplayRun) -> str:
+    """One run's column: facts, the chart of net assets, cash and inventory, and day 1."""
+    tl = run.timeline
+    meta = tl.run.meta
+    d = tl.daily
+    chart = line_chart(
+        [
+            Series("net assets", d["net_assets"].tolist(), PALETTE[0]),
+            Series("cash", d["cash"].tolist(), PALETTE[1]),
+            Series("inventory at cost", d["inventory_at_cost"].tolist(), PALETTE[2]),
+        ],
+        title=f"{run.label}: net assets, cash and inventory at cost by day (CNY)",
+    )
+    facts = (
+        f"agent {esc(tl.run.agent)}, seed {tl.run.seed}, world {esc(tl.run.world.name)}, "
+        f"{tl.n_days} of {tl.run.world.horizon_days} days, final net assets {money(tl.run.final_net_assets)}"
+        f"{'' if meta.get('finished', True) else ' (unfinished run)'}"
+    )
+    first = day_html(tl.day(1)) if tl.n_days else "<p>no day settled yet</p>"
+    return (
+        f'<section class="run" data-run="{index}" data-days="{tl.n_days}"><h2>{esc(run.label)}</h2>'
+        f'<p class="facts">{facts}</p>{chart}<div class="day">{first}</div></section>'
+    )
+
+
+def replay_page(runs: Sequence[ReplayRun]) -> str:
+    """The replay page of `runs`, side by side, with one day slider."""
+    days = max((r.timeline.n_days for r in runs), default=1) or 1
+    header = (
+        f"<h1>AutoVend replay · {esc(', '.join(r.label for r in runs))}</h1>"
+        f'<div class="slider"><label for="day">day</label>'
+        f'<input type="range" id="day" min="1" max="{days}" value="1" step="1">'
+        f'<b id="day-label">1</b><span class="facts">of {days} (← → keys step a day)</span></div>'
+    )
+    cols = f"grid-template-columns: repeat({len(runs)}, minmax(0, 1fr))"
+    body = f'<div class="runs" style="{cols}">' + "".join(run_section(i, r) for i, r in enumerate(runs)) + "</div>"
+    return page("AutoVend replay", header, body, script="replay.js")
+
+
+def _labels(runs: Sequence[RunData]) -> list[str]:
+    """The runs' folder names, made unique with a number where two are alike."""
+    names = [r.name for r in runs]
+    return [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
+
+
+def replay_app(runs: Sequence[RunData]) -> Starlette:
+    """The replay app of loaded runs (see the module docstring)."""
+    items = [ReplayRun(label, Timeline.of(r)) for label, r in zip(_labels(runs), runs, strict=True)]
+    body = replay_page(items)
+
+    def pick(request: Request) -> tuple[Timeline, int] | JSONResponse:
+        i, d = int(request.path_params["run"]), int(request.path_params["day"])
+        if not 0 <= i < len(items):
+            return JSONResponse({"error": f"there is no run {i}; the runs are 0-{len(items) - 1}"}, status_code=404)
+        tl = items[i].timeline
+        if not 1 <= d <= tl.n_days:
+            return JSONResponse({"error": f"run {i} has days 1-{tl.n_days}, not {d}"}, status_code=404)
+        return tl, d
+
+    def index(request: Request) -> HTMLResponse:
+        return HTMLResponse(body)
+
+    def day_fragment(request: Request) -> HTMLResponse | JSONResponse:
+        picked = pick(request)
+        if isinstance(picked, JSONResponse):
+            return picked
+        return HTMLResponse(day_html(picked[0].day(picked[1])))
+
+    def day_json(request: Request) -> JSONResponse:
+        picked = pick(request)
+        if isinstance(picked, JSONResponse):
+            return picked
+        return JSONResponse(picked[0].day(picked[1]).to_json())
+
+    def runs_json(request: Request) -> JSONResponse:
+        out = []
+        for i, item in enumerate(items):
+            tl = item.timeline
+            out.append(
+                {
+                    "run": i,
+                    "label": item.label,
+                    "agent": tl.run.agent,
+                    "seed": tl.run.seed,
+                    "world": tl.run.world.name,
+                    "days": tl.n_days,
+                    "net_assets": tl.daily["net_assets"].tolist(),
+                    "cash": tl.daily["cash"].tolist(),
+                    "inventory_at_cost": tl.daily["inventory_at_cost"].tolist(),
+                }
+            )
+        return JSONResponse(out)
+
+    routes = [
+        Route("/", index),
+        Route("/runs/{run:int}/days/{day:int}", day_fragment),
+        Route("/api/runs", runs_json),
+        Route("/api/runs/{run:int}/days/{day:int}", day_json),
+    ]
+    return Starlette(routes=routes)

@@ -1,0 +1,105 @@
+"""leaderboard.html of a sweep: the leaderboard's tables as one self-contained page, with each run's final net assets.
+
+The same groups, ranks and cells as leaderboard.md (`leaderboard.tables`: one table per world hash and
+length, never pooled across them), drawn with the run reports' page and chart code (bokeh, inlined;
+no network). Each group shows its runs' final net assets (dots by agent, the agent's mean ± sample std),
+the ranked agents with every headline metric as mean ± std (definitions as tooltips) and links to each
+run's own report.html.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from autovend.evaluation.comparability import short_hash
+from autovend.evaluation.definitions import DEFINITIONS, HEADLINE
+from autovend.evaluation.htmlreport import charts as ch
+from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
+from autovend.evaluation.rundata import HTML_REPORT_FILE
+from autovend.io import atomic_write_text
+from autovend.sweep.leaderboard import Table, show, tables
+from autovend.sweep.results import ResultRow
+
+LEADERBOARD_HTML_FILE = "leaderboard.html"
+
+
+def _slug(text_: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text_).strip("-").lower() or "world"
+
+
+def _run_link(row: ResultRow, out_dir: Path) -> str:
+    """The run's folder name, linked to its report.html when it has one."""
+    label = f"s{row.seed}"
+    if (out_dir / row.run_dir / HTML_REPORT_FILE).is_file():
+        return f'<a href="{esc(Path(row.run_dir, HTML_REPORT_FILE).as_posix())}">{esc(label)}</a>'
+    return esc(label)
+
+
+def _group_section(page: Page, index: int, t: Table, rows: Sequence[ResultRow], out_dir: Path) -> None:
+    key = (t.world, t.world_hash, t.days, t.horizon_days)
+    mine = [r for r in rows if (r.world, r.world_hash, r.days, r.horizon_days) == key]
+    order = {line.agent: i for i, line in enumerate(t.lines)}
+    mine.sort(key=lambda r: (order.get(r.agent, len(order)), r.seed))
+    labels = [f"{r.agent} s{r.seed}" for r in mine]
+    agents = [r.agent for r in mine]
+    values = [float(r.net_assets) if r.net_assets is not None else float("nan") for r in mine]
+    summary = pd.DataFrame(
+        {
+            "net_assets": [line.cells["net_assets"].mean for line in t.lines],
+            "net_assets_std": [line.cells["net_assets"].std for line in t.lines],
+        },
+        index=[line.agent for line in t.lines],
+    )
+    chart = page.chart(f"chart-final-{index}", ch.final_assets_chart(labels, agents, values, summary))
+    keys = list(HEADLINE)
+    header = [text("rank"), text("agent"), num("runs"), text("runs (report)")]
+    header += [num(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})", DEFINITIONS.get(k, "")) for k in keys]
+    header.append(num("API cost (USD)"))
+    body = []
+    for rank, line in enumerate(t.lines, start=1):
+        links = " ".join(_run_link(r, out_dir) for r in mine if r.agent == line.agent)
+        cells = [num(str(rank)), text(line.agent), num(str(len(line.seeds))), Cell(links)]
+        cells += [num(show(k, line.cells[k]), DEFINITIONS.get(k, "")) for k in keys]
+        cells.append(num(show("api_cost_usd", line.cells["api_cost_usd"])))
+        body.append(cells)
+    notes = "".join(f"<li>{esc(n)}</li>" for n in t.notes)
+    heading = f"{t.world}: {t.world_name} ({short_hash(t.world_hash)}), {t.days} of {t.horizon_days} days"
+    page.section(
+        f"group-{index}-{_slug(t.world)}",
+        heading,
+        chart + '<div class="wide">' + table(header, body) + "</div>" + (f"<ul>{notes}</ul>" if notes else ""),
+    )
+
+
+def leaderboard_html(
+    rows: Sequence[ResultRow], out_dir: str | Path, unfinished: Sequence[str] = (), spec_runs: int | None = None
+) -> str:
+    """The page (see the module docstring); links are relative to `out_dir`, the sweep's folder."""
+    out_dir = Path(out_dir)
+    total = spec_runs if spec_runs is not None else len(rows) + len(unfinished)
+    facts = [
+        f"{len(rows)} of {total} runs finished",
+        "each cell: mean over the agent's runs (seeds) ± sample standard deviation (ddof 1; none for one run)",
+        "runs on different world hashes or of different lengths are never pooled: one table per world and length",
+    ]
+    page = Page("Sweep leaderboard", [esc(f) for f in facts])
+    for i, t in enumerate(tables(rows)):
+        _group_section(page, i, t, rows, out_dir)
+    if unfinished:
+        page.section(
+            "unfinished", "Runs without a result", "<ul>" + "".join(f"<li>{esc(u)}</li>" for u in unfinished) + "</ul>"
+        )
+    return page.render()
+
+
+def write_leaderboard_html(
+    rows: Sequence[ResultRow], out_dir: str | Path, unfinished: Sequence[str] = (), spec_runs: int | None = None
+) -> Path:
+    """Write OUT/leaderboard.html (replaced atomically); return its path."""
+    path = Path(out_dir) / LEADERBOARD_HTML_FILE
+    atomic_write_text(path, leaderboard_html(rows, out_dir, unfinished, spec_runs))
+    return path
