@@ -40,9 +40,10 @@ repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic
 test: install ## Run the test suite
 	pytest -q
 
-lint: install ## Check style with ruff (lint and format)
+lint: install ## Check style with ruff (lint and format) and types with mypy ([tool.mypy] in pyproject.toml)
 	ruff check autovend tests benchmarks
 	ruff format --check autovend tests benchmarks
+	mypy
 
 format: install ## Format the code with ruff
 	ruff format autovend tests benchmarks

@@ -130,7 +130,7 @@ def provenance_differences(before: Provenance, after: Provenance) -> list[str]:
         parts = ([f"without {' '.join(gone)}"] if gone else []) + ([f"with {' '.join(new)}"] if new else [])
         out.append("CPU features: " + ", ".join(parts))
     for name in sorted(set(before.env) | set(after.env)):
-        a, b = before.env.get(name), after.env.get(name)
-        if a != b:
-            out.append(f"env {name} {'unset' if a is None else repr(a)} -> {'unset' if b is None else repr(b)}")
+        was, now = before.env.get(name), after.env.get(name)
+        if was != now:
+            out.append(f"env {name} {'unset' if was is None else repr(was)} -> {'unset' if now is None else repr(now)}")
     return out

@@ -35,7 +35,6 @@ import contextlib
 import json
 import logging
 import os
-import pickle
 import shutil
 import signal
 import tempfile
@@ -48,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from autovend import __version__
 from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError
+from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
@@ -191,10 +191,7 @@ def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, An
             "session": session_bytes,
             "agent_state": agent_state,
         }
-        part = Path(tmp) / "checkpoint.part"
-        with part.open("wb") as fh:
-            pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(part, path)
+    write_pickle(path, payload)
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
@@ -364,7 +361,11 @@ def run_episode(
             # the agent's state is taken where the checkpoint is written: in a forked child that is the
             # snapshot of this moment, so the run itself pays neither the copy nor the pickling
             if day % checkpoint_every == 0:
-                checkpointer.save(day, lambda path, mt=meta: write_checkpoint(path, session, agent.state_dict(), mt))
+
+                def write(path: Path, mt: dict[str, Any] = meta) -> None:
+                    write_checkpoint(path, session, agent.state_dict(), mt)
+
+                checkpointer.save(day, write)
             if progress is not None:
                 bal = _closing_balance(session)
                 progress(DayProgress(day, days, bal.net_assets, bal.cash))

@@ -22,6 +22,7 @@ import importlib.util
 import inspect
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -140,6 +141,7 @@ def _attribute(spec: str, module: ModuleType, attr: str) -> Any:
 
 def _construct(spec: str, factory: Any, seed: int, config_path: Path | None) -> Any:
     """Call `factory` with the keyword arguments it declares among seed and config_path."""
+    params: Mapping[str, inspect.Parameter]
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):

@@ -26,6 +26,7 @@ import pandas as pd
 
 from autovend.calibration.config import CalibrationConfig
 from autovend.data.calendar import build_calendar, calendar_from_table
+from autovend.data.load import Source
 from autovend.errors import InsufficientDataError
 
 
@@ -65,7 +66,7 @@ def _day_index(ts: pd.Series, start: pd.Timestamp) -> np.ndarray:
     return ((ts.dt.normalize() - start) // pd.Timedelta(days=1)).to_numpy(dtype=np.int64)
 
 
-def _calendar(source, start: dt.date, end: dt.date) -> pd.DataFrame:
+def _calendar(source: Source, start: dt.date, end: dt.date) -> pd.DataFrame:
     if source.calendar is not None:
         cal = calendar_from_table(source.calendar)
         cal = cal[(cal["date"] >= pd.Timestamp(start)) & (cal["date"] <= pd.Timestamp(end))]
@@ -80,7 +81,7 @@ def _calendar(source, start: dt.date, end: dt.date) -> pd.DataFrame:
     return build_calendar(source.meta.country, start, end, language=language)
 
 
-def build_panel(source, config: CalibrationConfig) -> Panel:
+def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     """Build the daily panel of a checked source (see the module docstring for the shelf rules)."""
     notes: list[str] = []
     orders = source.orders
@@ -174,7 +175,7 @@ def build_panel(source, config: CalibrationConfig) -> Panel:
     known, cap_est = _known_shelves(sales_inv, inv, visits_all, start_ts, keys)
     rule = _sales_rule_shelves(sales[~has_inv[sales["m"].to_numpy()]], config.sales_rule_gap_days, keys)
     cells = attach_sales(_concat_sorted([known, rule], keys), sales, products)
-    for m in inv_m:
+    for m in inv_m.tolist():
         if np.isnan(machines["capacity"].iat[m]):
             machines.loc[m, "capacity"] = cap_est.get(m, 0.0)
             notes.append(

@@ -215,8 +215,8 @@ def fit_prior(
         fits.append(_fit_gamma(y, e))
     if "lognormal" in families:
         fits.append(_fit_lognormal(y, e))
-    fits = [f for f in fits if f is not None]
-    return max(fits, key=lambda f: f.loglik) if fits else None
+    fitted = [f for f in fits if f is not None]
+    return max(fitted, key=lambda f: f.loglik) if fitted else None
 
 
 def posterior_mean(prior: Prior, units: np.ndarray, exposure: np.ndarray) -> np.ndarray:

@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from autovend.calibration.calibrate import CalibrationResult  # noqa: E402
 from autovend.calibration.estimator import estimator_of  # noqa: E402
 from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
+from autovend.calibration.result import CalibrationResult  # noqa: E402
 from autovend.demand.model import DemandModel, ShockProcess  # noqa: E402
 from autovend.demand.settings import DemandSettings  # noqa: E402
 from autovend.io import OutputKind, output_dir  # noqa: E402

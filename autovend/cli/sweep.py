@@ -48,7 +48,7 @@ def sweep_cmd(
     """
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from autovend.sweep.engine import SweepPlan, run_sweep
     from autovend.sweep.progress import SweepStatus
@@ -64,7 +64,7 @@ def sweep_cmd(
         TimeElapsedColumn(),
     )
     progress = Progress(*columns, console=console, transient=False)
-    bar: list[int] = []
+    bar: list[TaskID] = []
 
     def on_plan(p: SweepPlan) -> None:
         s = sweep_spec

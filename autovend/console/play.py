@@ -36,7 +36,7 @@ MAX_RESULT_CHARS = 2000
 
 def metrics_html(metrics: dict[str, Any]) -> str:
     """The headline metrics with their definitions (as report.md and report.html show them)."""
-    from autovend.evaluation.report import DEFINITIONS, HEADLINE, format_metric
+    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric
 
     rows = [
         (label, format_metric(k, metrics.get(k)), unit, DEFINITIONS[k]) for k, (label, unit, _, _) in HEADLINE.items()

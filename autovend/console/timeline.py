@@ -224,7 +224,7 @@ class Timeline:
             q = self.shelf[day, m]
             items = tuple(
                 ShelfItem(self.sku_ids[k], self.names[k], int(q[k]), prices.get((m, k), float(self.ref_price[k])))
-                for k in np.flatnonzero(q)
+                for k in np.flatnonzero(q).tolist()
             )
             machines.append(
                 MachineDay(

@@ -14,10 +14,7 @@ CALENDAR_COLUMNS = ["date", "is_workday", "holiday_name", "day_type"]
 
 def _holiday_table(country: str, years: list[int], language: str | None) -> holidays.HolidayBase:
     try:
-        kwargs = {"years": years}
-        if language is not None:
-            kwargs["language"] = language
-        return holidays.country_holidays(country, **kwargs)
+        return holidays.country_holidays(country, years=years, language=language)
     except NotImplementedError as exc:
         raise SourceError(
             f"country {country!r} has no public-holiday calendar in the `holidays` library; "

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 import zoneinfo
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -291,7 +291,7 @@ def _not_duplicated(series: pd.Series) -> pd.Series:
     return ~series.duplicated(keep=False)
 
 
-def rule_schema(table: TableSpec, keys: dict[str, Collection[str]] | None = None) -> pa.DataFrameSchema:
+def rule_schema(table: TableSpec, keys: Mapping[str, Collection[str]] | None = None) -> pa.DataFrameSchema:
     """The pandera schema of a typed table's value rules (bounds, allowed values, uniqueness, references).
 
     `keys` maps a table stem to the ids it holds ('machines' -> machine ids); reference checks are

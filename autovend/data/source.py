@@ -196,8 +196,8 @@ def read_meta(folder: Path) -> tuple[SourceMeta | None, list[tuple[str | None, s
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return None, [(None, f"YAML syntax error{where}: {problem}", "fix the YAML syntax (key: value, one per line)")]
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, [(None, f"YAML syntax error{where}: {reason}", "fix the YAML syntax (key: value, one per line)")]
     if not isinstance(data, dict):
         return None, [(None, "is not a mapping of keys to values", "write one `key: value` per line")]
     try:

@@ -55,21 +55,3 @@ def environment_multiplier(
         dtype=float,
     )
     return site_mult[:, None] * cat_mult[None, :]
-
-
-def environment_series(
-    settings: EnvironmentSettings,
-    site_types: npt.ArrayLike,
-    category_l1: npt.ArrayLike,
-    t_max_c: npt.ArrayLike | None,
-    precip_mm: npt.ArrayLike | None,
-    day_types: npt.ArrayLike,
-) -> FloatArray:
-    """E for a run of days: a (D, M, K) array; weather arrays of length D or None for neutral."""
-    day_types = list(day_types)
-    out = np.empty((len(day_types), len(np.asarray(site_types)), len(np.asarray(category_l1))))
-    for i, dt in enumerate(day_types):
-        t = None if t_max_c is None else float(np.asarray(t_max_c)[i])
-        p = None if precip_mm is None else float(np.asarray(precip_mm)[i])
-        out[i] = environment_multiplier(settings, site_types, category_l1, t, p, dt)
-    return out

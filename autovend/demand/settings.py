@@ -59,7 +59,7 @@ class SiteTable(dict[str, V]):
             raise KeyError(key)
         return value
 
-    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> Any:
         """The site's own entry, else the pooled one, else `default`."""
         if key in self:
             return dict.__getitem__(self, key)

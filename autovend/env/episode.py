@@ -12,8 +12,6 @@ refused queries and calls after the episode are error results whose message says
 from __future__ import annotations
 
 import logging
-import os
-import pickle
 import tempfile
 import threading
 import time
@@ -26,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from autovend.env.types import Observation, Rules
 from autovend.errors import AutoVendError
+from autovend.io import write_pickle
 from autovend.sim import Simulator
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.context import ToolContext, ToolError
@@ -237,10 +236,7 @@ class Episode:
                 "counters": self.counters,
                 "sql_time_limit_s": self.ctx.sql.time_limit_s,
             }
-            part = Path(tmp) / "session.tmp"
-            with part.open("wb") as fh:
-                pickle.dump(payload, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(part, path)
+            write_pickle(path, payload)
         return path
 
     @classmethod

@@ -49,24 +49,24 @@ def mixes_on(panel: ShelfPanel, day: int, n_machines: int) -> list[IntArray]:
 
 
 def mix_values(
-    econ: ShelfEconomics, machines: Sequence[int], mixes: Sequence[IntArray], window: tuple[int, int]
+    econ: ShelfEconomics, machines: npt.ArrayLike, mixes: Sequence[IntArray], window: tuple[int, int]
 ) -> FloatArray:
     """Expected gross profit of mix r on the standard display at machine r, for every r (empty mix: 0)."""
-    machines = np.asarray(machines, dtype=np.int64)
+    at = np.asarray(machines, dtype=np.int64)
     width = max([len(x) for x in mixes], default=0)
     R = len(mixes)
     if R == 0:
         return np.zeros(0)
     product = np.zeros((R, max(width, 1)), dtype=np.int64)
     q = np.zeros((R, max(width, 1)), dtype=np.int64)
-    cap = econ.model.capacity[machines]
+    cap = econ.model.capacity[at]
     for r, mix in enumerate(mixes):
         n = len(mix)
         product[r, :n] = mix
         q[r, :n] = display_units(int(cap[r]), n, econ.model.settings.phi)
-    env = econ.mean_env(window[0], window[1], machines, product)
+    env = econ.mean_env(window[0], window[1], at, product)
     price = econ.ref_price[product]
-    return econ.gross_profit(machines, product, q, price, env)
+    return econ.gross_profit(at, product, q, price, env)
 
 
 SWAP_POOL = 8  # products on each side of the exact swap polish of the reference mix
@@ -159,7 +159,7 @@ def reassignment_matrix(econ: ShelfEconomics, mixes: Sequence[IntArray], window:
     """V[i, j]: expected gross profit of machine j's mix on the standard display at machine i."""
     M = len(mixes)
     ii, jj = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
-    values = mix_values(econ, ii.ravel(), [mixes[j] for j in jj.ravel()], window)
+    values = mix_values(econ, ii.ravel(), [mixes[j] for j in jj.ravel().tolist()], window)
     return values.reshape(M, M)
 
 

@@ -93,18 +93,18 @@ def settled_rows(calls: Iterable[dict[str, Any]]) -> list[LedgerRow]:
         if c.get("tool") != "end_day" or not c.get("ok") or not isinstance(c.get("result"), dict):
             continue
         s = c["result"].get("settled") or {}
-        costs = [float(s.get(SETTLED_NAMES.get(k, k), 0.0)) for k in (*OPERATING_COSTS, *WRITE_OFFS)]
+        costs = {k: float(s.get(SETTLED_NAMES.get(k, k), 0.0)) for k in (*OPERATING_COSTS, *WRITE_OFFS)}
         out.append(
             LedgerRow(
-                int(s["day"]),
-                str(s.get("date", "")),
-                int(s.get("units_sold", 0)),
-                float(s.get("revenue", 0.0)),
-                None,
-                *costs,
-                float(s.get("net", 0.0)),
-                float(s.get("cash", 0.0)),
-                float(s.get("net_assets", 0.0)),
+                day=int(s["day"]),
+                date=str(s.get("date", "")),
+                units_sold=int(s.get("units_sold", 0)),
+                revenue=float(s.get("revenue", 0.0)),
+                purchase=None,
+                **costs,
+                net=float(s.get("net", 0.0)),
+                cash=float(s.get("cash", 0.0)),
+                net_assets=float(s.get("net_assets", 0.0)),
             )
         )
     return out

@@ -58,7 +58,8 @@ def _rejections(calls: list[dict[str, Any]], tool: str | None = None) -> list[tu
 def infeasible_retries(calls: list[dict[str, Any]], window_days: int, max_examples: int) -> FailureMode:
     """Restock items rejected for insufficient stock, retried within `window_days` (see the module docstring)."""
     last: dict[tuple[str, str], int] = {}
-    count, examples, total = 0, [], 0
+    count, total = 0, 0
+    examples: list[dict[str, Any]] = []
     for day, _, _, rej in _rejections(calls, "restock"):
         if rej.get("code") != "insufficient_stock" or not isinstance(rej.get("item"), dict):
             continue
@@ -83,7 +84,8 @@ def recurring_rejections(calls: list[dict[str, Any]], max_examples: int) -> Fail
         entry[2].append(json.dumps(rej.get("item"), sort_keys=True, ensure_ascii=False))
         entry[3].append(str(rej.get("code")))
     first: dict[tuple[str, tuple[str, ...]], int] = {}
-    count, examples = 0, []
+    count = 0
+    examples: list[dict[str, Any]] = []
     for _, (day, tool, items, codes) in sorted(by_call.items()):
         key = (tool, tuple(sorted(items)))
         if key in first and first[key] < day:

@@ -24,7 +24,7 @@ PROFILE_AXES: dict[str, tuple[str, float]] = {
     "Pricing": ("pricing_regret", -1.0),
     "Capital efficiency": ("capital_efficiency", 1.0),
 }
-COLORS = plt.get_cmap("tab10").colors
+COLORS = tuple(matplotlib.color_sequences["tab10"])  # the tab10 colormap's ten colours
 MIN_PROFILE_ROWS = 2  # the radar's min-max scores compare rows; one row alone would score 1 on every axis
 VISIT_WINDOW = 7  # days; the operations figure shows machines visited as a rolling mean over this window
 

@@ -190,8 +190,8 @@ def pricing_regret(run: RunData, settings: EvalSettings) -> dict[str, Any]:
     """
     panel, econ = run.panel, run.economics
     T, M = run.days, run.world.n_machines
-    dd, mm = np.meshgrid(np.arange(1, T + 1), np.arange(M), indexing="ij")
-    dd, mm = dd.ravel(), mm.ravel()
+    grid_d, grid_m = np.meshgrid(np.arange(1, T + 1), np.arange(M), indexing="ij")
+    dd, mm = grid_d.ravel(), grid_m.ravel()
     keep = ((dd + mm) % settings.pricing_stride == 0) & (panel.units[dd, mm] > 0)
     dd, mm = dd[keep], mm[keep]
     if len(dd) == 0:

@@ -38,6 +38,7 @@ import pandas as pd
 from autovend import __version__
 from autovend.env.boundary import simulator_of
 from autovend.errors import AutoVendError, RunFolderError
+from autovend.io import write_pickle
 from autovend.provenance import current_provenance
 from autovend.sim.hidden import HIDDEN_COLUMNS
 from autovend.sim.records import RECORD_TABLES
@@ -237,8 +238,7 @@ def save_run_data(
     with _atomic_path(out / DAILY_FILE) as tmp:
         daily.to_csv(tmp, index=False)
     if not sim.world.world_hash or not (meta or {}).get("world_path"):
-        with _atomic_path(out / WORLD_PICKLE) as tmp, tmp.open("wb") as fh:
-            pickle.dump(sim.world, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        write_pickle(out / WORLD_PICKLE, sim.world)
     info = run_meta(sim, meta, counters)
     with _atomic_path(out / RUN_FILE) as tmp:
         tmp.write_text(json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

@@ -8,6 +8,7 @@ actions come before its sales). Prices in force on day d are the last price chan
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -79,7 +80,7 @@ def _indexes(world: World) -> tuple[dict[str, int], dict[str, int]]:
     return devices, skus
 
 
-def shelf_panel(world: World, records: dict[str, pd.DataFrame], n_days: int) -> ShelfPanel:
+def shelf_panel(world: World, records: Mapping[str, pd.DataFrame], n_days: int) -> ShelfPanel:
     """Rebuild the stocked slots of days 1..n_days from shelf_events, daily_sales and price_changes."""
     devices, skus = _indexes(world)
     M = world.n_machines

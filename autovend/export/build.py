@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.calibrate import CalibrationResult
 from autovend.calibration.estimator import estimator_of
 from autovend.calibration.identification import Estimate, Identification
+from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
 from autovend.data.weather import WEATHER_COLUMNS, daily_weather, forecast_weather
@@ -145,7 +145,9 @@ def _finite_scalar(calibration: CalibrationResult, key: str) -> float:
     return round_sig(float(value))
 
 
-def _devices(calibration: CalibrationResult, source: SourceTables, params: ExportParams, net: NetworkChoice):
+def _devices(
+    calibration: CalibrationResult, source: SourceTables, params: ExportParams, net: NetworkChoice
+) -> pd.DataFrame:
     cands = _candidates(calibration, source)
     if net.devices is not None:
         return select_network(cands, params.seed, net.devices, capacity=params.capacity, min_days=params.min_days)
@@ -239,7 +241,9 @@ def _estimate_line(name: str, value: object, record: Estimate | None) -> tuple[b
     return False, f"{name} = {value}: {record.status}, {record.reason}"
 
 
-def _origin(world: World, calibration: CalibrationResult, params: ExportParams, economics: Economics):
+def _origin(
+    world: World, calibration: CalibrationResult, params: ExportParams, economics: Economics
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the world's numbers came from: (estimated, borrowed) lines for the README."""
     s = calibration.scalars
     m, c = world.machines, world.catalog

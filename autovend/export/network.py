@@ -155,7 +155,7 @@ def _draw(pool: pd.DataFrame, taken: set[str], n: int, rng: np.random.Generator)
     return [free[int(i)] for i in picks]
 
 
-def _capacity(device_cap: int | None, source_cap: object, override: int | None, device_id: str) -> int:
+def _capacity(device_cap: int | None, source_cap: float | None, override: int | None, device_id: str) -> int:
     """A device's capacity: the export's override, else the device list's, else the source machine's."""
     if override is not None:
         return int(override)
@@ -301,10 +301,10 @@ def own_network(
                 picks = _draw(tier, taken, k - len(taken), rng)
                 taken.update(picks)
             chosen.extend(taken)
-    picks = []
+    devices: list[tuple[Device, str]] = []
     for m in sorted(chosen):
         loc = by_id.loc[m, "location"]
         site = str(by_id.loc[m, "site_type"])
         location = str(loc) if not pd.isna(loc) and str(loc) else site
-        picks.append((Device(m, location), m))
-    return _network_frame(picks, by_id, capacity)
+        devices.append((Device(m, location), m))
+    return _network_frame(devices, by_id, capacity)

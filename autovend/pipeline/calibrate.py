@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from autovend.calibration.calibrate import CalibrationResult, calibrate
+from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator
 from autovend.calibration.report import write_report
+from autovend.calibration.result import CalibrationResult
 from autovend.data.load import load_source
 from autovend.data.plausibility import load_check_settings
 from autovend.demand.settings import load_demand_settings

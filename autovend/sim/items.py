@@ -42,11 +42,12 @@ def parse_qty(item: Mapping[str, Any], what: str = "qty") -> int:
         return qty
     if isinstance(qty, bool) or not isinstance(qty, Integral):
         raise ItemError("invalid_qty", f"qty must be a positive integer, got {field_repr(qty)}")
-    if qty <= 0:
-        raise ItemError("invalid_qty", f"qty must be a positive integer, got {int(qty)}")
-    if qty > MAX_ITEM_QTY:
-        raise ItemError("qty_too_large", f"qty {int(qty)} exceeds the per-item limit of {MAX_ITEM_QTY}; split it")
-    return int(qty)
+    n = int(qty)
+    if n <= 0:
+        raise ItemError("invalid_qty", f"qty must be a positive integer, got {n}")
+    if n > MAX_ITEM_QTY:
+        raise ItemError("qty_too_large", f"qty {n} exceeds the per-item limit of {MAX_ITEM_QTY}; split it")
+    return n
 
 
 def parse_price_fen(item: Mapping[str, Any]) -> int:

@@ -6,6 +6,8 @@ Nothing here changes the state. DataFrames hold CNY; arrays are in world order (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -247,7 +249,7 @@ class Queries:
         }
 
 
-def _columns(rows: list[tuple[int, ...]], width: int) -> tuple[IntArray, ...]:
+def _columns(rows: Sequence[tuple[int, ...]], width: int) -> tuple[IntArray, ...]:
     """The columns of equally long integer tuples as int64 arrays (empty arrays for no rows)."""
     table = np.array(rows, dtype=np.int64).reshape(len(rows), width)
     return tuple(table[:, i].copy() for i in range(width))

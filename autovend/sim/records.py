@@ -280,7 +280,9 @@ class RecordStore:
         full = len(rows) - len(rows) % INSERT_BLOCK
         if full:
             sql = self._block_sql[table]
-            blocks = [list(chain.from_iterable(rows[i : i + INSERT_BLOCK])) for i in range(0, full, INSERT_BLOCK)]
+            blocks: list[Sequence[Any]] = [
+                list(chain.from_iterable(rows[i : i + INSERT_BLOCK])) for i in range(0, full, INSERT_BLOCK)
+            ]
             for params in blocks:
                 self._conn.execute(sql, params)
             self._note(sql, blocks)

@@ -140,7 +140,7 @@ class KeepStocked:
 
     def run(self, sim: Simulator, days: int | None = None) -> list[DayReport]:
         """Act and end the day until the episode is over (or for `days` days); return the reports."""
-        reports = []
+        reports: list[DayReport] = []
         while not sim.done and (days is None or len(reports) < days):
             self.act(sim)
             reports.append(sim.end_day())

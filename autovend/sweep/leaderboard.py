@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autovend.evaluation.comparability import RunFacts, notes, refusals, short_hash
-from autovend.evaluation.report import HEADLINE
+from autovend.evaluation.definitions import HEADLINE
 from autovend.io import atomic_write_text
 from autovend.provenance import Provenance
 from autovend.sweep.results import ResultRow

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from autovend.evaluation.comparability import short_hash
+from autovend.evaluation.definitions import DEFINITIONS, HEADLINE
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
-from autovend.evaluation.report import DEFINITIONS, HEADLINE
 from autovend.evaluation.rundata import HTML_REPORT_FILE
 from autovend.io import atomic_write_text
 from autovend.sweep.leaderboard import Table, show, tables

@@ -1,7 +1,7 @@
 """results.csv of a sweep: one row per finished run, read back from its run folder (run.json and metrics.json).
 
 Columns: world (label), world_hash, agent (label), agent_name (as run.json records it), seed, days,
-horizon_days, every headline metric of metrics.json (`autovend.evaluation.report.HEADLINE`, in its
+horizon_days, every headline metric of metrics.json (`autovend.evaluation.definitions.HEADLINE`, in its
 stored units: net assets in CNY, shares as fractions), net_asset_growth, the failure-mode counts,
 the token counts and api_cost_usd of LLM runs, wall_time_s, resumed_from_day and the run folder
 relative to the sweep's folder. Rows follow the spec's order; an empty cell is a value the run does
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autovend.evaluation.report import FAILURE_LABELS, HEADLINE
+from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE
 from autovend.io import atomic_write_text
 from autovend.sweep.tasks import RunTask, read_run_json
 
@@ -128,8 +128,8 @@ def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
         metrics={k: _number(metrics.get(k)) for k in METRIC_KEYS},
         failures={k: _number(failures.get(k)) for k in FAILURE_LABELS},
         tokens={k: _number(usage.get(k)) for k in TOKEN_KEYS},
-        api_cost_usd=_number(meta.get("api_cost_usd")),  # type: ignore[arg-type]
-        wall_time_s=_number(meta.get("wall_time_s")),  # type: ignore[arg-type]
+        api_cost_usd=_number(meta.get("api_cost_usd")),
+        wall_time_s=_number(meta.get("wall_time_s")),
         resumed_from_day=None if resumed is None else int(resumed),
         run_dir=rel,
         meta=meta,

@@ -22,6 +22,7 @@ concurrency limit: by default `openai` for the OpenAI API and the host:port of a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -172,7 +173,11 @@ def check_spec(spec: SweepSpec, where: str) -> None:
         if s in seen:
             problems.append(f"seeds: seed {s} is listed twice; list each seed once")
         seen.add(s)
-    for kind, entries in (("worlds", spec.worlds), ("agents", spec.agents)):
+    groups: tuple[tuple[str, Sequence[WorldEntry | AgentEntry]], ...] = (
+        ("worlds", spec.worlds),
+        ("agents", spec.agents),
+    )
+    for kind, entries in groups:
         labels: dict[str, int] = {}
         for i, e in enumerate(entries, start=1):
             if e.name is not None and not LABEL_RE.match(e.name):

@@ -6,7 +6,7 @@ a code and a message; the item is echoed as sent (long strings cut). See `autove
 
 from __future__ import annotations
 
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +17,10 @@ from autovend.tools.tables import Money, ResultModel
 Day = Annotated[int, Field(description="Simulation day (day 1 = the first day of the run).")]
 Date = Annotated[str, Field(description="Calendar date, YYYY-MM-DD.")]
 Index = Annotated[int, Field(ge=0, description="Position of the item in the batch, from 0.")]
-RejectionCode = Literal[tuple(REJECTION_CODES)]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the codes are the simulator's REJECTION_CODES, a Literal built at run time
+    RejectionCode = str
+else:
+    RejectionCode = Literal[tuple(REJECTION_CODES)]
 ItemT = TypeVar("ItemT", bound=BaseModel)
 
 

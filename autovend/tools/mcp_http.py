@@ -48,7 +48,7 @@ def play_key(request: Any) -> str | None:
     """
     if request is None:
         return None
-    name = request.query_params.get(RUN_QUERY)
+    name: str | None = request.query_params.get(RUN_QUERY)
     if name is not None:
         if not _RUN_NAME.match(name):
             raise ConfigError(
@@ -56,7 +56,8 @@ def play_key(request: Any) -> str | None:
                 "or '-', starting with a letter or digit"
             )
         return name
-    return request.headers.get(SESSION_HEADER)
+    session_id: str | None = request.headers.get(SESSION_HEADER)
+    return session_id
 
 
 class Plays:

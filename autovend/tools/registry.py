@@ -58,11 +58,6 @@ class ToolDef:
         """The description shown to the agent, starting with the tool's kind."""
         return KIND_PREFIX[self.kind].format(**facts) + " " + self.summary.format(**facts)
 
-    @property
-    def is_batch(self) -> bool:
-        """True for the six mutation tools that take `items`."""
-        return "items" in self.args.model_fields
-
 
 _BATCH = (
     "Takes 1-100 items; a malformed batch (unknown field, wrong type, qty not a positive integer, "

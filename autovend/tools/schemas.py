@@ -236,7 +236,8 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
     raw.pop("description", None)  # the tool's own description says what it does
-    return _clean(raw, defs)
+    schema: dict[str, Any] = _clean(raw, defs)
+    return schema
 
 
 def output_json_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -247,7 +248,8 @@ def output_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """
     raw = model.model_json_schema()
     defs = raw.pop("$defs", {})
-    return _clean(raw, defs, keep_null=True)
+    schema: dict[str, Any] = _clean(raw, defs, keep_null=True)
+    return schema
 
 
 def _clean(node: Any, defs: dict[str, Any], keep_null: bool = False) -> Any:

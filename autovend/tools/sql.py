@@ -35,7 +35,7 @@ from typing import Any
 
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.tools import sql_worker
-from autovend.tools.context import ToolError
+from autovend.tools.errors import ToolError
 from autovend.tools.schemas import clip
 from autovend.tools.sql_worker import LIMITS, read_frame, send_frame
 
@@ -159,7 +159,7 @@ class SqlSandbox:
         if self._process is not None and self._process.usable and version == self._version:
             return self._process
         journal = self.records.take_journal()
-        if self._replay(journal, version):
+        if self._replay(journal, version) and self._process is not None:
             return self._process
         if self._process is None or not self._process.usable:
             self.close()

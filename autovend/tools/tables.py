@@ -10,7 +10,8 @@ holds. Column names come from the handlers and the observation where they are de
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from types import GenericAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -35,12 +36,12 @@ def spec(names: Sequence[str], types: Sequence[Any]) -> Spec:
 
 def columns_type(table: Spec) -> Any:
     """The type of `columns`: exactly these names, in this order."""
-    return tuple[tuple(Literal[name] for name, _ in table)]
+    return GenericAlias(tuple, tuple(Literal[name] for name, _ in table))  # tuple[Literal[name0], ...]
 
 
 def row_type(table: Spec) -> Any:
     """The type of one row: one cell per column, each of its column's type."""
-    return tuple[tuple(kind for _, kind in table)]
+    return GenericAlias(tuple, tuple(kind for _, kind in table))  # tuple[kind0, kind1, ...]
 
 
 class ColumnAccess:
@@ -72,13 +73,14 @@ class Table(ColumnAccess, ResultModel):
 
 def table_model(name: str, doc: str, table: Spec) -> type[Table]:
     """A `Table` whose columns and row cells are those of `table`."""
+    rows_type: Any = GenericAlias(list, (row_type(table),))  # list[row_type(table)]
     model = create_model(
         name,
         __base__=Table,
         __doc__=doc,
         __module__=__name__,
         columns=(columns_type(table), ...),
-        rows=(list[row_type(table)], ...),  # type: ignore[valid-type]
+        rows=(rows_type, ...),
     )
     return model
 
@@ -104,21 +106,34 @@ TOP_PRODUCTS = spec(TOP_COLUMNS, (str, str, int, Money, Money, int))
 PNL = spec(PNL_COLUMNS, (Literal[tuple(w for w, _ in PNL_WINDOWS)], int, int, *([Money] * 7)))
 DEVICES = spec(DEVICE_COLUMNS, (str, str, int, int, int, int, int, float, int, int, OptDay))
 
-CategoriesTable = table_model("CategoriesTable", "One row per subcategory.", CATEGORIES)
-DeviceProductsTable = table_model(
-    "DeviceProductsTable", "The products on the machine's shelf or sold there in the window.", DEVICE_PRODUCTS
-)
-DeviceDailyTable = table_model("DeviceDailyTable", "The machine's sales per settled day of the window.", DEVICE_DAILY)
-OtherPricesTable = table_model(
-    "OtherPricesTable", "Prices set at the machine for products it neither holds nor sold.", OTHER_PRICES
-)
-AcrossTable = table_model("AcrossTable", "The product at every machine, in world order.", ACROSS)
-HistoryTable = table_model("HistoryTable", "One row per settled day of the window.", HISTORY)
-TopProductsTable = table_model(
-    "TopProductsTable", "The best-selling products of the window (units, then revenue).", TOP_PRODUCTS
-)
-PnlTable = table_model("PnlTable", "Sums over the last 1, 7 and 30 settled days.", PNL)
-DevicesTable = table_model("DevicesTable", "One row per machine, in world order.", DEVICES)
+if TYPE_CHECKING:  # to the type checker every table model is a Table; its exact cells are built at run time
+    CategoriesTable = Table
+    DeviceProductsTable = Table
+    DeviceDailyTable = Table
+    OtherPricesTable = Table
+    AcrossTable = Table
+    HistoryTable = Table
+    TopProductsTable = Table
+    PnlTable = Table
+    DevicesTable = Table
+else:
+    CategoriesTable = table_model("CategoriesTable", "One row per subcategory.", CATEGORIES)
+    DeviceProductsTable = table_model(
+        "DeviceProductsTable", "The products on the machine's shelf or sold there in the window.", DEVICE_PRODUCTS
+    )
+    DeviceDailyTable = table_model(
+        "DeviceDailyTable", "The machine's sales per settled day of the window.", DEVICE_DAILY
+    )
+    OtherPricesTable = table_model(
+        "OtherPricesTable", "Prices set at the machine for products it neither holds nor sold.", OTHER_PRICES
+    )
+    AcrossTable = table_model("AcrossTable", "The product at every machine, in world order.", ACROSS)
+    HistoryTable = table_model("HistoryTable", "One row per settled day of the window.", HISTORY)
+    TopProductsTable = table_model(
+        "TopProductsTable", "The best-selling products of the window (units, then revenue).", TOP_PRODUCTS
+    )
+    PnlTable = table_model("PnlTable", "Sums over the last 1, 7 and 30 settled days.", PNL)
+    DevicesTable = table_model("DevicesTable", "One row per machine, in world order.", DEVICES)
 
 CellValue = int | float | str | None
 SqlColumns = list[str]

@@ -31,11 +31,13 @@ import numpy as np
 import pandas as pd
 
 from autovend import __version__
-from autovend.calibration.calibrate import CalibrationResult, calibrate
+from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
-from autovend.calibration.estimator import DEFAULT_ESTIMATOR, ESTIMATORS
+from autovend.calibration.estimator import DEFAULT_ESTIMATOR, ESTIMATORS, check_estimator
 from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
+from autovend.calibration.result import CalibrationResult
+from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import CalibrationError, InsufficientDataError, NonFiniteError
@@ -222,7 +224,7 @@ ESTIMATOR_SCALARS = ("u", "x", "e", "r", "sigma")
 
 
 def validate(
-    source,
+    source: Source,
     cal_config: CalibrationConfig | None = None,
     config: ValidationConfig | None = None,
     settings: DemandSettings | None = None,
@@ -286,7 +288,9 @@ def validate(
             alt_cal, alt_scores = cal, scores
         else:
             try:
-                alt_cal = calibrate(source, cal_config.model_copy(update={"until": test_start}), settings, name)
+                alt_cal = calibrate(
+                    source, cal_config.model_copy(update={"until": test_start}), settings, check_estimator(name)
+                )
             except (InsufficientDataError, CalibrationError, NonFiniteError) as exc:
                 notes.append(f"the {name} estimator could not calibrate the training window: {exc}")
                 by_estimator[name] = {k: float("nan") for k in (*ESTIMATOR_SCORES, *ESTIMATOR_SCALARS)}

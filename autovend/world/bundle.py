@@ -375,7 +375,7 @@ def _attraction_matrix(long: pd.DataFrame, machines: pd.DataFrame, catalog: pd.D
     return np.ascontiguousarray(long["b"].to_numpy(dtype=np.float64).reshape(M, K))
 
 
-def load_world(path: str | Path) -> World:
+def load_world(path: str | os.PathLike[str]) -> World:
     """Verify the bundle at `path` (`verify_bundle`) and return its `World` (with `world_hash` set)."""
     folder = Path(path)
     manifest = verify_bundle(folder)

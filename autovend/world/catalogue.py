@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -45,7 +46,7 @@ def _entry(folder: Path) -> WorldEntry:
         state = "verified"
     except BundleError as exc:
         state = str(exc).split(";")[0][:80]
-    settings: dict = {}
+    settings: dict[str, Any] = {}
     devices = products = 0
     try:
         settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))

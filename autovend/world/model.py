@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,7 +101,7 @@ class World:
         if not np.array_equal(dm.capacity, self.machines["capacity"].to_numpy(dtype=float)):
             raise ValueError("the demand model's capacities are not the machines'")
 
-    def replace(self, **changes: object) -> World:
+    def replace(self, **changes: Any) -> World:
         """A copy with `changes` to its fields, the demand model following new machines or a new catalog.
 
         New machines or catalog carry their capacities, site types and categories into the demand model;
@@ -113,13 +114,13 @@ class World:
             changes["demand_model"] = DemandModel(
                 b=dm.b,
                 U=dm.U,
-                capacity=machines["capacity"].to_numpy(dtype=float),  # type: ignore[union-attr]
-                site_types=tuple(machines["site_type"].astype(str)),  # type: ignore[union-attr]
-                categories=tuple(catalog["category_l1"].astype(str)),  # type: ignore[union-attr]
+                capacity=machines["capacity"].to_numpy(dtype=float),
+                site_types=tuple(machines["site_type"].astype(str)),
+                categories=tuple(catalog["category_l1"].astype(str)),
                 settings=dm.settings,
                 shock=dm.shock,
             )
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, **changes)
 
     @property
     def n_machines(self) -> int:

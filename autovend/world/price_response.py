@@ -106,7 +106,8 @@ class PriceResponse:
 
     def best_multiplier(self) -> FloatArray:
         """(shelf, site): the multiplier with the highest expected gross profit (the lower one on a tie)."""
-        return np.asarray(self.multipliers)[np.argmax(self.gross_profit, axis=-1)]
+        best: FloatArray = np.asarray(self.multipliers)[np.argmax(self.gross_profit, axis=-1)]
+        return best
 
     def table(self) -> pd.DataFrame:
         """Long form: shelf, site_type, multiplier, units, gross_profit, unsaturated_units."""

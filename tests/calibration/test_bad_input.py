@@ -7,9 +7,10 @@ import datetime as dt
 import pandas as pd
 import pytest
 
-from autovend.calibration.calibrate import CalibrationResult, calibrate
+from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import build_panel
+from autovend.calibration.result import CalibrationResult
 from autovend.data.load import load_source
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.generate import synthesize, write_source

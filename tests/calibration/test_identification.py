@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import yaml
 
-from autovend.calibration.calibrate import DIAGNOSTIC_SCALARS, CalibrationResult, calibrate
+from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.identification import Identification, refuse_non_finite, refuse_unscaled_machines
+from autovend.calibration.result import DIAGNOSTIC_SCALARS, CalibrationResult
 from autovend.errors import InsufficientDataError
 from autovend.pipeline import calibrate as stage
 from tests.calibration.conftest import small_source

@@ -47,3 +47,31 @@ def test_world_info_run_and_serve_leave_the_pipeline_unimported(tmp_path):
     assert {"autovend", "numpy", "pandas", "mcp"} <= modules  # the script did load the runtime
     assert json.loads((tmp_path / "run" / "run.json").read_text())["days"] == 1
     assert not modules & set(installed), sorted(modules & set(installed))
+
+
+FIRST_CALL = """
+import json, sys
+from autovend.world.bundle import load_world
+from autovend.sim import Simulator
+
+world = load_world("worlds/cn20")
+Simulator(world, seed=1)
+from autovend.cli import app  # the console script's import, with every command registered
+from autovend.tools.mcp_server import build_server
+
+served = build_server(world, seed=1)
+assert served.session.call("get_weather", {}).ok  # the first tool call
+served.close()
+print("MODULES " + json.dumps(sorted(sys.modules)))
+"""
+# the estimation stack: none of it may load before an agent's first tool call
+ESTIMATION = ("statsmodels", "scipy.optimize", "pandera", "dvc", "autovend.calibration", "autovend.validation")
+
+
+def test_loading_a_world_and_serving_it_imports_no_estimation_code_before_the_first_tool_call():
+    proc = subprocess.run([sys.executable, "-c", FIRST_CALL], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    modules = json.loads(next(x for x in proc.stdout.splitlines() if x.startswith("MODULES ")).removeprefix("MODULES "))
+    assert {"autovend.world.bundle", "autovend.sim", "autovend.tools.mcp_server", "scipy.special"} <= set(modules)
+    loaded = [m for m in modules if any(m == e or m.startswith(e + ".") for e in ESTIMATION)]
+    assert loaded == []

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from autovend.calibration.calibrate import CalibrationResult
+from autovend.calibration.result import CalibrationResult
 from autovend.canonical import parquet_bytes, round_array
 from autovend.cli import app
 from autovend.data.hashing import source_hash

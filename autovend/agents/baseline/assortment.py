@@ -112,7 +112,7 @@ def review(mem: Memory, est: Estimates, m: int, d: int, avail: IntArray) -> None
         cand_ok=~s.active[m] & ~s.dropped[m] & ~s.phase_out[m] & (est.margin[m] > 0),
         cand_score=est.prior[m] * est.margin[m],
         network_expo=s.cum_expo.sum(axis=0),
-        carried=s.active.any(axis=0),
+        carried=np.any(s.active, axis=0),
     )
     _drop_poor(mem, rv, avail)
     _fill_free_slots(mem, rv)

@@ -135,7 +135,7 @@ def place_orders(
         shelf_target, est.mu, est.r, est.margin, act, on_trial, st.life, st.cost, st.rent, L, cover, cfg
     )
     position = warehouse + transit + np.where(act, s.shelf, 0).sum(axis=0)
-    qty = order_quantities(levels, position, act.any(axis=0), cfg.order_lot)
+    qty = order_quantities(levels, position, np.any(act, axis=0), cfg.order_lot)
     ks = np.flatnonzero(qty > 0)
     if not len(ks):
         return

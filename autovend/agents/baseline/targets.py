@@ -96,19 +96,19 @@ def shelf_targets(
     shared out in proportion to `rate` among products below their limit (a fuller machine sells more).
     """
     need = np.asarray(cycle_need, dtype=float)
-    rate = np.maximum(np.asarray(rate, dtype=float), 0.0)
+    speed = np.maximum(np.asarray(rate, dtype=float), 0.0)
     cap = np.maximum(np.asarray(limit, dtype=float), facing).astype(np.int64)
     n = len(need)
     if n == 0 or room <= 0:
         return np.zeros(n, dtype=np.int64)
-    order = np.lexsort((np.arange(n), -rate))  # fastest first, ties in given order
+    order = np.lexsort((np.arange(n), -speed))  # fastest first, ties in given order
     if n * facing >= room:
         return _facings_only(order, room, facing)
     S = np.minimum(np.maximum(np.ceil(need - 1e-9), facing), cap).astype(np.int64)
     total = int(S.sum())
     if total > room:
         return _scale_above_facing(S, order, room, facing)
-    return _share_spare(S, cap, rate, order, room - total if fill else 0)
+    return _share_spare(S, cap, speed, order, room - total if fill else 0)
 
 
 def _facings_only(order: IntArray, room: int, facing: int) -> IntArray:

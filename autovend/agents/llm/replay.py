@@ -66,7 +66,8 @@ def transcript_day(records: list[dict[str, Any]], day: int, max_chars: int = 200
                 status = "ok" if r.get("ok") else "error"
                 out.append(f"  ← {name} {status}: {_cut(str(msg.get('content', '')), max_chars)}")
             else:
-                title = {"prompt": "daily prompt", "nudge": "harness nudge", "note": "harness note"}.get(tag, tag)
+                titles = {"prompt": "daily prompt", "nudge": "harness nudge", "note": "harness note"}
+                title = titles.get(tag, tag) if isinstance(tag, str) else tag
                 out.append(f"── {title} ──")
                 out.append(_cut(str(msg.get("content", "")), max_chars))
         elif kind == "response":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -23,7 +23,9 @@ from autovend.data.contract import ORDERS, SITE_TYPE_PATTERN, STATUSES, SourceMe
 from autovend.errors import ConfigError
 
 #: Words of `otherwise` that are actions, not values: stop with an error, leave the row out, write the cell as is.
-REFUSE, DROP, KEEP = "refuse", "drop", "keep"
+REFUSE: Final = "refuse"
+DROP: Final = "drop"
+KEEP: Final = "keep"
 ACTIONS: tuple[str, ...] = (REFUSE, DROP, KEEP)
 DOC = "docs/data-contract.md, 'Adapting a one-table export'"
 _TIME_DIRECTIVES = ("%H", "%I", "%M", "%S", "%p", "%X", "%c", "%T", "%R", "%f")

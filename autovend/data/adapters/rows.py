@@ -88,11 +88,17 @@ class Lines:
             return None if series is None else series[mask].reset_index(drop=True)
 
         return Lines(
-            *(sub(getattr(self, f)) for f in ("order_id", "machine", "sku", "ts", "qty", "units", "status")),
-            {name: series[mask].reset_index(drop=True) for name, series in self.extra.items()},
-            sub(self.ref_units),
-            sub(self.cost_units),
-            sub(self.capacity),
+            order_id=sub(self.order_id),
+            machine=sub(self.machine),
+            sku=sub(self.sku),
+            ts=sub(self.ts),
+            qty=sub(self.qty),
+            units=sub(self.units),
+            status=sub(self.status),
+            extra={name: series[mask].reset_index(drop=True) for name, series in self.extra.items()},
+            ref_units=sub(self.ref_units),
+            cost_units=sub(self.cost_units),
+            capacity=sub(self.capacity),
         )
 
 

@@ -546,7 +546,7 @@ SUBCATEGORIES: tuple[Subcategory, ...] = (
 KEPT_SUBCATEGORIES: tuple[str, ...] = tuple(s.category_l2 for s in SUBCATEGORIES if s.kept)
 
 
-def _round_half(x: np.ndarray) -> np.ndarray:
+def _round_half(x: float | np.ndarray) -> np.ndarray:
     """Round prices to the nearest 0.5 CNY (vending price points)."""
     return np.round(np.asarray(x) * 2.0) / 2.0
 

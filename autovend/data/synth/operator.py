@@ -63,7 +63,7 @@ class _Machines:
 
     def __init__(self, inp: OperatorInputs, rng: np.random.Generator) -> None:
         cfg = inp.config.operator
-        M, K = inp.b.shape
+        M, K = int(inp.b.shape[0]), int(inp.b.shape[1])
         self.inp = inp
         self.rng = rng
         self.kept = inp.catalog["kept"].to_numpy()
@@ -224,7 +224,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
     for m in range(M):
         st.initial_assortment(m)
     st.q[st.assort] = st.par[st.assort]
-    for m in np.flatnonzero(has_inv):
+    for m in np.flatnonzero(has_inv).tolist():
         ks = np.flatnonzero(st.assort[m])
         count_parts.append(np.column_stack([np.full(len(ks), m), np.zeros(len(ks), int), ks, st.q[m, ks]]))
 
@@ -239,7 +239,7 @@ def run_operator(inp: OperatorInputs) -> OperatorRun:
             st.workdays_since += 1
             fill = st.q[:, kept_idx].sum(axis=1) / st.cap
             due = ((st.workdays_since >= st.interval) | (fill < cfg.operator.low_fill_trigger)) & ~st.lapsed[:, d]
-            for m in np.flatnonzero(due):
+            for m in np.flatnonzero(due).tolist():
                 removed = np.array([], dtype=int)
                 if d >= st.next_review[m]:
                     removed = st.review(m)

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import pandas as pd
 from bokeh.models import (
     ColumnDataSource,
+    DataRange1d,
     HoverTool,
     LinearAxis,
     NumeralTickFormatter,
     Range1d,
-    Span,
-    Whisker,
 )
+from bokeh.models.annotations import Span, Whisker
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -39,7 +40,7 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def _figure(title: str, y_label: str, *, x_label: str = "day", **kwargs) -> figure:
+def _figure(title: str, y_label: str, *, x_label: str = "day", **kwargs: Any) -> figure:
     fig = figure(
         title=title,
         height=HEIGHT,
@@ -54,7 +55,12 @@ def _figure(title: str, y_label: str, *, x_label: str = "day", **kwargs) -> figu
     return fig
 
 
-def _finish(fig: figure, tooltips: list[tuple[str, str]], mode: str = "vline", renderers: list | None = None) -> figure:
+HoverMode = Literal["mouse", "hline", "vline"]
+
+
+def _finish(
+    fig: figure, tooltips: list[tuple[str, str]], mode: HoverMode = "vline", renderers: list[Any] | None = None
+) -> figure:
     """Add the hover tool; legends hide a series when clicked, and sit beside the plot when they are long."""
     fig.add_tools(HoverTool(tooltips=tooltips, mode=mode, renderers=renderers or "auto"))
     if fig.legend:
@@ -106,6 +112,12 @@ def daily_lines(frame: pd.DataFrame, columns: dict[str, str], title: str, y_labe
     return fig
 
 
+def _y_from_zero(fig: figure) -> None:
+    """Start the y axis at 0 (the figure's default data range still picks the top)."""
+    assert isinstance(fig.y_range, DataRange1d), "a figure made by _figure has a data range on y"
+    fig.y_range.start = 0
+
+
 def bar_chart(
     title: str, categories: list[str], values: list[float], colors: list[str], y_label: str, extra: dict[str, list]
 ) -> figure:
@@ -117,7 +129,7 @@ def bar_chart(
     fig.xgrid.grid_line_color = None
     if len(categories) > 8:
         fig.xaxis.major_label_orientation = 0.9
-    fig.y_range.start = 0
+    _y_from_zero(fig)
     tips = [("", "@name"), (y_label, "@value{0,0.00}"), *((k.replace("_", " "), f"@{k}") for k in extra)]
     return _finish(fig, tips, mode="mouse")
 
@@ -132,7 +144,7 @@ def stockout_chart(table: pd.DataFrame) -> figure:
     top = max(
         int(table["empty_machines"].to_numpy().max(initial=0)), int(table["sold_out"].to_numpy().max(initial=0)), 1
     )
-    fig.extra_y_ranges = {"count": Range1d(0, top * 1.1)}
+    fig.extra_y_ranges = {"count": Range1d(start=0, end=top * 1.1)}
     fig.add_layout(LinearAxis(y_range_name="count", axis_label="machines empty / products sold out"), "right")
     fig.line(
         "day",
@@ -152,7 +164,7 @@ def stockout_chart(table: pd.DataFrame) -> figure:
         line_width=2,
         legend_label="products sold out",
     )
-    fig.y_range.start = 0
+    _y_from_zero(fig)
     tips = [
         ("day", "@day"),
         ("demand", "@demand units"),

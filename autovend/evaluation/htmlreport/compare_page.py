@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from autovend.evaluation.comparability import Comparability, short_hash
+from autovend.evaluation.definitions import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
-from autovend.evaluation.report import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.rundata import HTML_REPORT_FILE, RunData
 from autovend.io import atomic_write_text
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bokeh.core.types import ID
 from bokeh.embed import json_item
 from bokeh.model import Model
 from bokeh.resources import Resources
@@ -42,11 +43,10 @@ def _renamed(node: Any, ids: dict[str, str], prefix: str) -> Any:
 
 def chart_item(model: Model, target: str) -> dict[str, Any]:
     """The JSON item of `model` to draw into the element with id `target`, its ids renamed `<target>-<n>`."""
-    item = json_item(model, target)
+    item = json_item(model, ID(target))
     ids: dict[str, str] = {}
-    item["doc"] = _renamed(item["doc"], ids, target)
-    item["root_id"] = ids[item["root_id"]]
-    return item
+    doc = _renamed(item["doc"], ids, target)
+    return {**item, "doc": doc, "root_id": ids[item["root_id"]]}
 
 
 def script_json(obj: Any) -> str:

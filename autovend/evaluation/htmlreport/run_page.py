@@ -8,9 +8,11 @@ metrics.json); `write_run_html` writes it atomically. Findings link to the rows 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from autovend.evaluation.definitions import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.htmlreport.tables import (
@@ -22,7 +24,6 @@ from autovend.evaluation.htmlreport.tables import (
     site_revenue,
     stockouts,
 )
-from autovend.evaluation.report import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.rundata import RunData
 from autovend.evaluation.settings import EvalSettings
 from autovend.io import atomic_write_text
@@ -111,7 +112,7 @@ def day_section(run: RunData, found: list[Finding]) -> str:
     header = [Cell(esc(h), i >= 3 and h != "findings", tips.get(h, "")) for i, h in enumerate(head)]
     rows, attrs = [], []
     for r in rows_df.itertuples(index=False):
-        modes = per_day.get(int(r.day), {})
+        modes = per_day.get(int(r.day), Counter())
         links = ", ".join(
             f'<a href="#finding-{esc(m)}">{esc(FAILURE_LABELS[m])}{f" ×{n}" if n > 1 else ""}</a>'
             for m, n in modes.items()

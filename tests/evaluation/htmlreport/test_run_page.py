@@ -9,11 +9,11 @@ import re
 
 import pytest
 
+from autovend.evaluation.definitions import DEFINITIONS, FAILURE_LABELS, HEADLINE
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.run_page import run_html, write_run_html
 from autovend.evaluation.htmlreport.tables import day_table, findings
 from autovend.evaluation.metrics import compute_metrics
-from autovend.evaluation.report import DEFINITIONS, FAILURE_LABELS, HEADLINE
 from autovend.evaluation.rundata import RunData
 
 from ...browser import canvas_pixels, offline_page, wait_until_painted

@@ -1,8 +1,7 @@
-"""The 18 tool handlers: `handler(ctx, args, raw) -> JSON-ready dict`, or `ToolError` for a bad call.
+"""The handlers of the tools that read: catalog, categories, warehouse, devices, sales, SQL, calendar, weather.
 
-`args` is the validated argument model; `raw` the arguments as sent (batches are passed to the
-simulator as sent, so results echo the items). Money is CNY rounded to the fen; tables use the
-{"columns": [...], "rows": [[...]]} form of the observation.
+Each is `handler(ctx, args, raw) -> JSON-ready dict`, or `ToolError` for a bad call. Money is CNY rounded to
+the fen; tables use the {"columns": [...], "rows": [[...]]} form of the observation.
 """
 
 from __future__ import annotations
@@ -11,18 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from autovend.sim import BatchResult, DayReport
 from autovend.sim.money import from_fen
 from autovend.tools.context import ToolContext, ToolError
-from autovend.tools.observation import build_observation
-from autovend.tools.prompts import day_header
+from autovend.tools.handlers.actions import settled_summary
 from autovend.tools.schemas import (
     CALENDAR_DAYS_DEFAULT,
     DEFAULT_PAGE_SIZE,
     DEFAULT_WINDOW,
-    AdjustPriceArgs,
-    DelistArgs,
-    DiscardArgs,
     GetCalendarArgs,
     GetCatalogArgs,
     GetCategoriesArgs,
@@ -31,37 +25,12 @@ from autovend.tools.schemas import (
     GetSkuAcrossDevicesArgs,
     GetWarehouseArgs,
     NoArgs,
-    PlaceOrderArgs,
     QuerySqlArgs,
-    ReduceArgs,
-    RestockArgs,
-    WriteMemoryArgs,
-    clip,
     quote,
 )
 from autovend.tools.views import money, round2, rows_of, table
 
 TOP_PRODUCTS = 20  # products listed by get_sales_history
-
-
-def _batch(res: BatchResult) -> dict[str, Any]:
-    out = res.to_dict()
-    return {
-        "action": out["action"],
-        "day": out["day"],
-        "n_accepted": res.n_accepted,
-        "n_rejected": res.n_rejected,
-        "accepted": [_echo(a) for a in out["accepted"]],
-        "rejected": [_echo(r) for r in out["rejected"]],
-    }
-
-
-def _echo(entry: dict[str, Any]) -> dict[str, Any]:
-    """An accepted or rejected entry whose echoed item has long strings clipped (a huge bad id is not repeated)."""
-    item = entry.get("item")
-    if isinstance(item, dict) and any(isinstance(v, str) for v in item.values()):
-        entry = {**entry, "item": {k: clip(v) if isinstance(v, str) else v for k, v in item.items()}}
-    return entry
 
 
 def _device(ctx: ToolContext, device_id: str) -> int:
@@ -95,68 +64,6 @@ def _paged(total: int, page: int, size: int, pages: int) -> dict[str, Any]:
     if page > pages and total:
         out["note"] = f"page {page} is past the last page ({pages}); ask for page 1-{pages}"
     return out
-
-
-# ------------------------------------------------------------------------------------------ remote actions
-
-
-def place_order(ctx: ToolContext, args: PlaceOrderArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Order warehouse stock; cash is paid at once."""
-    res = ctx.sim.place_order(raw["items"])
-    out = _batch(res)
-    out["total_cost"] = money(sum(a.detail["total_cost"] for a in res.accepted))
-    out["cash"] = ctx.sim.cash
-    return out
-
-
-def adjust_price(ctx: ToolContext, args: AdjustPriceArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Set per-machine prices within the band."""
-    return _batch(ctx.sim.adjust_price(raw["items"]))
-
-
-def discard(ctx: ToolContext, args: DiscardArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Destroy warehouse units, earliest-expiring first."""
-    return _batch(ctx.sim.discard(raw["items"]))
-
-
-def end_day(ctx: ToolContext, args: NoArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Close the day: demand, settlement, the next day's start and its observation."""
-    sim = ctx.sim
-    report = sim.end_day()
-    out: dict[str, Any] = {"settled": settled_summary(report), "done": report.done}
-    if report.done:
-        out["final"] = {"net_assets": report.balance.net_assets, "cash": report.balance.cash}
-        out["message"] = (
-            f"The episode is over: day {report.day} was the last day. "
-            f"Final net assets: {report.balance.net_assets:,.2f} {sim.world.economics.currency}."
-        )
-    else:
-        out["next_day"] = day_header(sim.today, sim.horizon_days)
-        out["observation"] = build_observation(sim, ctx.views)
-    return out
-
-
-def settled_summary(report: DayReport) -> dict[str, Any]:
-    """The settlement of one day in the observation's terms (labor = site-visit fees)."""
-    c = report.costs_fen
-    return {
-        "day": report.day,
-        "date": report.info.date.isoformat(),
-        "units_sold": report.units_sold,
-        "expired_units_sold": report.expired_units_sold,
-        "revenue": from_fen(report.revenue_fen),
-        "gross_profit": from_fen(report.gross_profit_fen),
-        "rent": from_fen(c["warehouse_rent"]),
-        "labor": from_fen(c["visit"]),
-        "daily_fee": from_fen(c["daily_fee"]),
-        "expired_fine": from_fen(c["expired_fine"]),
-        "expiry_writeoff": from_fen(report.expiry_writeoff_fen),
-        "discard_writeoff": from_fen(report.discard_writeoff_fen),
-        "net": from_fen(report.net_fen),
-        "visited": list(report.visited),
-        "cash": report.balance.cash,
-        "net_assets": report.balance.net_assets,
-    }
 
 
 # ------------------------------------------------------------------------------------------ queries
@@ -547,55 +454,3 @@ def get_calendar(ctx: ToolContext, args: GetCalendarArgs, raw: dict[str, Any]) -
 def get_weather(ctx: ToolContext, args: NoArgs, raw: dict[str, Any]) -> dict[str, Any]:
     """Today's settlement weather and the forecast for the next seven days."""
     return {"day": ctx.sim.day, "days": ctx.views.weather.week(ctx.sim.day)}
-
-
-# ------------------------------------------------------------------------------------------ physical
-
-
-def _physical(ctx: ToolContext, action: str, items: list[Any]) -> dict[str, Any]:
-    sim = ctx.sim
-    before = sim.visits_today()
-    res = getattr(sim, action)(items)
-    after = sim.visits_today()
-    fee = sim.world.economics.visit_fee
-    out = _batch(res)
-    out["new_visits"] = [d for d in after if d not in before]
-    out["visits_today"] = list(after)
-    out["visit_fees_today"] = money(fee * len(after))
-    return out
-
-
-def restock(ctx: ToolContext, args: RestockArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Move warehouse units onto machines (on site)."""
-    return _physical(ctx, "restock", raw["items"])
-
-
-def reduce(ctx: ToolContext, args: ReduceArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Take some units off machines back to the warehouse (on site)."""
-    return _physical(ctx, "reduce", raw["items"])
-
-
-def delist(ctx: ToolContext, args: DelistArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Take all units of products off machines back to the warehouse (on site)."""
-    return _physical(ctx, "delist", raw["items"])
-
-
-# ------------------------------------------------------------------------------------------ memory
-
-
-def read_memory(ctx: ToolContext, args: NoArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """The whole notebook."""
-    return {"text": ctx.notebook, "chars": len(ctx.notebook), "limit": ctx.memory_limit}
-
-
-def write_memory(ctx: ToolContext, args: WriteMemoryArgs, raw: dict[str, Any]) -> dict[str, Any]:
-    """Replace the notebook (an empty text clears it); too long a text is refused and the old notes stay."""
-    n, limit = len(args.text), ctx.memory_limit
-    if n > limit:
-        raise ToolError(
-            f"write_memory: the text has {n:,} characters, {n - limit:,} over the limit of {limit:,}. "
-            f"Nothing was saved; your previous notes ({len(ctx.notebook):,} characters) are unchanged. "
-            "Shorten the text and write again."
-        )
-    ctx.notebook = args.text
-    return {"saved": True, "chars": n, "limit": limit, "cleared": n == 0}

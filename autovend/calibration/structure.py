@@ -1,0 +1,267 @@
+"""The structural fits of one calibration pass: the product split, reference shelves, u, machine scales and shocks.
+
+`product_split` fits omega, pi and gamma (with empirical-Bayes shrinkage of omega); `fit_structure` takes a split to
+the reference shelves R_m, the no-purchase weight u, the machine scales and the shock parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from autovend.calibration.choice import ChoiceData, ChoiceFit, choice_data, fit_choice
+from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.no_purchase import fit_no_purchase
+from autovend.calibration.panel import Panel
+from autovend.calibration.popularity import Prior, shrink
+from autovend.calibration.scale import sales_only_scales
+from autovend.calibration.shocks import fit_shocks
+from autovend.demand import kernel
+from autovend.demand.settings import DemandSettings
+from autovend.errors import InsufficientDataError
+
+
+@dataclass(frozen=True)
+class Fits:
+    """The product split: the maximum-likelihood fit, the fit given the shrunk omega, and that omega."""
+
+    panel: Panel
+    data: ChoiceData
+    raw: ChoiceFit
+    final: ChoiceFit
+    omega: np.ndarray
+    priors: dict[int, Prior]  # the popularity prior of each subcategory code (see `popularity.shrink`)
+
+
+def product_split(
+    panel: Panel,
+    settings: DemandSettings,
+    config: CalibrationConfig,
+    scale_prior: tuple[np.ndarray, float] | None = None,
+) -> Fits:
+    """Fit omega, pi and gamma (EM for censored demand), shrink omega, and refit pi and gamma given it."""
+    data = choice_data(panel, settings)
+    if len(data.k) == 0:
+        raise InsufficientDataError(
+            "product popularity needs machine-days with products on the shelf; the panel has none"
+        )
+    raw = fit_choice(
+        data,
+        em_rounds=config.em_rounds,
+        max_iter=config.mm_iterations,
+        tol=config.mm_tolerance,
+        scale_prior=scale_prior,
+        pseudo_units=config.mm_pseudo_units,
+    )
+    g2_all = (
+        pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
+    )
+    omega, priors = shrink(raw.units, raw.exposure, g2_all)
+    final = fit_choice(
+        data,
+        em_rounds=config.em_rounds,
+        max_iter=config.mm_iterations,
+        tol=config.mm_tolerance,
+        omega_fixed=omega,
+        scale_prior=scale_prior,
+    )
+    return Fits(panel=panel, data=data, raw=raw, final=final, omega=omega, priors=priors)
+
+
+@dataclass(frozen=True)
+class _Shelves:
+    """Machine-day attractions (kappa = 1) of the cells in the product split."""
+
+    md_m: np.ndarray
+    md_d: np.ndarray
+    W_act: np.ndarray  # with prices and environment: what eq. (3) saw
+    W_real: np.ndarray  # at reference prices and neutral weather: for x
+    sales: np.ndarray
+    typical_fill: float
+
+
+def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[np.ndarray, pd.DataFrame, pd.Series]:
+    """b_hat = pi * gamma * omega for every machine and product; site types unseen in the split get pi = 1."""
+    data, fin = fits.data, fits.final
+    site_types = panel.machines["site_type"].to_numpy()
+    pi_tab = pd.DataFrame(fin.pi, index=data.sites, columns=data.cats_l1)
+    missing = sorted(set(site_types) - set(data.sites))
+    if missing:
+        notes.append(f"site types without shelves in the product split get a neutral site preference: {missing}")
+        for s in missing:
+            pi_tab.loc[s] = 1.0
+    gamma = pd.Series(fin.gamma, index=data.cats_l2)
+    prod = panel.products
+    b_hat = (
+        pi_tab.reindex(index=site_types, columns=prod["category_l1"]).to_numpy()
+        * (gamma.reindex(prod["category_l2"]).to_numpy() * fits.omega)[None, :]
+    )
+    return b_hat, pi_tab, gamma
+
+
+def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: DemandSettings) -> _Shelves:
+    """Real-shelf attractions per machine-day (unknown fill: the typical known fill)."""
+    md_m, md_d = data.md_m, data.md_d
+    cell_b = b_hat[md_m[data.cell_md], data.k]
+    facing = np.where(np.isnan(data.q), 1.0, np.minimum(1.0, data.q / settings.phi))
+    fill = panel.machine_days.set_index(["m", "d"])["fill"].reindex(pd.MultiIndex.from_arrays([md_m, md_d])).to_numpy()
+    known = fill[~np.isnan(fill)]
+    typical = float(np.median(known)) if len(known) else 1.0
+    fill = np.where(np.isnan(fill), typical, fill) ** settings.eta
+    n = len(md_m)
+    return _Shelves(
+        md_m=md_m,
+        md_d=md_d,
+        W_act=fill * np.bincount(data.cell_md, weights=cell_b * data.a, minlength=n),
+        W_real=fill * np.bincount(data.cell_md, weights=cell_b * facing, minlength=n),
+        sales=np.bincount(data.cell_md, weights=data.y, minlength=n),
+        typical_fill=typical,
+    )
+
+
+def _no_purchase(
+    sh: _Shelves, demand: np.ndarray, R_hat: np.ndarray, config: CalibrationConfig, notes: list[str]
+) -> tuple[dict[str, Any], str | None]:
+    """U (structural fit, or the paper's u when the source cannot identify it), x, e and the fitted c_m.
+
+    Returns the scalars and the reason the paper's u was used (None when u was estimated).
+    """
+    ratio = sh.W_real / R_hat[sh.md_m]
+    x_all = float(np.exp(np.mean(np.log(ratio[ratio > 0])))) if np.any(ratio > 0) else float("nan")
+    why: str | None = None
+    try:
+        npf = fit_no_purchase(
+            demand,
+            sh.W_act,
+            R_hat,
+            sh.md_m,
+            sh.W_real,
+            bounds=config.u_bounds,
+            min_days=config.min_machine_days_u,
+            min_machines=config.min_machines_u,
+            day=sh.md_d,
+        )
+    except InsufficientDataError as exc:
+        if config.u_fallback is None:
+            raise
+        notes.append(f"{exc}; the paper's u is used")
+        npf = None
+        why = str(exc)
+    if npf is not None and npf.at_bound:
+        notes.append(f"u hit its bound {config.u_bounds}: this source does not identify it; the paper's u is used")
+        why = f"u hit its bound {config.u_bounds}: this source does not identify it"
+    if npf is None or (npf.at_bound and config.u_fallback is not None):
+        u = float(config.u_fallback)  # type: ignore[arg-type]
+        return {
+            "u": u,
+            "u_se": float("nan"),
+            "u_source": "fallback",
+            "u_at_bound": npf is not None,
+            "x": x_all,
+            "e": u / (u + x_all),
+            "e_se": float("nan"),
+            "x_all_machines": x_all,
+            "c": pd.Series(dtype=float),
+            "u_machines": 0,
+            "u_machine_days": 0,
+        }, why
+    return {
+        "u": npf.u,
+        "u_se": npf.u_se,
+        "u_source": "estimated",
+        "u_at_bound": npf.at_bound,
+        "x": npf.x,
+        "e": npf.e,
+        "e_se": npf.e_se,
+        "x_all_machines": x_all,
+        "c": npf.c,
+        "u_machines": npf.n_machines,
+        "u_machine_days": npf.n_machine_days,
+    }, None
+
+
+@dataclass(frozen=True)
+class Structure:
+    """Everything estimated from one product split: b_hat, shelves, u, scales and shocks."""
+
+    fits: Fits
+    b_hat: np.ndarray
+    pi_tab: pd.DataFrame
+    gamma: pd.Series
+    R_hat: np.ndarray
+    shelves: _Shelves
+    np_fit: dict[str, Any]
+    c: np.ndarray
+    c_fit: pd.Series
+    sales_only: Any
+    demand_ratio: float
+    mu: np.ndarray  # expected demand per machine-day of the split, no shock
+    shocks: Any
+    u_fallback_reason: str | None  # why the paper's u was used (None: u estimated)
+    shock_days: pd.Series  # days per machine (code) given to the shock fit
+
+
+def fit_structure(
+    panel: Panel, fits: Fits, settings: DemandSettings, config: CalibrationConfig, notes: list[str]
+) -> Structure:
+    """Given the product split: reference shelves, u, machine scales and the shock parameters."""
+    imp = fits.raw  # imputed demand comes from the maximum-likelihood split (shrunk omega is for prediction)
+    M = panel.n_machines
+    b_hat, pi_tab, gamma = _base_attraction_hat(panel, fits, notes)
+    cap = panel.machines["capacity"].to_numpy(dtype=float)
+    R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
+    sh = _shelves(panel, fits.data, b_hat, settings)
+    np_fit, u_fallback_reason = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
+    u = np_fit["u"]
+    # machine scales: U_m = c_m from the structural fit, else from sales on the sales-rule shelves
+    demand_ratio = float(imp.md_demand.sum() / max(sh.sales.sum(), 1e-12))
+    c = np.full(M, np.nan)
+    c_fit = np_fit["c"]
+    c[c_fit.index.to_numpy(dtype=int)] = c_fit.to_numpy()
+    so = sales_only_scales(
+        panel,
+        settings,
+        b_hat,
+        R_hat,
+        u,
+        sh.typical_fill,
+        pd.Series(sh.W_act, index=pd.MultiIndex.from_arrays([sh.md_m, sh.md_d])),
+        c_fit,
+        demand_ratio,
+        np.flatnonzero(np.isnan(c)),
+    )
+    c[so.c.index.to_numpy(dtype=int)] = so.c.to_numpy()
+    # shocks, on the machines of the structural fit (all machines when none has known shelves)
+    mu = np.nan_to_num(c)[sh.md_m] * sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
+    in_fit = np.isin(sh.md_m, c_fit.index.to_numpy()) if len(c_fit) else np.isfinite(mu)
+    weekday = panel.days["weekday"].to_numpy()
+    shocks = fit_shocks(
+        imp.md_demand[in_fit],
+        mu[in_fit],
+        (mu + imp.md_var_adjust)[in_fit],
+        sh.md_m[in_fit],
+        sh.md_d[in_fit],
+        weekday[sh.md_d][in_fit],
+        min_days=config.min_machine_days_shock,
+    )
+    shock_days = pd.Series(sh.md_m[in_fit]).value_counts().sort_index()
+    return Structure(
+        fits,
+        b_hat,
+        pi_tab,
+        gamma,
+        R_hat,
+        sh,
+        np_fit,
+        c,
+        c_fit,
+        so,
+        demand_ratio,
+        mu,
+        shocks,
+        u_fallback_reason,
+        shock_days,
+    )
