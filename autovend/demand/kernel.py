@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -89,6 +88,8 @@ def demand_from_uniforms(uniforms: npt.ArrayLike, rates: npt.ArrayLike) -> IntAr
     exact quantile, the smallest n with P(N <= n) >= u: a Cornish-Fisher guess is corrected step by
     step against the Poisson CDF until it is exact.
     """
+    from scipy import special  # here, not at import: loading a world stays free of scipy (about 0.2 s)
+
     u = np.asarray(uniforms, dtype=float)
     lam = np.asarray(rates, dtype=float)
     out = np.zeros(np.broadcast(u, lam).shape, dtype=np.int64)
