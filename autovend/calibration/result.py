@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from autovend.calibration.estimates import Estimates
 from autovend.calibration.normalise import Factors
 from autovend.canonical import (
     canonical_frame,
@@ -44,6 +45,11 @@ class CalibrationResult:
     subcategory: pd.DataFrame  # category_l2, category_l1, gamma
     machines: pd.DataFrame  # machine_id, site_type, location?, capacity, kappa, R, U, mean_daily_units, ...
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def estimates(self) -> Estimates:
+        """The typed demand scalars downstream uses (`EstimatesError` if one is missing or not finite)."""
+        return Estimates.of(self.scalars)
 
     def to_dict(self) -> dict[str, Any]:
         """The scalars and tables as plain Python (tables as lists of records)."""

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.estimator import estimator_of
-from autovend.calibration.identification import Estimate, Identification
+from autovend.calibration.estimates import EstimatesError
+from autovend.calibration.identification import Estimate
 from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar
@@ -138,13 +138,6 @@ def world_economics(economics: Economics, currency: str, rate: float | None, pri
     return economics.model_copy(update={"currency": currency, **converted})
 
 
-def _finite_scalar(calibration: CalibrationResult, key: str) -> float:
-    value = calibration.scalars.get(key)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not np.isfinite(value):
-        raise NonFiniteError(f"the calibration's {key} is {value!r}, not a finite number")
-    return round_sig(float(value))
-
-
 def _devices(
     calibration: CalibrationResult, source: SourceTables, params: ExportParams, net: NetworkChoice
 ) -> pd.DataFrame:
@@ -191,8 +184,9 @@ def build_world(
         )
     try:
         machines = canonical_frame(machines, rounded=ESTIMATE_COLUMNS, what="the world's machines")
-        sigma, rho = (_finite_scalar(calibration, k) for k in ("sigma", "rho"))
-    except NonFiniteError as exc:
+        estimates = calibration.estimates
+        sigma, rho = round_sig(estimates.sigma), round_sig(estimates.rho)
+    except (NonFiniteError, EstimatesError) as exc:
         raise ExportError(f"{exc}; a world needs every demand parameter (see the calibration report)") from exc
     eco = world_economics(economics, source.meta.currency, params.economics_rate, catalog["ref_price"])
     country = params.country or source.meta.country
@@ -245,9 +239,9 @@ def _origin(
     world: World, calibration: CalibrationResult, params: ExportParams, economics: Economics
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the world's numbers came from: (estimated, borrowed) lines for the README."""
-    s = calibration.scalars
+    est = calibration.estimates
     m, c = world.machines, world.catalog
-    ident = Identification.model_validate(s["identification"]) if "identification" in s else None
+    ident = est.identification
     structural = int((m["kappa_source"].astype(str) == "structural_fit").sum())
     estimated = [
         f"base attractions b = kappa pi gamma omega: popularity of {world.n_products} products, site preferences, "
@@ -263,8 +257,8 @@ def _origin(
     ]
     shock = world.demand_model.shock
     for name, value, record in (
-        ("no-purchase weight u (U = u R per device)", s.get("u"), ident.u if ident else None),
-        (f"shock overdispersion r (sigma {shock.sigma:.4g})", s.get("r"), ident.r if ident else None),
+        ("no-purchase weight u (U = u R per device)", est.u, ident.u if ident else None),
+        (f"shock overdispersion r (sigma {shock.sigma:.4g})", est.r, ident.r if ident else None),
         ("shock autocorrelation rho", shock.rho, ident.rho if ident else None),
     ):
         own, line = _estimate_line(name, value, record)
@@ -334,7 +328,7 @@ def export_world(
         ]
     )
     provenance = Provenance(
-        source_name=str(calibration.scalars.get("source_name", "")),
+        source_name=calibration.estimates.source_name,
         source_hash=source.content_hash,
         calibration_hash=calibration.content_hash(),
         network=choice.describe(world.n_machines),
@@ -343,7 +337,7 @@ def export_world(
         estimated=estimated,
         borrowed=borrowed,
         notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
-        estimator=estimator_of(calibration.scalars),
+        estimator=calibration.estimates.estimator,
     )
     files = world_files(world)
     files[README] = readme_text(world, provenance, files).encode("utf-8")

@@ -111,8 +111,15 @@ def write_small_inputs(folder: Path) -> tuple[Path, Path]:
             "source_name": "tiny-cn",
             "settings": DemandSettings().model_dump(mode="json"),
             "params": {"em_rounds": 4},
+            "u": 0.03,
+            "x": 0.0638,
+            "e": 0.318,
+            "r": 2.74,
             "sigma": 0.55,
             "rho": 0.2,
+            "eta": 0.5,
+            "phi": 5.0,
+            "typical_fill": 0.5,
         },
         popularity=pd.DataFrame(
             {
