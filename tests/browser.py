@@ -66,8 +66,13 @@ class Visit:
 
 
 @contextmanager
-def offline_page(path: str | Path, profile_dir: str | Path, width: int = 1280, height: int = 900) -> Iterator[Visit]:
-    """Open the local file `path` in headless Chromium (fresh profile in `profile_dir`) with the network off."""
+def open_page(
+    url: str, allowed: str, profile_dir: str | Path, width: int, height: int, *, offline: bool
+) -> Iterator[Visit]:
+    """Open `url` in headless Chromium (fresh profile); requests not starting with `allowed` are refused and recorded.
+
+    offline: the browser's network is off as well (for local files; a page served on loopback needs it on).
+    """
     from playwright.sync_api import sync_playwright
 
     exe = require_browser()
@@ -78,13 +83,13 @@ def offline_page(path: str | Path, profile_dir: str | Path, width: int = 1280, h
             headless=True,
             args=LAUNCH_ARGS,
             viewport={"width": width, "height": height},
-            offline=True,
+            offline=offline,
         )
         try:
             visit = Visit(page=None)
 
             def route(r: Any) -> None:
-                if r.request.url.startswith("file:"):
+                if r.request.url.startswith(allowed):
                     r.continue_()
                 else:
                     visit.blocked.append(r.request.url)
@@ -94,10 +99,17 @@ def offline_page(path: str | Path, profile_dir: str | Path, width: int = 1280, h
             page = context.new_page()
             page.on("pageerror", lambda exc: visit.errors.append(str(exc)))
             visit.page = page
-            page.goto(Path(path).resolve().as_uri())
+            page.goto(url)
             yield visit
         finally:
             context.close()
+
+
+@contextmanager
+def offline_page(path: str | Path, profile_dir: str | Path, width: int = 1280, height: int = 900) -> Iterator[Visit]:
+    """Open the local file `path` in headless Chromium (fresh profile in `profile_dir`) with the network off."""
+    with open_page(Path(path).resolve().as_uri(), "file:", profile_dir, width, height, offline=True) as visit:
+        yield visit
 
 
 CANVAS_PIXELS = """

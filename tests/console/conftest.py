@@ -24,7 +24,7 @@ from autovend.world.bundle import make_manifest, world_files, write_bundle
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 
-from ..browser import LAUNCH_ARGS, Visit, require_browser
+from ..browser import Visit, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = 10
@@ -115,32 +115,5 @@ def console_process(*args: str) -> Iterator[str]:
 @contextmanager
 def browser_page(url: str, profile_dir: Path, width: int = 1400, height: int = 1000) -> Iterator[Visit]:
     """`url` in headless Chromium; requests to anything but the console's own server are refused and recorded."""
-    from playwright.sync_api import sync_playwright
-
-    exe = require_browser()
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile_dir),
-            executable_path=exe,
-            headless=True,
-            args=LAUNCH_ARGS,
-            viewport={"width": width, "height": height},
-        )
-        try:
-            visit = Visit(page=None)
-
-            def route(r: Any) -> None:
-                if r.request.url.startswith(url):
-                    r.continue_()
-                else:
-                    visit.blocked.append(r.request.url)
-                    r.abort()
-
-            context.route("**/*", route)
-            page = context.new_page()
-            page.on("pageerror", lambda exc: visit.errors.append(str(exc)))
-            visit.page = page
-            page.goto(url)
-            yield visit
-        finally:
-            context.close()
+    with open_page(url, url, profile_dir, width, height, offline=False) as visit:
+        yield visit
