@@ -72,7 +72,7 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
     target, attr = spec.rsplit(":", 1)
     if not target or not attr:
         raise ConfigError(f"--agent {spec!r}: a plugin is FILE.py:Class or package.module:Class")
-    module = _file_module(spec, Path(target)) if _is_file(target) else _import_module(spec, target)
+    module = _file_module(spec, Path(target)) if is_plugin_file(target) else _import_module(spec, target)
     factory = _attribute(spec, module, attr)
     agent = _construct(spec, factory, seed, config_path)
     missing = [m for m in AGENT_METHODS if not callable(getattr(agent, m, None))]
@@ -87,7 +87,8 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
     return agent  # type: ignore[no-any-return]
 
 
-def _is_file(target: str) -> bool:
+def is_plugin_file(target: str) -> bool:
+    """Whether the part of a plugin spec before its last ':' names a Python file (else an importable module)."""
     return target.endswith(".py") or "/" in target or "\\" in target
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.estimates import EstimatesError
+from autovend.calibration.estimates import Estimates, EstimatesError
 from autovend.calibration.identification import Estimate
 from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
@@ -236,10 +236,9 @@ def _estimate_line(name: str, value: object, record: Estimate | None) -> tuple[b
 
 
 def _origin(
-    world: World, calibration: CalibrationResult, params: ExportParams, economics: Economics
+    world: World, est: Estimates, params: ExportParams, economics: Economics
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the world's numbers came from: (estimated, borrowed) lines for the README."""
-    est = calibration.estimates
     m, c = world.machines, world.catalog
     ident = est.identification
     structural = int((m["kappa_source"].astype(str) == "structural_fit").sum())
@@ -317,7 +316,8 @@ def export_world(
     economics = load_economics(settings_path)
     choice = NetworkChoice.from_file(network) if network is not None else NetworkChoice(n_machines=n_machines)
     world = build_world(calibration, source, out_dir.name, params, demand, economics, choice)
-    estimated, borrowed = _origin(world, calibration, params, economics)
+    estimates = calibration.estimates  # checked by build_world
+    estimated, borrowed = _origin(world, estimates, params, economics)
     command = " ".join(
         [
             f"autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/{out_dir.name}",
@@ -328,7 +328,7 @@ def export_world(
         ]
     )
     provenance = Provenance(
-        source_name=calibration.estimates.source_name,
+        source_name=estimates.source_name,
         source_hash=source.content_hash,
         calibration_hash=calibration.content_hash(),
         network=choice.describe(world.n_machines),
@@ -337,7 +337,7 @@ def export_world(
         estimated=estimated,
         borrowed=borrowed,
         notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
-        estimator=calibration.estimates.estimator,
+        estimator=estimates.estimator,
     )
     files = world_files(world)
     files[README] = readme_text(world, provenance, files).encode("utf-8")

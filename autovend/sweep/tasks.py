@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from autovend.agents.plugins import is_plugin_file
 from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
 from autovend.sweep.agents import build_agent
@@ -100,7 +101,7 @@ def _absolute_plugin(spec: str) -> str:
     if spec.startswith(LLM_PREFIX) or ":" not in spec:
         return spec
     target, attr = spec.rsplit(":", 1)
-    return f"{Path(target).resolve()}:{attr}" if target.endswith(".py") else spec
+    return f"{Path(target).resolve()}:{attr}" if is_plugin_file(target) else spec
 
 
 def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) -> list[RunTask]:
