@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,21 +16,17 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from autovend.cli import app as cli_app
+from autovend.console.server import free_port
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
+from tests.mcp_http import served_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def http_server():
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "autovend.cli", "serve", "--toy", "3x12", "--days", "5", "--transport", "http",
          "--port", str(port)],
@@ -97,26 +91,6 @@ def test_http_serves_the_same_tools(http_server):
 # ----------------------------------------------------------------------------------- one episode per session
 
 
-@contextlib.contextmanager
-def _served(app, token: str | None = None):
-    """`app` over streamable HTTP on 127.0.0.1 in this process (uvicorn in a thread); yields the URL."""
-    import uvicorn
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app.http_app(token=token), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        app.close()
-
-
 def _text(result) -> str:
     return result.content[0].text
 
@@ -157,7 +131,7 @@ def test_http_sessions_play_their_own_scored_episodes(tmp_path):
 
     world = toy_world(3, 12, seed=0, economics=Economics(horizon_days=5))
     app = build_server(world, seed=1, out=tmp_path, transport="http")
-    with _served(app) as url:
+    with served_over_http(app) as url:
         seen = anyio.run(_two_sessions, url)
         folders = sorted(p.name for p in tmp_path.iterdir())
         other = next(name for name in folders if name != "alice")
@@ -175,7 +149,7 @@ def test_http_sessions_play_their_own_scored_episodes(tmp_path):
     assert alice == ["write_memory", "end_day", "end_day", "read_memory", "get_weather", "read_memory"]
     assert theirs == ["write_memory", "place_order", "end_day", "read_memory", "get_weather"]
     # a restarted server: alice goes on from the checkpoint of her last settled day
-    with _served(build_server(world, seed=1, out=tmp_path, transport="http")) as url:
+    with served_over_http(build_server(world, seed=1, out=tmp_path, transport="http")) as url:
         line, memory = anyio.run(_alice_again, url)
     assert line == "Day 3 of 5 — Friday, 2025-01-03." and json.loads(memory)["text"] == "alice's note"
     # `serve --finish`: both runs scored as they stand by the runner's evaluation
@@ -202,7 +176,7 @@ def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
             await s.initialize()
             return await s.call_tool("get_weather", {})
 
-    with _served(build_server(toy_world(3, 12, seed=0), seed=1, out=tmp_path, transport="http")) as url:
+    with served_over_http(build_server(toy_world(3, 12, seed=0), seed=1, out=tmp_path, transport="http")) as url:
         res = anyio.run(run, url)
     assert res.is_error and "run name '../up'" in _text(res) and "letters, digits" in _text(res)
     assert list(tmp_path.iterdir()) == []
@@ -236,7 +210,7 @@ def test_a_slow_query_of_one_session_does_not_hold_up_another():
             text = await slow(url)
         return text
 
-    with _served(build_server(toy_world(3, 12, seed=0), seed=1, sql_time_limit_s=3.0)) as url:
+    with served_over_http(build_server(toy_world(3, 12, seed=0), seed=1, sql_time_limit_s=3.0)) as url:
         text = anyio.run(both, url)
     assert "time limit" in text
     assert order == ["quick call answered"] * 5 + ["slow query answered"]
@@ -258,7 +232,7 @@ def test_a_token_is_required_when_one_is_set():
             await s.initialize()
             return len((await s.list_tools()).tools)
 
-    with _served(build_server(toy_world(3, 12, seed=0), seed=1), token="s3cret") as url:
+    with served_over_http(build_server(toy_world(3, 12, seed=0), seed=1), token="s3cret") as url:
         bare = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         wrong = httpx2.post(url, json={}, headers={"Authorization": "Bearer guess"})
         n_tools = anyio.run(with_token, url, "s3cret")

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import sys
-import threading
-import time
 
 import pytest
 
@@ -19,6 +16,7 @@ from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from tests.agents.llm.conftest import DAYS, SEED, make_agent, make_world, play
 from tests.agents.llm.fake_openai import FakeOpenAI
+from tests.mcp_http import served_over_http
 
 SERVE = f"{sys.executable} -m autovend.cli serve --toy 3x12 --days {DAYS} --seed {SEED}"  # = make_world(), SEED
 
@@ -34,24 +32,9 @@ def _calls(out):
 @contextlib.contextmanager
 def _http_server():
     """`autovend serve --transport http` of the toy world, in this process (uvicorn in a thread)."""
-    import uvicorn
 
-    app = build_server(make_world(), seed=SEED)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app.http_app(), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        app.close()
+    with served_over_http(build_server(make_world(), seed=SEED)) as url:
+        yield url
 
 
 def test_play_over_mcp_and_resume_with_a_fresh_server(world, tmp_path_factory):
