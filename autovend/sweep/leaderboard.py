@@ -87,7 +87,8 @@ class Table:
     notes: tuple[str, ...]
 
 
-def _group_key(row: ResultRow) -> tuple[str, str, int, int]:
+def group_key(row: ResultRow) -> tuple[str, str, int, int]:
+    """The comparable group of a run: world label, world hash, days played, horizon."""
     return (row.world, row.world_hash, row.days, row.horizon_days)
 
 
@@ -95,7 +96,7 @@ def tables(rows: Sequence[ResultRow]) -> list[Table]:
     """The comparable groups of `rows` (in the order met) with one line per agent, ranked by mean net assets."""
     groups: dict[tuple[str, str, int, int], list[ResultRow]] = {}
     for r in rows:
-        groups.setdefault(_group_key(r), []).append(r)
+        groups.setdefault(group_key(r), []).append(r)
     out = []
     for (world, world_hash, days, horizon), group in groups.items():
         facts = [run_facts(r) for r in group]

@@ -21,7 +21,7 @@ from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.rundata import HTML_REPORT_FILE
 from autovend.io import atomic_write_text
-from autovend.sweep.leaderboard import Table, show, tables
+from autovend.sweep.leaderboard import Table, group_key, show, tables
 from autovend.sweep.results import ResultRow
 
 LEADERBOARD_HTML_FILE = "leaderboard.html"
@@ -41,7 +41,7 @@ def _run_link(row: ResultRow, out_dir: Path) -> str:
 
 def _group_section(page: Page, index: int, t: Table, rows: Sequence[ResultRow], out_dir: Path) -> None:
     key = (t.world, t.world_hash, t.days, t.horizon_days)
-    mine = [r for r in rows if (r.world, r.world_hash, r.days, r.horizon_days) == key]
+    mine = [r for r in rows if group_key(r) == key]
     order = {line.agent: i for i, line in enumerate(t.lines)}
     mine.sort(key=lambda r: (order.get(r.agent, len(order)), r.seed))
     labels = [f"{r.agent} s{r.seed}" for r in mine]
