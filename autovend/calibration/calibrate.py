@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from autovend import __version__
+from autovend.calibration.choice import choice_data
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator, check_estimator, paper_estimates
 from autovend.calibration.identification import (
@@ -60,15 +61,20 @@ def calibrate(
     settings = settings or DemandSettings()
     check_estimator(estimator)
     panel = build_panel(source, config)
+    source_name = getattr(source.meta, "name", "")
+    del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
     notes = list(panel.notes)
-    first = fit_structure(panel, product_split(panel, settings, config), settings, config, [])
+    data = choice_data(panel, settings)  # the cells of the split, shared by both passes
+    first = fit_structure(panel, product_split(panel, settings, config, data=data), settings, config, [])
     prior = None
     if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
         mu = first.mu
         fallback = np.maximum(first.fits.raw.md_demand, 0.5)
         log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
         prior = (log_mean, float(first.shocks.sigma))
-    st = fit_structure(panel, product_split(panel, settings, config, prior), settings, config, notes)
+    u_first_pass = first.np_fit["u"]
+    del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
+    st = fit_structure(panel, product_split(panel, settings, config, prior, data), settings, config, notes)
     fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
     pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
     c_fit = st.c_fit
@@ -97,7 +103,7 @@ def calibrate(
         "schema_version": SCHEMA_VERSION,
         "code_version": __version__,
         "source_hash": panel.source_hash,
-        "source_name": getattr(source.meta, "name", ""),
+        "source_name": source_name,
         "params": config.model_dump(mode="json"),
         "settings": settings.model_dump(mode="json"),
         "eta": settings.eta,
@@ -126,7 +132,7 @@ def calibrate(
         "sales_rule_attraction_factor": so.attraction_factor,
         "sales_rule_scale_factor": so.scale_factor,
         "scale_prior_sigma": prior[1] if prior is not None else float("nan"),
-        "u_first_pass": first.np_fit["u"],
+        "u_first_pass": u_first_pass,
         "choice_loglik": fits.final.loglik,
         "choice_iterations": fits.raw.iterations + fits.final.iterations,
         "notes": notes,

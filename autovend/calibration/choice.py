@@ -124,7 +124,7 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     s_code = pd.Series(np.arange(len(sites)), index=sites)
     g1_code = pd.Series(np.arange(len(cats1)), index=cats1)
     g2_code = pd.Series(np.arange(len(cats2)), index=cats2)
-    k = cells["k"].to_numpy()
+    k = cells["k"].to_numpy(dtype=np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
     return ChoiceData(
         cell_md=cell_md,
         k=k,
@@ -373,7 +373,7 @@ def fit_choice(
     pi = np.ones((S, C1))
     gamma = np.ones(C2)
     md, k, a = data.cell_md, data.k, data.a
-    y = data.y.copy()
+    y = data.y  # read only
     dhat = y.copy()
     cens = data.censored & ~np.isnan(data.q) & impute
     it_total = 0

@@ -85,7 +85,8 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     """Build the daily panel of a checked source (see the module docstring for the shelf rules)."""
     notes: list[str] = []
     orders = source.orders
-    orders = orders[orders["status"] == "completed"]
+    columns = ["machine_id", "sku_id", "ts", "qty", "unit_price"]  # the panel's; the rest stays in the source
+    orders = orders.loc[(orders["status"] == "completed").to_numpy(), columns]
     inventory = source.inventory
     if config.until is not None:
         cut = pd.Timestamp(config.until)
@@ -149,16 +150,20 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     m_of = pd.Series(np.arange(len(machines)), index=machines["machine_id"])
 
     sales = (
-        orders.assign(
-            m=m_of.reindex(orders["machine_id"]).to_numpy(),
-            k=k_of.reindex(orders["sku_id"]).to_numpy(),
-            d=_day_index(orders["ts"], start_ts),
-            revenue=orders["qty"] * orders["unit_price"],
+        pd.DataFrame(
+            {
+                "m": m_of.reindex(orders["machine_id"]).to_numpy(),
+                "k": k_of.reindex(orders["sku_id"]).to_numpy(),
+                "d": _day_index(orders["ts"], start_ts),
+                "qty": orders["qty"].to_numpy(),
+                "revenue": (orders["qty"] * orders["unit_price"]).to_numpy(),
+            }
         )
         .groupby(["m", "k", "d"], as_index=False)[["qty", "revenue"]]
         .sum()
         .rename(columns={"qty": "units"})
     )
+    del orders  # the order lines are summed into sales from here on
     inv = visits_all = None
     if inventory is not None and len(inventory):
         inv = inventory[inventory["sku_id"].isin(k_of.index)].assign(
@@ -267,9 +272,9 @@ def _cells_frame(
     keys: _Keys, key: np.ndarray, units: np.ndarray, q: np.ndarray, censored: np.ndarray, known: np.ndarray
 ) -> pd.DataFrame:
     """The cells with these keys as a frame with the panel's cell columns (revenue and price come later)."""
-    m, k, d = keys.split(key)
+    m, k, d = (c.astype(np.int32) for c in keys.split(key))  # int32 codes: a panel may hold tens of millions
     return pd.DataFrame(
-        {"m": m, "k": k, "d": d, "units": units.astype(np.int64), "q": q, "censored": censored, "known": known}
+        {"m": m, "k": k, "d": d, "units": units.astype(np.int32), "q": q, "censored": censored, "known": known}
     )
 
 
@@ -391,8 +396,10 @@ def attach_sales(cells: pd.DataFrame, sales: pd.DataFrame, products: pd.DataFram
     keys = _Keys(K, n_days)
     c_key = keys.of(cells["m"].to_numpy(), cells["k"].to_numpy(), cells["d"].to_numpy())
     s_key = keys.of(sales["m"].to_numpy(), sales["k"].to_numpy(), sales["d"].to_numpy())
-    out = cells.iloc[np.argsort(c_key, kind="stable")].reset_index(drop=True)
-    c_key = np.sort(c_key, kind="stable")
+    if len(c_key) > 1 and not np.all(c_key[1:] >= c_key[:-1]):  # panels come sorted: no copy then
+        order = np.argsort(c_key, kind="stable")
+        cells, c_key = cells.iloc[order], c_key[order]
+    out = cells.reset_index(drop=True)
     s_order = np.argsort(s_key, kind="stable")
     s_key = s_key[s_order]
     at = np.minimum(np.searchsorted(s_key, c_key), max(len(s_key) - 1, 0))

@@ -41,9 +41,13 @@ def product_split(
     settings: DemandSettings,
     config: CalibrationConfig,
     scale_prior: tuple[np.ndarray, float] | None = None,
+    data: ChoiceData | None = None,
 ) -> Fits:
-    """Fit omega, pi and gamma (EM for censored demand), shrink omega, and refit pi and gamma given it."""
-    data = choice_data(panel, settings)
+    """Fit omega, pi and gamma (EM for censored demand), shrink omega, and refit pi and gamma given it.
+
+    `data`: the panel's `choice_data` when the caller already has it (both calibration passes share one).
+    """
+    data = choice_data(panel, settings) if data is None else data
     if len(data.k) == 0:
         raise InsufficientDataError(
             "product popularity needs machine-days with products on the shelf; the panel has none"

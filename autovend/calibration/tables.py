@@ -29,7 +29,7 @@ def panel_table(panel: Panel) -> pd.DataFrame:
             "machine_id": codes(panel.machines["machine_id"], cells["m"].to_numpy()),
             "sku_id": codes(panel.products["sku_id"], cells["k"].to_numpy()),
             "date": days["date"].to_numpy()[d],
-            "units": cells["units"].to_numpy(),
+            "units": cells["units"].to_numpy(dtype=np.int64),
             "revenue": cells["revenue"].to_numpy(),
             "price": cells["price"].to_numpy(),
             "shelf_qty": cells["q"].to_numpy(),

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pyarrow as pa
+
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator
 from autovend.calibration.report import write_report
 from autovend.calibration.result import CalibrationResult
-from autovend.data.load import load_source
+from autovend.data.load import Source, load_source
 from autovend.data.plausibility import load_check_settings
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
@@ -39,9 +41,17 @@ def run(
     check_output_dir(out_dir, OutputKind.CALIBRATION, force=force, inputs=inputs)
     if report_dir is not None:
         check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
-    source = load_source(source_dir, load_check_settings(params))
-    result = calibrate(source, load_calibration_config(params), load_demand_settings(settings), estimator)
+    config, demand_settings = load_calibration_config(params), load_demand_settings(settings)
+    # the source is passed on without a name here, so calibrate holds its only reference and frees it early
+    result = calibrate(_checked(source_dir, params), config, demand_settings, estimator)
     result.write(out_dir, force=force)
     if report_dir is not None:
         write_report(result, report_dir, force=force)
     return result, time.perf_counter() - t0
+
+
+def _checked(source_dir: Path, params: Path | None) -> Source:
+    """The checked source; the check's temporaries go back to the system before the panel is built."""
+    source = load_source(source_dir, load_check_settings(params))
+    pa.default_memory_pool().release_unused()
+    return source
