@@ -93,3 +93,21 @@ def test_default_popularity_prior_is_left_out_of_the_dumped_params():
     assert CalibrationConfig(popularity_prior="dropped").model_dump(mode="json")["popularity_prior"] == "dropped"
     again = CalibrationConfig.model_validate(CalibrationConfig(popularity_prior="exposure").model_dump(mode="json"))
     assert again.popularity_prior == "exposure"
+
+
+@pytest.mark.parametrize("prior", ["exposure", "dropped"])
+def test_calibration_uses_the_configured_popularity_prior(tmp_path, prior):
+    """A small source (two machines, 40 days) calibrated with each non-default prior: every omega finite and
+    positive and the prior recorded in the params. The drop-aware prior moves omega off the default's; the
+    exposure-aware one, with this few products, picks beta = 0 (the default's prior) and leaves it in place."""
+    from autovend.calibration.calibrate import calibrate
+    from tests.calibration.conftest import small_source
+
+    source = small_source(tmp_path, {"worksite/canteen": 2}, 2, 40, 800)
+    default = calibrate(source).popularity.set_index("sku_id")["omega"]
+    res = calibrate(source, CalibrationConfig(popularity_prior=prior))
+    omega = res.popularity.set_index("sku_id")["omega"]
+    assert res.scalars["params"]["popularity_prior"] == prior
+    assert np.isfinite(omega).all() and (omega > 0).all()
+    same = np.allclose(omega.to_numpy(), default.reindex(omega.index).to_numpy(), rtol=1e-6)
+    assert same == (prior == "exposure")
