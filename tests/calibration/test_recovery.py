@@ -271,6 +271,8 @@ def test_no_popularity_prior_ranks_the_sparse_products_better_than_the_default(p
     products that sold nothing it rates the more exposed ones higher, the opposite of what their zero says.
     (Against the truth's own omega, without the canonical normalisation, the sparse Spearman reads
     0.185 / 0.166 / 0.179 / 0.278: there a product's rank across subcategories mixes two normalisations.)
+    What both do improve on the sparse products is their level: median |log error| 1.13 for each against
+    the default's 1.55 (raw rates 1.92), with 0.27-0.28 for all three over the exposed products.
     """
     omega, truth, masks, exposure_fit, dropped_fit, _ = prior_ranks
     rho = {name: {m: _spearman(o, truth, masks[m]) for m in masks} for name, o in omega.items()}
@@ -282,6 +284,10 @@ def test_no_popularity_prior_ranks_the_sparse_products_better_than_the_default(p
         assert rho[name]["well"] > rho["default"]["well"], rho
         assert rho[name]["sparse"] < rho["default"]["sparse"], rho  # the honest negative result
     assert abs(rho["raw"]["sparse"] - rho["default"]["sparse"]) < 0.02, rho
+    sparse = masks["sparse"]
+    level = {name: float(np.median(np.abs(np.log(o[sparse] / truth[sparse])))) for name, o in omega.items()}
+    assert level["exposure"] < 0.8 * level["default"] and level["dropped"] < 0.8 * level["default"], level
+    assert level["default"] < level["raw"], level
 
 
 def test_even_the_true_popularity_as_prior_barely_ranks_sparse_products_better(prior_ranks, synthetic_calibration):
