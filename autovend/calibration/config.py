@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from autovend.config import load_section
 
@@ -31,6 +32,17 @@ class CalibrationConfig(BaseModel):
     u_bounds: tuple[float, float] = (1e-4, 10.0)
     u_fallback: float | None = 0.0638 * 0.318 / (1 - 0.318)  # paper's u, used when u is not identified
     min_exposure_report: float = 30.0  # machine-days of exposure for the "well exposed" product set
+    # prior that shrinks omega (autovend.calibration.drop_prior.popularity_by_prior): "subcategory" (default),
+    # "exposure" (prior scaled by exposure) or "dropped" (own prior variance for products the operator dropped)
+    popularity_prior: Literal["subcategory", "exposure", "dropped"] = "subcategory"
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields; `popularity_prior` only when it is not the default, so default params dump as before."""
+        out = handler(self)
+        if out.get("popularity_prior") == "subcategory":
+            del out["popularity_prior"]
+        return out
 
 
 def load_calibration_config(path: str | Path | None, section: str = "calibrate") -> CalibrationConfig:

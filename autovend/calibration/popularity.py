@@ -20,9 +20,9 @@ theta_k = omega_k / s_k with s_k = (exposure_k / typical exposure of its subcate
 shared by all subcategories: units_k ~ Poisson(theta_k * s_k * exposure_k), so every fit above applies
 unchanged with the exposure s_k * exposure_k, and omega_k = s_k * theta_k. beta (0 gives `shrink`) is
 the maximiser over `EXPOSURE_BETA_GRID` of the summed marginal likelihood under Gamma priors (fast); the
-final priors are then fitted with every family at that beta. It is not the calibration's default: on
-the synthetic operator it ranks the products as a whole better but not the sparsely exposed ones (see
-tests/calibration/test_recovery.py).
+final priors are then fitted with every family at that beta. It is not the calibration's default
+(`CalibrationConfig.popularity_prior = "exposure"` chooses it): on the synthetic operator it ranks the
+products as a whole better but not the sparsely exposed ones (see tests/calibration/test_recovery.py).
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ import pandas as pd
 
 from autovend.calibration.choice import ChoiceData, ChoiceFit, choice_data, fit_choice
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.drop_prior import dropped_products, popularity_by_prior
 from autovend.calibration.no_purchase import fit_no_purchase
 from autovend.calibration.panel import Panel
-from autovend.calibration.popularity import Prior, shrink
+from autovend.calibration.popularity import Prior
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
 from autovend.demand import kernel
@@ -63,7 +64,12 @@ def product_split(
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
     )
-    omega, priors = shrink(raw.units, raw.exposure, g2_all)
+    dropped = (
+        dropped_products(data.k, data.md_m[data.cell_md], data.md_d[data.cell_md], data.n_products)
+        if config.popularity_prior == "dropped"
+        else None
+    )
+    omega, priors = popularity_by_prior(config.popularity_prior, raw.units, raw.exposure, g2_all, dropped)
     final = fit_choice(
         data,
         em_rounds=config.em_rounds,
