@@ -265,7 +265,7 @@ def _day_scales(
 
 MAX_SCALE_STEPS = 200  # Newton or bisection steps of `_day_scales` (bisection alone needs about 50)
 SCALE_GRID = np.linspace(-4.0, 4.0, 33)  # standard-normal nodes for the log demand scale
-CHUNK_VALUES = 1 << 21  # censored cells x scale nodes held at once by `_posterior_impute`
+CHUNK_VALUES = 1 << 19  # censored cells x scale nodes held at once by `_posterior_impute` (about 4 MB an array)
 
 
 def _posterior_impute(
