@@ -110,11 +110,10 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     if machines is None:
         known_m = panel.machines.index[panel.machines["has_inventory"]].to_numpy()
         machines = known_m if len(known_m) else panel.machines.index.to_numpy()
-    cells = cells[cells["m"].isin(machines)]
     has_inv = panel.machines["has_inventory"].to_numpy()
-    # for machines with inventory, only days with known shelves
-    keep = ~has_inv[cells["m"].to_numpy()] | cells["known"].to_numpy()
-    cells = cells[keep]
+    # the machines' cells; for machines with inventory, only days with known shelves (one copy of the panel)
+    m = cells["m"].to_numpy()
+    cells = cells[np.isin(m, machines) & (~has_inv[m] | cells["known"].to_numpy())]
     md_key = cells["m"].to_numpy().astype(np.int64) * (panel.n_days + 1) + cells["d"].to_numpy()
     uniq, cell_md = np.unique(md_key, return_inverse=True)
     site_types = panel.machines["site_type"].to_numpy()

@@ -280,9 +280,11 @@ def _cells_frame(
 
 def _concat_sorted(parts: list[pd.DataFrame], keys: _Keys) -> pd.DataFrame:
     """Cell frames of disjoint machines, in (m, k, d) order."""
-    out = pd.concat(parts, ignore_index=True)
-    order = np.argsort(keys.of(out["m"].to_numpy(), out["k"].to_numpy(), out["d"].to_numpy()), kind="stable")
-    return out.iloc[order].reset_index(drop=True)
+    key = np.concatenate([keys.of(p["m"].to_numpy(), p["k"].to_numpy(), p["d"].to_numpy()) for p in parts])
+    order = np.argsort(key, kind="stable")
+    del key
+    # column by column, so at most one column is held twice (a panel may hold tens of millions of cells)
+    return pd.DataFrame({c: np.concatenate([p[c].to_numpy() for p in parts])[order] for c in parts[0].columns})
 
 
 def _expand(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -399,7 +401,8 @@ def attach_sales(cells: pd.DataFrame, sales: pd.DataFrame, products: pd.DataFram
     if len(c_key) > 1 and not np.all(c_key[1:] >= c_key[:-1]):  # panels come sorted: no copy then
         order = np.argsort(c_key, kind="stable")
         cells, c_key = cells.iloc[order], c_key[order]
-    out = cells.reset_index(drop=True)
+    out = cells if isinstance(cells.index, pd.RangeIndex) and cells.index.start == 0 else cells.reset_index(drop=True)
+    out = out.copy(deep=False)  # the caller's frame gets no new columns
     s_order = np.argsort(s_key, kind="stable")
     s_key = s_key[s_order]
     at = np.minimum(np.searchsorted(s_key, c_key), max(len(s_key) - 1, 0))
