@@ -862,3 +862,18 @@ def test_cli_params_loosen_a_limit_and_print_warnings(tmp_path):
 
     summary = json.loads((tmp_path / "s.json").read_text())
     assert len(summary["warnings"]) == 1 and "row 2, column unit_price" in summary["warnings"][0]
+
+
+def test_duplicate_rows_count_every_copy_beyond_the_first():
+    from autovend.data.check import _count_duplicates
+
+    raw = pd.DataFrame(
+        {
+            "order_id": ["a", "a", "a", "b", "c", "c", "d", ""],
+            "qty": ["1", "1", "1", "2", "3", "3", "3", ""],
+            "ts": ["x", "x", "x", "y", "z", "z", "w", ""],
+        }
+    )
+    assert _count_duplicates(raw) == 3  # two more copies of a, one more of c
+    assert _count_duplicates(raw.iloc[[0, 3, 4, 6]]) == 0
+    assert _count_duplicates(pd.concat([raw.iloc[[7]]] * 4)) == 3  # blank rows are rows too
