@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from autovend.sim import inline
 from autovend.sim import inventory as inv
 from autovend.sim.accounting import Accounts
 from autovend.sim.facts import WorldFacts
-from autovend.sim.items import MAX_ITEM_QTY, ItemError, as_mapping, field_repr, parse_price_fen, parse_qty
-from autovend.sim.money import from_fen, to_fen
+from autovend.sim.items import ItemError, as_mapping, field_repr, parse_price_fen, parse_qty
+from autovend.sim.money import from_fen
 from autovend.sim.recorder import Recorder
 from autovend.sim.results import Accepted, BatchResult, Rejected
 from autovend.sim.state import SimState
@@ -32,14 +33,14 @@ class Actions:
         self._state = state
         self._accounts = accounts
         self._recorder = recorder
-        self._price_lo: list[int] = facts.price_lo_fen.tolist()  # Python ints, for fast scalar reads
-        self._price_hi: list[int] = facts.price_hi_fen.tolist()
 
     # ------------------------------------------------------------------ remote actions
 
     def place_order(self, items: Sequence[Any]) -> BatchResult:
         """Order warehouse stock: items {sku_id, qty, supplier_id?}; cash is debited at once."""
-        return self._batch("place_order", items, self._order_one)
+        if self._state.done or not isinstance(items, list):
+            return self._batch("place_order", items, self._order_one)
+        return inline.place_order(self._facts, self._state, self._accounts, self._recorder, items, self._order_one)
 
     def _order_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state
@@ -89,49 +90,7 @@ class Actions:
         """Set prices per machine and SKU: items {device_id, sku_id, price}, within the price band."""
         if self._state.done or not isinstance(items, list):
             return self._batch("adjust_price", items, self._price_one)
-        return self._price_list(items)
-
-    def _price_list(self, items: list[Any]) -> BatchResult:
-        """`adjust_price` item by item as `_batch` does; the common item (dict, known ids, float in band) inlined."""
-        f, s = self._facts, self._state
-        d = s.day
-        dev_index, sku_index, device_ids, sku_ids = f.device_index, f.sku_index, f.device_ids, f.sku_ids
-        lo_fen, hi_fen = self._price_lo, self._price_hi
-        price_fen = s.price_fen
-        accepted: list[Accepted] = []
-        rejected: list[Rejected] = []
-        for i, raw in enumerate(items):
-            if type(raw) is dict:
-                v, w, p = raw.get("device_id"), raw.get("sku_id"), raw.get("price")
-                m = dev_index.get(v) if type(v) is str else None
-                k = sku_index.get(w) if type(w) is str else None
-                if m is not None and k is not None and type(p) is float and -1e9 < p < 1e9:  # finite, fits in fen
-                    fen = to_fen(p)
-                    if lo_fen[k] <= fen <= hi_fen[k]:
-                        old = int(price_fen[m, k])
-                        if fen != old:
-                            price_fen[m, k] = fen
-                            self._recorder.price_change(d, m, k, old, fen)
-                        detail = {
-                            "device_id": device_ids[m],
-                            "sku_id": sku_ids[k],
-                            "old_price": from_fen(old),
-                            "new_price": from_fen(fen),
-                            "changed": fen != old,
-                        }
-                        accepted.append(Accepted(i, dict(raw), detail))
-                        continue
-            is_map = type(raw) is dict or isinstance(raw, Mapping)
-            try:
-                if not is_map:
-                    as_mapping(raw)  # raises invalid_item
-                detail = self._price_one(raw)
-            except ItemError as err:
-                rejected.append(Rejected(i, dict(raw) if is_map else raw, err.code, err.message))
-            else:
-                accepted.append(Accepted(i, dict(raw), detail))
-        self._recorder.flush()
-        return BatchResult("adjust_price", d, tuple(accepted), tuple(rejected))
+        return inline.adjust_price(self._facts, self._state, self._recorder, items, self._price_one)
 
     def _price_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state
@@ -196,106 +155,7 @@ class Actions:
         s = self._state
         if s.done or not isinstance(items, list) or not self._facts.days.is_workday(s.day):
             return self._batch("restock", items, self._restock_one, physical=True)
-        return self._restock_list(items)
-
-    def _restock_list(self, items: list[Any]) -> BatchResult:
-        """`restock` on a working day, item by item as `_batch` does, with the common item inlined.
-
-        An item that is a plain dict with known ids, an int qty, and the stock and room it asks for is
-        carried out here; its shelf-event row, its books and the machines' last visit are booked at the
-        end of the batch (or before any other item, which goes through `_restock_one` as in `_batch`).
-        The state, records and result are the same as item by item.
-        """
-        f, s = self._facts, self._state
-        d = s.day
-        dev_index, sku_index, cap_units, unit_cost = f.device_index, f.sku_index, f.capacity_units, f.unit_cost
-        device_ids, sku_ids = f.device_ids, f.sku_ids
-        wh_q, shelf_q, shelf_n, warehouse, shelves, touched = (
-            s.wh_q,
-            s.shelf_q,
-            s.shelf_n,
-            s.warehouse,
-            s.shelves,
-            s.touched,
-        )
-        moved: dict[int, list[int]] = {}  # expiry day -> [units, cost] moved from the warehouse to the shelves
-        events: list[tuple[Any, ...]] = []  # shelf_events rows
-        visited: set[int] = set()
-        accepted: list[Accepted] = []
-        rejected: list[Rejected] = []
-
-        def book() -> None:
-            for e, (n, c) in moved.items():
-                s.wh_book.remove(e, n, c)
-                s.shelf_book.add(e, n, c)
-            moved.clear()
-            if events:
-                self._recorder.records.insert("shelf_events", events)
-                events.clear()
-            if visited:
-                s.last_visit[sorted(visited)] = d
-                visited.clear()
-
-        for i, raw in enumerate(items):
-            if type(raw) is dict:
-                v, w, qty = raw.get("device_id"), raw.get("sku_id"), raw.get("qty")
-                m = dev_index.get(v) if type(v) is str else None
-                k = sku_index.get(w) if type(w) is str else None
-                if m is not None and k is not None and type(qty) is int and 0 < qty <= MAX_ITEM_QTY:
-                    on_shelf = int(shelf_n[m])
-                    if qty <= int(wh_q[k]) and qty <= cap_units[m] - on_shelf:
-                        wb = warehouse[k]
-                        front = wb[0]
-                        if front[1] > qty:  # the front batch covers the restock
-                            front[1] -= qty
-                            parts: inv.Parts = [(front[0], qty)]
-                        else:
-                            parts = inv.take(wb, qty)
-                            if not wb:
-                                del warehouse[k]
-                        wh_q[k] -= qty
-                        sb = shelves.get((m, k))
-                        if sb is None:
-                            shelves[(m, k)] = [[e, q] for e, q in parts]
-                        else:
-                            inv.add(sb, parts)
-                        uc = unit_cost[k]
-                        for e, q in parts:
-                            got = moved.get(e)
-                            if got is None:
-                                moved[e] = [q, q * uc]
-                            else:
-                                got[0] += q
-                                got[1] += q * uc
-                        units = int(shelf_q[m, k]) + qty
-                        shelf_q[m, k] = units
-                        shelf_n[m] = on_shelf + qty
-                        expired = inv.split_expired(parts, d)[1] if parts[0][0] <= d else 0
-                        touched[m] = touched.get(m, 0) + 1
-                        visited.add(m)
-                        events.append((d, device_ids[m], sku_ids[k], "restock", qty, expired))
-                        detail = {
-                            "device_id": device_ids[m],
-                            "sku_id": sku_ids[k],
-                            "qty": qty,
-                            "expired_qty": expired,
-                            "shelf_units": units,
-                        }
-                        accepted.append(Accepted(i, dict(raw), detail))
-                        continue
-            book()  # any other item goes the long way, after the books of the items before
-            is_map = type(raw) is dict or isinstance(raw, Mapping)
-            try:
-                if not is_map:
-                    as_mapping(raw)  # raises invalid_item
-                detail = self._restock_one(raw)
-            except ItemError as err:
-                rejected.append(Rejected(i, dict(raw) if is_map else raw, err.code, err.message))
-            else:
-                accepted.append(Accepted(i, dict(raw), detail))
-        book()
-        self._recorder.flush()
-        return BatchResult("restock", d, tuple(accepted), tuple(rejected))
+        return inline.restock(self._facts, self._state, self._recorder, items, self._restock_one)
 
     def _restock_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state
