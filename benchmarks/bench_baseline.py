@@ -67,17 +67,18 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             world = load_world(WORLD)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             run_episode(
                 world, BaselineAgent(seed=SEED), SEED, out_dir=Path(tmp) / "r", checkpoint="off", evaluate=False
             )
-            run_s = time.perf_counter() - t
+            run_s, run_cpu = time.perf_counter() - t, time.process_time() - c
     finally:
         ToolSession.call = original  # type: ignore[method-assign]
     inside = sum(seconds.values())
     agent_s = run_s - inside
     print(f"instrumented run without checkpoints or metrics {run_s:.1f} s: tools {inside:.1f} s, agent {agent_s:.1f} s")
     print(f"  | ratio to the goal {GOAL_S:.0f} s: {run_s / GOAL_S:.2f} (the timing wrapper adds a little)")
+    print(f"  CPU time of this process in that run {run_cpu:.1f} s (the SQL worker process not counted)")
     for name, sec in seconds.most_common():
         print(f"  {name:24s} {sec:6.2f} s  {calls[name]:6d} calls  {sec / calls[name] * 1000:7.2f} ms/call")
 

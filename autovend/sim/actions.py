@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from autovend.sim import inline
 from autovend.sim import inventory as inv
 from autovend.sim.accounting import Accounts
 from autovend.sim.facts import WorldFacts
@@ -37,7 +38,9 @@ class Actions:
 
     def place_order(self, items: Sequence[Any]) -> BatchResult:
         """Order warehouse stock: items {sku_id, qty, supplier_id?}; cash is debited at once."""
-        return self._batch("place_order", items, self._order_one)
+        if self._state.done or not isinstance(items, list):
+            return self._batch("place_order", items, self._order_one)
+        return inline.place_order(self._facts, self._state, self._accounts, self._recorder, items, self._order_one)
 
     def _order_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state
@@ -85,7 +88,9 @@ class Actions:
 
     def adjust_price(self, items: Sequence[Any]) -> BatchResult:
         """Set prices per machine and SKU: items {device_id, sku_id, price}, within the price band."""
-        return self._batch("adjust_price", items, self._price_one)
+        if self._state.done or not isinstance(items, list):
+            return self._batch("adjust_price", items, self._price_one)
+        return inline.adjust_price(self._facts, self._state, self._recorder, items, self._price_one)
 
     def _price_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state
@@ -147,7 +152,10 @@ class Actions:
 
     def restock(self, items: Sequence[Any]) -> BatchResult:
         """Move warehouse units onto a shelf: items {device_id, sku_id, qty}; working days only."""
-        return self._batch("restock", items, self._restock_one, physical=True)
+        s = self._state
+        if s.done or not isinstance(items, list) or not self._facts.days.is_workday(s.day):
+            return self._batch("restock", items, self._restock_one, physical=True)
+        return inline.restock(self._facts, self._state, self._recorder, items, self._restock_one)
 
     def _restock_one(self, item: Mapping[str, Any]) -> Detail:
         f, s = self._facts, self._state

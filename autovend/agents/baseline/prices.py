@@ -39,8 +39,12 @@ def price_fen(multiplier_pct: int, ref_fen: npt.ArrayLike, band: tuple[float, fl
 
 
 def price_fen_matrix(mult_pct: IntArray, ref_fen: IntArray, band: tuple[float, float]) -> IntArray:
-    """(M, K) prices in fen for per-machine multipliers (percent) of the reference prices."""
-    return np.stack([price_fen(int(p), ref_fen, band) for p in mult_pct])
+    """(M, K) prices in fen for per-machine multipliers (percent) of the reference prices.
+
+    Each distinct multiplier is priced once (machines of a price group share theirs).
+    """
+    pcts, rows = np.unique(np.asarray(mult_pct, dtype=np.int64), return_inverse=True)
+    return np.stack([price_fen(int(p), ref_fen, band) for p in pcts])[rows.reshape(-1)]
 
 
 def crossover_effect(gp_sum: npt.ArrayLike, days: npt.ArrayLike) -> float | None:

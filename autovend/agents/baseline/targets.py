@@ -214,6 +214,24 @@ def machine_targets(
     return shelf_targets(need, mu, limit, room, cfg.facing_units, fill and cfg.fill_spare_room)
 
 
+def machine_targets_by_cycle(mem: Memory, est: Estimates, m: int, max_days: int) -> list[IntArray]:
+    """`machine_targets(mem, est, m, H)` for H = 1 .. max_days (item H - 1), the levels of all H in one pass.
+
+    The levels are elementwise, so each row equals the one computed for its H alone.
+    """
+    s, st, cfg = mem.s, mem.st, mem.cfg
+    ks = np.flatnonzero(s.active[m])
+    if not len(ks):
+        return [np.zeros(0, dtype=np.int64) for _ in range(max_days)]
+    days = np.arange(1, max_days + 1)[:, None]
+    mu = est.mu[m, ks]
+    life = st.life[ks].astype(float)
+    need, limit = cycle_levels(mu, est.r[m], life, st.cost[ks], est.margin[m, ks], days, cfg)  # type: ignore[arg-type]
+    room = int(st.capacity[m] - s.shelf[m, ~s.active[m]].sum())
+    fill = cfg.fill_spare_room
+    return [shelf_targets(need[i], mu, limit, room, cfg.facing_units, fill) for i in range(max_days)]
+
+
 def shelf_need(mem: Memory, est: Estimates, m: int, horizon_days: int) -> IntArray:
     """Units a visit today would bring to machine m (targets minus shelf, within free capacity)."""
     s, st = mem.s, mem.st

@@ -20,7 +20,7 @@ import numpy as np
 from autovend.agents.baseline.observe import read_shelf
 from autovend.agents.baseline.setup import DAYS_PER_WEEK, LOOKAHEAD_DAYS
 from autovend.agents.baseline.state import BoolArray, FloatArray, IntArray, Memory
-from autovend.agents.baseline.targets import machine_targets, normal_loss, shelf_need
+from autovend.agents.baseline.targets import machine_targets, machine_targets_by_cycle, normal_loss, shelf_need
 
 if TYPE_CHECKING:
     from autovend.agents.baseline.estimate import Estimates
@@ -104,13 +104,14 @@ def machine_cycle(mem: Memory, est: Estimates, m: int) -> int:
     ks = np.flatnonzero(s.active[m])
     if cfg.cycle_rule == "fixed" or not len(ks):
         return cfg.max_cycle_days
+    levels = machine_targets_by_cycle(mem, est, m, cfg.max_cycle_days)
     return best_cycle(
         est.mu[m, ks],
         est.margin[m, ks],
         est.r[m],
         st.visit_fee,
         cfg.max_cycle_days,
-        lambda H: machine_targets(mem, est, m, H),
+        lambda H: levels[H - 1],
     )
 
 

@@ -36,6 +36,12 @@ def test_price_fen_matrix_one_row_per_machine():
     ]
 
 
+def test_price_fen_matrix_rows_follow_the_machines_when_multipliers_repeat():
+    # machines 0 and 2 share 120 %, machine 1 takes 90 %: 350 x 0.9 = 315, 300 x 0.9 = 270
+    got = price_fen_matrix(np.array([120, 90, 120]), np.array([350, 300]), (0.5, 2.0))
+    assert got.tolist() == [[420, 360], [315, 270], [420, 360]] and got.dtype == np.int64
+
+
 def test_crossover_effect_is_the_mean_log_ratio():
     # machine 1: 70 under the incumbent, 80 under the candidate (7 days each): log(80/70) = 0.133531
     # machine 2: 140 and 120: log(120/140) = -0.154151; mean -0.010310

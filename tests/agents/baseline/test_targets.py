@@ -12,6 +12,7 @@ from autovend.agents.baseline.targets import (
     cycle_levels,
     fit_within,
     machine_targets,
+    machine_targets_by_cycle,
     newsvendor_z,
     normal_loss,
     shelf_targets,
@@ -154,3 +155,32 @@ def test_machine_targets_without_spare_room_stop_at_the_order_up_to_levels(memor
     assert machine_targets(memory, est, 0, 2).sum() == 100
     paper = Memory(memory.cfg.model_copy(update={"fill_spare_room": False}), memory.st, s)
     assert machine_targets(paper, est, 0, 2).tolist() == [9, 9, 10]
+
+
+def test_machine_targets_by_cycle_are_machine_targets_of_each_cycle(memory):
+    """Levels of H = 1 .. 7 in one pass equal those of each H alone (mixed rates, margins and a dropped product).
+
+    Without spare-room sharing the 2-day levels are the paper's 9, 9, 10 (see the test above); with it, each
+    H fills the 80 units left by 20 units of the dropped product A.
+    """
+    s = memory.s
+    M, K = s.shelf.shape
+    s.shelf[0, 0] = 20
+    est = Estimates(
+        mu=np.tile([0.5, 2.0, 0.7, 3.1], (M, 1)),
+        prior=np.full((M, K), 2.0),
+        r=np.full(M, 3.0),
+        machine_rate=np.full(M, 6.0),
+        gp_per_unit=np.full(M, 1.0),
+        margin=np.tile([1.5, 1.5, -0.2, 0.8], (M, 1)),
+        cycle=s.cycle,
+    )
+    got = machine_targets_by_cycle(memory, est, 0, 7)
+    assert len(got) == 7 and all(g.sum() == 80 for g in got)
+    assert all(np.array_equal(g, machine_targets(memory, est, 0, H)) for H, g in enumerate(got, start=1))
+    paper = Memory(memory.cfg.model_copy(update={"fill_spare_room": False}), memory.st, s)
+    est.mu[:] = 2.0
+    est.margin[:] = 1.5
+    by_cycle = machine_targets_by_cycle(paper, est, 0, 7)
+    assert by_cycle[1].tolist() == [9, 9, 10]
+    assert all(np.array_equal(g, machine_targets(paper, est, 0, H)) for H, g in enumerate(by_cycle, start=1))
