@@ -100,6 +100,16 @@ class VendingEnv:
             return ToolResult(False, {"error": error}, error, dumps({"error": error}))
         return episode.call(tool, args)
 
+    def call_if_kept(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult | None:
+        """`call(tool, args)` if it is answered at once from a kept read-only answer, else None (nothing done).
+
+        See `Episode.call_if_kept`; a server uses it to answer such calls without a worker thread.
+        """
+        episode = episode_of(self)
+        if self._truncated(episode):
+            return None
+        return episode.call_if_kept(tool, args)
+
     def end_day(self) -> DayStep:
         """Settle the day (the end_day tool) and return the next day's report with the day's reward.
 

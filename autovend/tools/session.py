@@ -61,6 +61,14 @@ class ToolSession:
         """Run tool `name` with JSON-like `arguments` (None = {}); never raises for bad input."""
         return self._env.call(name, arguments)
 
+    def call_if_kept(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult | None:
+        """`call(name, arguments)` if a read-only tool's answer is kept for the current state, else None.
+
+        Nothing is done or recorded when None is returned; `call` then runs the tool (a server uses
+        this to answer repeated questions without a worker thread).
+        """
+        return self._env.call_if_kept(name, arguments)
+
     # ------------------------------------------------------------------ what the agent reads
 
     def tools(self) -> list[dict[str, Any]]:
