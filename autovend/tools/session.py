@@ -48,7 +48,7 @@ class ToolSession:
         sql_time_limit_s: float = TIME_LIMIT_S,
     ) -> None:
         env = VendingEnv(world, sql_time_limit_s=sql_time_limit_s)
-        env.reset(seed, notebook=notebook, trajectory_path=trajectory_path)
+        env.begin(seed, notebook=notebook, trajectory_path=trajectory_path)
         self._attach(env)
 
     def _attach(self, env: VendingEnv) -> None:

@@ -347,10 +347,7 @@ class Views:
     """The views of one session: catalog index, sales book, and the state-versioned snapshots."""
 
     sim: Simulator
-    catalog: CatalogIndex
     sales: SalesBook
-    calendar: CalendarIndex
-    weather: WeatherIndex
     locations: tuple[str, ...]
     site_types: tuple[str, ...]
     _version: tuple[int, int, bool, int] | None = None
@@ -366,13 +363,27 @@ class Views:
         world = sim.world
         return cls(
             sim=sim,
-            catalog=CatalogIndex.from_world(world),
             sales=SalesBook(sim),
-            calendar=CalendarIndex.from_world(world),
-            weather=WeatherIndex.from_world(world),
             locations=tuple(world.machines["location"].astype(str)),
             site_types=tuple(world.machines["site_type"].astype(str)),
         )
+
+    # the world's indexes, each built on first use (a session's first call needs one of them at most)
+
+    @cached_property
+    def catalog(self) -> CatalogIndex:
+        """The catalog index of the world."""
+        return CatalogIndex.from_world(self.sim.world)
+
+    @cached_property
+    def calendar(self) -> CalendarIndex:
+        """The special days of the world's calendar."""
+        return CalendarIndex.from_world(self.sim.world)
+
+    @cached_property
+    def weather(self) -> WeatherIndex:
+        """The world's settlement weather and forecasts by day."""
+        return WeatherIndex.from_world(self.sim.world)
 
     def _check(self) -> None:
         version = state_version(self.sim)
