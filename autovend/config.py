@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from autovend.errors import ConfigError
@@ -15,6 +14,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def read_yaml(path: str | Path) -> dict:
     """The mapping in a YAML file; ConfigError naming the file if it cannot be read or is not a mapping."""
+    import yaml  # only when a params file is read (not on the way to playing a world)
+
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -9,8 +9,16 @@ get_device_detail (machines in turn, window 30 days) in one session, so both see
 and the same moment. In process, the same call is timed warm (state unchanged since the last
 call) and cold (every call after a state change, as after a restock).
 
+The SDK's client checks every structured result against the tool's output schema (jsonschema, in
+the client process); ping has no output schema, so the floor has no such check. Each result's check
+is run once more on its own and its CPU time taken, and the ratio is also given without it (about
+what the server side and the transport cost; on a loaded machine a check's wall time exceeds its CPU
+time, so the ratio without it is then still an upper bound). `--no-client-check` switches the check
+off in the client for a direct measure.
+
     .venv/bin/python benchmarks/bench_mcp.py                     # 2,000 pairs on the toy world
     .venv/bin/python benchmarks/bench_mcp.py --world worlds/cn20 --calls 1000
+    .venv/bin/python benchmarks/bench_mcp.py --no-client-check         # without the SDK client's schema check
     .venv/bin/pytest benchmarks/bench_mcp.py                      # pytest-benchmark, in process
 """
 
@@ -87,7 +95,11 @@ def pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
-async def client(world_path: str | None, days: int, calls: int, warmup: int) -> dict[str, Any]:
+async def _no_check(name: str, result: Any) -> None:
+    """Stands in for the SDK client's output-schema check with --no-client-check."""
+
+
+async def client(world_path: str | None, days: int, calls: int, warmup: int, check: bool = True) -> dict[str, Any]:
     from mcp.client import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -97,9 +109,12 @@ async def client(world_path: str | None, days: int, calls: int, warmup: int) -> 
     params = StdioServerParameters(command=sys.executable, args=args, cwd=str(ROOT))
     ping: list[float] = []
     detail: list[float] = []
+    checks: list[float] = []
     sizes: list[int] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         await s.initialize()
+        if not check:
+            s.validate_tool_result = _no_check  # type: ignore[method-assign]
         listing = await s.list_tools()
         obs = await s.get_prompt("daily")
         text = obs.messages[0].content.text  # type: ignore[union-attr]
@@ -113,9 +128,13 @@ async def client(world_path: str | None, days: int, calls: int, warmup: int) -> 
             res = await s.call_tool("get_device_detail", {"device_id": dev, "window_days": 30})
             t2 = time.perf_counter()
             assert not res.is_error, res
+            c0 = time.process_time()  # CPU, not wall: the check again on its own, without waiting for the machine
+            await s.validate_tool_result("get_device_detail", res)  # the client's output-schema check
+            c1 = time.process_time()
             if i >= warmup:
                 ping.append((t1 - t0) * 1000)
                 detail.append((t2 - t1) * 1000)
+                checks.append((c1 - c0) * 1000)
                 sizes.append(len(res.content[0].text))  # type: ignore[union-attr]
     return {
         "tools": len(listing.tools),
@@ -125,6 +144,8 @@ async def client(world_path: str | None, days: int, calls: int, warmup: int) -> 
         "ping_p99_ms": pct(ping, 0.99),
         "detail_median_ms": statistics.median(detail),
         "detail_p99_ms": pct(detail, 0.99),
+        "check_median_ms": statistics.median(checks),
+        "unchecked_median_ms": statistics.median(d - c for d, c in zip(detail, checks, strict=True)),
         "detail_bytes_median": statistics.median(sizes),
     }
 
@@ -165,12 +186,17 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=45, help="days played before measuring")
     ap.add_argument("--calls", type=int, default=2000, help="measured ping/get_device_detail pairs")
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument(
+        "--no-client-check",
+        action="store_true",
+        help="switch the SDK client's output-schema check off (what the server and the pipes cost)",
+    )
     opts = ap.parse_args()
     if opts.serve:
         serve(opts.world, opts.days)
         return
     t = time.perf_counter()
-    over_stdio = anyio.run(client, opts.world, opts.days, opts.calls, opts.warmup)
+    over_stdio = anyio.run(client, opts.world, opts.days, opts.calls, opts.warmup, not opts.no_client_check)
     wall = time.perf_counter() - t
     local = in_process(opts.world, opts.days)
     ratio_med = over_stdio["detail_median_ms"] / over_stdio["ping_median_ms"]
@@ -184,6 +210,13 @@ def main() -> None:
         f"   ({o['detail_bytes_median']:.0f} bytes of JSON)"
     )
     print(f"  ratio to the floor   median {ratio_med:.2f}x   p99 {ratio_p99:.2f}x   (target <= {TARGET_RATIO}x)")
+    if opts.no_client_check:
+        print("  (the SDK client's output-schema check was switched off: --no-client-check)")
+    else:
+        print(
+            f"  of which the client's output-schema check  median {o['check_median_ms']:.3f} ms CPU; without it "
+            f"{o['unchecked_median_ms']:.3f} ms, ratio {o['unchecked_median_ms'] / o['ping_median_ms']:.2f}x"
+        )
     print("in process (ToolSession.call, get_device_detail):")
     print(f"  warm                 median {local['warm_median_ms']:.3f} ms   p99 {local['warm_p99_ms']:.3f} ms")
     print(f"  after a state change median {local['cold_median_ms']:.3f} ms   p99 {local['cold_p99_ms']:.3f} ms")

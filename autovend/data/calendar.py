@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
-import holidays
 import pandas as pd
 
 from autovend.errors import SourceError
+
+if TYPE_CHECKING:
+    import holidays
 
 CALENDAR_COLUMNS = ["date", "is_workday", "holiday_name", "day_type"]
 
 
 def _holiday_table(country: str, years: list[int], language: str | None) -> holidays.HolidayBase:
+    import holidays  # only when a calendar is built: loading a world reads its calendar from the bundle
+
     try:
         return holidays.country_holidays(country, years=years, language=language)
     except NotImplementedError as exc:

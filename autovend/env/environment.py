@@ -62,13 +62,17 @@ class VendingEnv:
         notebook: the notebook's starting text. trajectory_path: a JSONL file that logs every call
         of this episode (appended to if it exists). The previous episode, if any, is closed.
         """
+        self.begin(seed, notebook=notebook, trajectory_path=trajectory_path)
+        return episode_of(self).observation()
+
+    def begin(self, seed: int = 0, *, notebook: str = "", trajectory_path: str | Path | None = None) -> None:
+        """`reset` without building day 1's report (a tool session reads it only when asked)."""
         record = sealed(self)
         if record.episode is not None:
             record.episode.close()
             record.episode = None
         sim = Simulator(record.world, seed=int(seed))
         record.episode = Episode(sim, notebook, trajectory_path, self._sql_time_limit_s)
-        return record.episode.observation()
 
     @classmethod
     def restore(
@@ -99,6 +103,16 @@ class VendingEnv:
             )
             return ToolResult(False, {"error": error}, error, dumps({"error": error}))
         return episode.call(tool, args)
+
+    def call_if_kept(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult | None:
+        """`call(tool, args)` if it is answered at once from a kept read-only answer, else None (nothing done).
+
+        See `Episode.call_if_kept`; a server uses it to answer such calls without a worker thread.
+        """
+        episode = episode_of(self)
+        if self._truncated(episode):
+            return None
+        return episode.call_if_kept(tool, args)
 
     def end_day(self) -> DayStep:
         """Settle the day (the end_day tool) and return the next day's report with the day's reward.

@@ -11,6 +11,7 @@ refused queries and calls after the episode are error results whose message says
 
 from __future__ import annotations
 
+import json
 import logging
 import tempfile
 import threading
@@ -30,7 +31,7 @@ from autovend.sim.checkpoint import read_payload
 from autovend.tools.context import ToolContext, ToolError
 from autovend.tools.observation import build_observation
 from autovend.tools.prompts import daily_prompt, prompt_facts, system_prompt
-from autovend.tools.registry import TOOLS_BY_NAME, tool_facts, tool_listing
+from autovend.tools.registry import STATE_READ_TOOLS, TOOLS_BY_NAME, ToolDef, tool_facts, tool_listing
 from autovend.tools.result import ToolResult
 from autovend.tools.schemas import validation_message
 from autovend.tools.sql import SqlSandbox
@@ -50,6 +51,14 @@ def _typed(model: type[BaseModel], text: str) -> BaseModel | None:
         return model.model_validate_json(text, strict=True)
     except ValidationError:
         log.exception("the result does not match %s; the agent still gets its text", model.__name__)
+        return None
+
+
+def _arguments_key(raw: dict[str, Any]) -> str | None:
+    """The arguments as canonical JSON (sorted keys), the key of a kept answer; None if they have no such form."""
+    try:
+        return json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
         return None
 
 
@@ -92,11 +101,31 @@ class Episode:
         with self.lock:
             return self._call(name, arguments)
 
+    def call_if_kept(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult | None:
+        """`call(name, arguments)` if it is answered at once, else None (nothing done, nothing recorded).
+
+        At once means: no other call of this episode is running, and `name` is a read-only tool whose
+        answer to these arguments is kept for the current state (`Views.answer`), so no handler runs.
+        A server answers such calls on its event loop and sends the others to a worker thread.
+        """
+        if name not in STATE_READ_TOOLS or not (arguments is None or isinstance(arguments, Mapping)):
+            return None
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            key = _arguments_key(dict(arguments or {}))
+            if key is None or self.sim.done or not self.ctx.views.is_kept((name, key)):
+                return None
+            return self._call(name, arguments)
+        finally:
+            self.lock.release()
+
     def _call(self, name: str, arguments: Mapping[str, Any] | None) -> ToolResult:
         start = time.perf_counter()
         sim = self.sim
         day = sim.day
         tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
+        answer: ToolResult | None = None  # a read-only tool's kept answer (Views.answer)
         try:
             if tool is None:
                 known = ", ".join(TOOLS_BY_NAME)
@@ -114,7 +143,12 @@ class Episode:
                 args = tool.args.model_validate(raw)
             except ValidationError as exc:
                 raise ToolError(validation_message(name, tool.args, exc)) from None
-            content = tool.handler(self.ctx, args, raw)
+            key = _arguments_key(raw) if name in STATE_READ_TOOLS else None
+            if key is None:
+                content = tool.handler(self.ctx, args, raw)
+            else:  # the same question in the same state: the kept answer (Views.answer)
+                answer = self.ctx.views.answer((name, key), lambda: self._answer(tool, args, raw))
+                content = answer.content
             ok, error = True, None
         except AutoVendError as exc:
             ok, error = False, str(exc)
@@ -127,8 +161,11 @@ class Episode:
                 "tools before retrying; please report this."
             )
             content = {"error": error}
-        text = dumps(content)
-        data = _typed(tool.result, text) if ok and tool is not None else None
+        if answer is not None:
+            text, data = answer.text, answer.data
+        else:
+            text = dumps(content)
+            data = _typed(tool.result, text) if ok and tool is not None else None
         wall_ms = (time.perf_counter() - start) * 1000.0
         self._seq += 1
         self._by_tool[str(name)] += 1
@@ -143,7 +180,13 @@ class Episode:
             error=error,
             wall_ms=wall_ms,
         )
-        return ToolResult(ok, content, error, text, data)
+        return answer if answer is not None else ToolResult(ok, content, error, text, data)
+
+    def _answer(self, tool: ToolDef, args: BaseModel, raw: dict[str, Any]) -> ToolResult:
+        """A read-only tool's successful result in the current state (raises as its handler does)."""
+        content = tool.handler(self.ctx, args, raw)
+        text = dumps(content)
+        return ToolResult(True, content, None, text, _typed(tool.result, text))
 
     def over_message(self) -> str:
         """What every call gets once the last day is settled."""

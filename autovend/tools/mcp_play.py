@@ -64,6 +64,10 @@ class Play(Protocol):
         """Run a tool (blocking; from any thread)."""
         ...
 
+    def call_now(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult | None:
+        """`call` if it is answered at once without blocking (a kept read-only answer), else None (nothing done)."""
+        ...
+
     def daily(self) -> tuple[int, str]:
         """The current day and its daily prompt (after the episode: the closing message)."""
         ...
@@ -90,6 +94,10 @@ class SessionPlay:
     def call(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult:
         """Run a tool on the session."""
         return self.session.call(tool, arguments)
+
+    def call_now(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult | None:
+        """The session's kept answer to this call (`ToolSession.call_if_kept`), or None."""
+        return self.session.call_if_kept(tool, arguments)
 
     def daily(self) -> tuple[int, str]:
         """The session's day and daily prompt."""
@@ -314,6 +322,10 @@ class ScoredPlay:
         """Run a tool in the episode (waits for the calls before it); refused once the run has ended."""
         result = self._ask(_Request("call", tool, arguments, client, Future()))
         return refusal(self.closing_message()) if result is None else result
+
+    def call_now(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult | None:
+        """None: every call of a scored run goes through its runner's queue (`call`)."""
+        return None
 
     def daily(self) -> tuple[int, str]:
         """The current day and its daily prompt."""

@@ -16,7 +16,9 @@ when the server is started again; without, an unscored `ToolSession`. Over stdio
 one episode (in `out` itself); over streamable HTTP each MCP session plays its own
 (`autovend.tools.mcp_http`: in `out/NAME` for a client URL ending in `?run=NAME`, else in
 `out/SESSION-ID`). Tool calls run in worker threads, one at a time per episode, so a slow query of
-one session does not hold up the others. Over HTTP a bearer token can be required (`run_http(token=...)`).
+one session does not hold up the others; a read-only call whose answer is kept for the current state
+(`autovend.tools.views.Views.answer`) is answered on the event loop at once. Over HTTP a bearer
+token can be required (`run_http(token=...)`).
 
 The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
 the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
@@ -296,7 +298,9 @@ def build_server(
         return types.ListToolsResult(tools=tools)
 
     async def play_of(ctx: ServerRequestContext[Any]) -> Play:
-        return await anyio.to_thread.run_sync(plays.get, play_key(ctx.request))
+        key = play_key(ctx.request)
+        play = plays.opened(key)  # an open episode at once; opening one (a run folder, a world) in a thread
+        return play if play is not None else await anyio.to_thread.run_sync(plays.get, key)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         extra = extras.get(params.name)
@@ -307,8 +311,11 @@ def build_server(
             play = await play_of(ctx)
         except AutoVendError as exc:  # a bad run name, a finished run, a checkpoint of another run
             return to_call_result(refusal(str(exc)))
-        args = params.arguments
-        return to_call_result(await anyio.to_thread.run_sync(play.call, params.name, args, _client_name(ctx)))
+        args, client = params.arguments, _client_name(ctx)
+        now = play.call_now(params.name, args, client)  # a kept read-only answer needs no worker thread
+        if now is not None:
+            return to_call_result(now)
+        return to_call_result(await anyio.to_thread.run_sync(play.call, params.name, args, client))
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

@@ -31,6 +31,20 @@ KIND_PREFIX: dict[str, str] = {
     "memory": "[memory, free]",
 }
 MUTATION_TOOLS = ("place_order", "adjust_price", "discard", "restock", "reduce", "delist")
+# tools whose answer depends on their arguments and the simulator's observable state only (not on the
+# notebook, the SQL sandbox or a clock): the same call in the same state may be answered again
+STATE_READ_TOOLS = frozenset(
+    {
+        "get_catalog",
+        "get_categories",
+        "get_warehouse",
+        "get_device_detail",
+        "get_sku_across_devices",
+        "get_sales_history",
+        "get_calendar",
+        "get_weather",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,5 +33,13 @@ class ToolResult:
         return self.text or dumps(self.content)
 
     def structured_content(self) -> dict[str, Any] | None:
-        """The JSON object of `text` (an MCP result's structured content); None for an error result."""
-        return json.loads(self.to_json()) if self.ok else None
+        """The JSON object of `text` (an MCP result's structured content); None for an error result.
+
+        Parsed once per result (a kept answer is served many times); treat it as read-only.
+        """
+        return self._structured if self.ok else None
+
+    @cached_property
+    def _structured(self) -> dict[str, Any]:
+        parsed: dict[str, Any] = json.loads(self.to_json())
+        return parsed

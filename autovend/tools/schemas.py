@@ -48,9 +48,9 @@ Qty = Annotated[int, Field(ge=1, description="Units, a positive integer.")]
 
 
 class _Args(BaseModel):
-    """Base of every argument model: unknown keys are errors, nothing is coerced."""
+    """Base of every argument model: unknown keys are errors, nothing is coerced (validator built on first use)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class _Item(_Args):

@@ -48,7 +48,7 @@ class ToolSession:
         sql_time_limit_s: float = TIME_LIMIT_S,
     ) -> None:
         env = VendingEnv(world, sql_time_limit_s=sql_time_limit_s)
-        env.reset(seed, notebook=notebook, trajectory_path=trajectory_path)
+        env.begin(seed, notebook=notebook, trajectory_path=trajectory_path)
         self._attach(env)
 
     def _attach(self, env: VendingEnv) -> None:
@@ -60,6 +60,14 @@ class ToolSession:
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """Run tool `name` with JSON-like `arguments` (None = {}); never raises for bad input."""
         return self._env.call(name, arguments)
+
+    def call_if_kept(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult | None:
+        """`call(name, arguments)` if a read-only tool's answer is kept for the current state, else None.
+
+        Nothing is done or recorded when None is returned; `call` then runs the tool (a server uses
+        this to answer repeated questions without a worker thread).
+        """
+        return self._env.call_if_kept(name, arguments)
 
     # ------------------------------------------------------------------ what the agent reads
 

@@ -59,9 +59,12 @@ class ColumnAccess:
 
 
 class ResultModel(BaseModel):
-    """Base of the result models and tables: unknown keys are errors; results are values."""
+    """Base of the result models and tables: unknown keys are errors; results are values.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Each model's validator is built on its first use (`defer_build`), not when the module is imported.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Table(ColumnAccess, ResultModel):

@@ -4,14 +4,17 @@ The tools answer many read-only questions per day; these views keep them cheap. 
 built once per world; `SalesBook` holds the settled per-machine, per-product sales (read from the
 agent-visible `daily_sales` records, one query per new day); `StockView` is a snapshot of shelves,
 prices and the warehouse, rebuilt only when the simulator's state changes (the day moves or a
-record is written, see `state_version`).
+record is written, see `state_version`). `Views.answer` keeps the answers of the read-only tools for
+the same state: a question asked again before anything changed gets the same result without running
+its handler again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +25,9 @@ from autovend.sim.queries import EXPIRING_WITHIN_DAYS
 from autovend.tools.calendar_weather import CalendarIndex, WeatherIndex
 from autovend.world.model import World
 
+T = TypeVar("T")
 IntArray = npt.NDArray[np.int64]
+ANSWERS_KEPT = 256  # answers of one state kept by `Views.answer` (the oldest goes first)
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -342,10 +347,7 @@ class Views:
     """The views of one session: catalog index, sales book, and the state-versioned snapshots."""
 
     sim: Simulator
-    catalog: CatalogIndex
     sales: SalesBook
-    calendar: CalendarIndex
-    weather: WeatherIndex
     locations: tuple[str, ...]
     site_types: tuple[str, ...]
     _version: tuple[int, int, bool, int] | None = None
@@ -353,6 +355,7 @@ class Views:
     _since: list[int | None] | None = None
     _settled_key: tuple[int, int, bool] | None = None
     _settled_visits: dict[str, int] = field(default_factory=dict)
+    _answers: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, sim: Simulator) -> Views:
@@ -360,13 +363,27 @@ class Views:
         world = sim.world
         return cls(
             sim=sim,
-            catalog=CatalogIndex.from_world(world),
             sales=SalesBook(sim),
-            calendar=CalendarIndex.from_world(world),
-            weather=WeatherIndex.from_world(world),
             locations=tuple(world.machines["location"].astype(str)),
             site_types=tuple(world.machines["site_type"].astype(str)),
         )
+
+    # the world's indexes, each built on first use (a session's first call needs one of them at most)
+
+    @cached_property
+    def catalog(self) -> CatalogIndex:
+        """The catalog index of the world."""
+        return CatalogIndex.from_world(self.sim.world)
+
+    @cached_property
+    def calendar(self) -> CalendarIndex:
+        """The special days of the world's calendar."""
+        return CalendarIndex.from_world(self.sim.world)
+
+    @cached_property
+    def weather(self) -> WeatherIndex:
+        """The world's settlement weather and forecasts by day."""
+        return WeatherIndex.from_world(self.sim.world)
 
     def _check(self) -> None:
         version = state_version(self.sim)
@@ -374,6 +391,7 @@ class Views:
             self._version = version
             self._stock = None
             self._since = None
+            self._answers.clear()
 
     def stock(self) -> StockView:
         """The stock snapshot of the current state."""
@@ -381,6 +399,30 @@ class Views:
         if self._stock is None:
             self._stock = StockView.from_sim(self.sim)
         return self._stock
+
+    def answer(self, key: tuple[str, str], compute: Callable[[], T]) -> T:
+        """The answer kept for `key` (a tool and its canonical arguments) in the current state, else `compute()`.
+
+        Only for questions whose answer is a function of the key and the simulator's observable state
+        (`state_version`): any change of that state drops every kept answer. An exception from
+        `compute` is not kept. The answer is shared between callers: treat it as read-only.
+        """
+        self._check()
+        if key in self._answers:
+            return self._answers[key]  # type: ignore[no-any-return]
+        version = self._version
+        value = compute()
+        if state_version(self.sim) != version:  # a read never changes the state; if one did, keep nothing
+            return value
+        if len(self._answers) >= ANSWERS_KEPT:
+            del self._answers[next(iter(self._answers))]
+        self._answers[key] = value
+        return value
+
+    def is_kept(self, key: tuple[str, str]) -> bool:
+        """True if `answer(key, ...)` would return a kept answer now (without computing)."""
+        self._check()
+        return key in self._answers
 
     def days_since_visit(self) -> list[int | None]:
         """Days since each machine's last visit (0 = today, None = never), in world order.

@@ -285,7 +285,11 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
 
 def verify_bundle(path: str | Path) -> dict[str, Any]:
     """Check the manifest and every file of the bundle at `path`; return the manifest or raise BundleError."""
-    folder = Path(path)
+    return _verified(Path(path), {})
+
+
+def _verified(folder: Path, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """`verify_bundle(folder)`, keeping in `tables` each table as read for its hash (so a loader reads it once)."""
     manifest = read_manifest(folder)
     listed: dict[str, str] = manifest["files"]
     absent_from_manifest = sorted(set(BUNDLE_FILES) - set(listed))
@@ -307,7 +311,8 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
         file = folder / name
         if not file.is_file():
             raise BundleError(f"{file} is not a file; re-export the bundle with `autovend export-world`")
-    changed = [name for name, digest in _file_hashes(folder, sorted(listed)).items() if digest != listed[name]]
+    hashes = _file_hashes(folder, sorted(listed), tables)
+    changed = [name for name, digest in hashes.items() if digest != listed[name]]
     if changed:
         raise BundleError(
             f"{folder / changed[0]} was changed after export (its content hash does not match the manifest); a "
@@ -327,8 +332,11 @@ def verify_bundle(path: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def _file_hashes(folder: Path, names: list[str]) -> dict[str, str]:
-    """The hash each listed file is recorded under: content hashes of tables and settings, the README's bytes."""
+def _file_hashes(folder: Path, names: list[str], tables: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """The hash each listed file is recorded under: content hashes of tables and settings, the README's bytes.
+
+    Each table read is kept in `tables` by file name (an unreadable one is hashed as "" and not kept).
+    """
     out: dict[str, str] = {}
     for name in names:
         path = folder / name
@@ -341,17 +349,28 @@ def _file_hashes(folder: Path, names: list[str]) -> dict[str, str]:
                 out[name] = ""
         else:
             try:
-                out[name] = frame_hash(pq.read_table(path).to_pandas())
+                tables[name] = _read_table(path)
             except (OSError, pa.ArrowException):
                 out[name] = ""
+            else:
+                out[name] = frame_hash(tables[name])
     return out
 
 
-def _read_parquet(folder: Path, name: str, columns: list[str]) -> pd.DataFrame:
-    try:
-        frame = pq.read_table(folder / name).to_pandas()
-    except (OSError, pa.ArrowException) as exc:
-        raise BundleError(f"{folder / name} cannot be read as Parquet ({exc}); re-export the bundle") from exc
+def _read_table(path: Path) -> pd.DataFrame:
+    """One Parquet file as a frame (read as one file: the same values as `pq.read_table`, without pyarrow.dataset)."""
+    with pq.ParquetFile(path) as file:
+        return file.read().to_pandas()
+
+
+def _read_parquet(folder: Path, name: str, columns: list[str], tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The table `name` (as kept by `_verified`, else read now) with its `columns` checked."""
+    frame = tables.get(name)
+    if frame is None:
+        try:
+            frame = _read_table(folder / name)
+        except (OSError, pa.ArrowException) as exc:
+            raise BundleError(f"{folder / name} cannot be read as Parquet ({exc}); re-export the bundle") from exc
     lacking = [c for c in columns if c not in frame]
     if lacking:
         raise BundleError(f"{folder / name} lacks columns {lacking}; re-export the bundle")
@@ -378,7 +397,8 @@ def _attraction_matrix(long: pd.DataFrame, machines: pd.DataFrame, catalog: pd.D
 def load_world(path: str | os.PathLike[str]) -> World:
     """Verify the bundle at `path` (`verify_bundle`) and return its `World` (with `world_hash` set)."""
     folder = Path(path)
-    manifest = verify_bundle(folder)
+    tables: dict[str, pd.DataFrame] = {}
+    manifest = _verified(folder, tables)
     try:
         settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
         demand = DemandSettings.model_validate(settings["demand"])
@@ -388,9 +408,11 @@ def load_world(path: str | os.PathLike[str]) -> World:
         timezone, country = str(settings["timezone"]), str(settings["country"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
-    machines = _read_parquet(folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"])
-    catalog = _read_parquet(folder, "catalog.parquet", CATALOG_COLUMNS)
-    long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"])
+    machines = _read_parquet(
+        folder, "machines.parquet", ["device_id", "location", "site_type", "capacity", "U"], tables
+    )
+    catalog = _read_parquet(folder, "catalog.parquet", CATALOG_COLUMNS, tables)
+    long = _read_parquet(folder, "base_attraction.parquet", ["device_id", "sku_id", "b"], tables)
     b = _attraction_matrix(long, machines, catalog, folder / "base_attraction.parquet")
     try:
         model = DemandModel(
@@ -408,9 +430,9 @@ def load_world(path: str | os.PathLike[str]) -> World:
             catalog=catalog,
             demand_model=model,
             start_date=start,
-            weather=dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS)),
-            forecast=dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS)),
-            calendar=dated(_read_parquet(folder, "calendar.parquet", CALENDAR_COLUMNS)),
+            weather=dated(_read_parquet(folder, "weather.parquet", WEATHER_COLUMNS, tables)),
+            forecast=dated(_read_parquet(folder, "forecast.parquet", FORECAST_COLUMNS, tables)),
+            calendar=dated(_read_parquet(folder, "calendar.parquet", CALENDAR_COLUMNS, tables)),
             economics=economics,
             timezone=timezone,
             country=country,

@@ -73,3 +73,29 @@ def test_worlds_from_paths(tmp_path):
     with pytest.raises(BundleError):
         load_world(tmp_path / "empty")
     assert HTTP_HOST == "127.0.0.1"
+
+
+def test_a_repeated_read_is_answered_from_the_kept_answer_until_the_state_changes(world, tmp_path):
+    app = build_server(world, seed=1, trajectory_path=tmp_path / "t.jsonl")
+    device = simulator_of(app.session).device_ids[0]
+    args = {"device_id": device, "window_days": 7}
+    price = {"items": [{"device_id": device, "sku_id": "SKU0001", "price": 3.3}]}  # reference price 3.00
+
+    async def run():
+        async with Client(app.server) as c:
+            first = await c.call_tool("get_device_detail", args)
+            again = await c.call_tool("get_device_detail", args)
+            changed = await c.call_tool("adjust_price", price)
+            after = await c.call_tool("get_device_detail", args)
+            return first, again, changed, after
+
+    first, again, changed, after = anyio.run(run)
+    assert not first.is_error and not again.is_error and not after.is_error
+    assert changed.structured_content["n_accepted"] == 1
+    assert again.content[0].text == first.content[0].text
+    assert again.structured_content == first.structured_content == json.loads(first.content[0].text)
+    assert first.structured_content["other_prices"]["rows"] == []
+    assert after.structured_content["other_prices"]["rows"] == [["SKU0001", 3.3, 3.0]]
+    assert json.loads(after.content[0].text) == after.structured_content
+    assert app.session.counters["by_tool"] == {"get_device_detail": 3, "adjust_price": 1}
+    app.close()

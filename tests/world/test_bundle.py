@@ -2,6 +2,8 @@ import dataclasses
 import datetime as dt
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -590,3 +592,27 @@ def test_committed_bundle_verifies_and_is_reproducible(real):
     # the shipped README adds the Results section (autovend world ship) to the exported one
     shipped = (COMMITTED / "README.md").read_text().split("\n## Results\n")[0].rstrip("\n")
     assert shipped == (out / "README.md").read_text().rstrip("\n")
+
+
+FIRST_CALL = """
+import json, sys
+from autovend.tools.session import ToolSession
+from autovend.world.bundle import load_world
+
+session = ToolSession(load_world("worlds/cn20"), seed=1)
+assert session.call("get_calendar", {}).ok
+print("MODULES " + json.dumps(sorted(sys.modules)))
+session.close()
+"""
+# what loading a world for play does not need before its first tool call: the dataset layer of pyarrow (a bundle's
+# tables are single Parquet files), the holiday library (the calendar is in the bundle) and YAML (no params file)
+NOT_BEFORE_FIRST_CALL = ("pyarrow.dataset", "holidays", "yaml")
+
+
+def test_loading_a_world_to_its_first_tool_call_leaves_dataset_holidays_and_yaml_unimported():
+    proc = subprocess.run([sys.executable, "-c", FIRST_CALL], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    modules = json.loads(next(x for x in proc.stdout.splitlines() if x.startswith("MODULES ")).removeprefix("MODULES "))
+    assert {"autovend.world.bundle", "autovend.tools.session", "pyarrow.parquet", "pandas"} <= set(modules)
+    loaded = [m for m in modules if any(m == e or m.startswith(e + ".") for e in NOT_BEFORE_FIRST_CALL)]
+    assert loaded == []
