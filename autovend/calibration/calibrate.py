@@ -161,13 +161,14 @@ def calibrate(
                 "r": shocks.r_by_machine.replace(np.inf, np.nan).to_numpy(),
             }
         ),
-        "panel": panel_table(panel),
     }
     if not (fits.raw.converged and fits.final.converged):
         notes.append(
             f"the product split's MM loops hit their cap of {config.mm_iterations} iterations before moving "
             f"less than {config.mm_tolerance:g}; raise mm_iterations"
         )
+    del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is built
+    diagnostics["panel"] = panel_table(panel)
     return canonical_result(
         CalibrationResult(
             scalars=scalars,
