@@ -104,7 +104,9 @@ class DropPrior:
     loglik: float
 
 
-def _at(lam: float, y, e, groups, dropped, base: dict[int, Prior]) -> tuple[dict[int, Prior], float]:
+def _at(
+    lam: float, y: np.ndarray, e: np.ndarray, groups: np.ndarray, dropped: np.ndarray, base: dict[int, Prior]
+) -> tuple[dict[int, Prior], float]:
     """Every subcategory's prior refitted at lam (borrowed priors kept) and the summed marginal log-likelihood."""
     priors: dict[int, Prior] = {}
     total = 0.0
