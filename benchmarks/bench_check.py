@@ -76,14 +76,17 @@ def build_source(folder: Path, n_lines: int, fmt: str, broken: bool, seed: int =
     if broken:
         machine_ids[::100] = "M999"
     status = rng.choice(np.array(["", "completed", "refunded", "failed"]), n_lines, p=[0.5, 0.47, 0.02, 0.01])
+    sku = rng.integers(0, N_PRODUCTS, n_lines)
+    # charged prices near the reference price (0.8-1.6x), so the source passes the plausibility checks
+    unit_price = np.round(products["ref_price"].to_numpy()[sku] * rng.uniform(0.8, 1.6, n_lines), 1)
     orders = pd.DataFrame(
         {
             "order_id": np.char.add("o", np.arange(n_lines).astype(str)),
             "machine_id": machine_ids,
-            "sku_id": _ids("S", rng.integers(0, N_PRODUCTS, n_lines), 4),
+            "sku_id": _ids("S", sku, 4),
             "ts": np.datetime_as_string(ts, unit="s") if fmt == "csv" else ts,
             "qty": qty,
-            "unit_price": np.round(rng.uniform(2, 12, n_lines), 1),
+            "unit_price": unit_price,
             "status": status,
         }
     )
