@@ -401,8 +401,8 @@ def attach_sales(cells: pd.DataFrame, sales: pd.DataFrame, products: pd.DataFram
     if len(c_key) > 1 and not np.all(c_key[1:] >= c_key[:-1]):  # panels come sorted: no copy then
         order = np.argsort(c_key, kind="stable")
         cells, c_key = cells.iloc[order], c_key[order]
-    out = cells if isinstance(cells.index, pd.RangeIndex) and cells.index.start == 0 else cells.reset_index(drop=True)
-    out = out.copy(deep=False)  # the caller's frame gets no new columns
+    out = cells.copy(deep=False)  # the columns are shared; the caller's frame gets no new columns or index
+    out.index = pd.RangeIndex(len(out))
     s_order = np.argsort(s_key, kind="stable")
     s_key = s_key[s_order]
     at = np.minimum(np.searchsorted(s_key, c_key), max(len(s_key) - 1, 0))
