@@ -32,6 +32,7 @@ from autovend.calibration.popularity import (
     _polished,
     _tight,
     exposure_aware_shrink,
+    nb_loglik,
     shrink,
 )
 
@@ -64,8 +65,7 @@ def dropped_products(k: np.ndarray, machine: np.ndarray, day: np.ndarray, n_prod
 def _negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray, mult: np.ndarray) -> float:
     """Negative-binomial marginal log-likelihood with product k's Gamma prior (mult_k a, mult_k b)."""
     a, b = np.exp(p)[:, None] * mult[None, :]
-    ll = special.gammaln(a + y) - special.gammaln(a) + a * np.log(b) - (a + y) * np.log(b + e)
-    return -float(np.sum(ll - special.gammaln(y + 1) + y * np.log(e)))
+    return -float(np.sum(nb_loglik(a, b, y, e)))
 
 
 def _score(p: np.ndarray, y: np.ndarray, e: np.ndarray, mult: np.ndarray) -> np.ndarray:

@@ -60,9 +60,9 @@ class Prior:
         return float(np.exp(self.a + 0.5 * self.b**2))
 
 
-def _gamma_negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> float:
-    a, b = np.exp(p)
-    ll = (
+def nb_loglik(a: np.ndarray | float, b: np.ndarray | float, y: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Each product's negative-binomial marginal log-likelihood: units y, exposure e, a Gamma(a, b) prior on omega."""
+    return (
         special.gammaln(a + y)
         - special.gammaln(a)
         + a * np.log(b)
@@ -70,7 +70,11 @@ def _gamma_negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> float:
         - special.gammaln(y + 1)
         + y * np.log(e)
     )
-    return -float(np.sum(ll))
+
+
+def _gamma_negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray) -> float:
+    a, b = np.exp(p)
+    return -float(np.sum(nb_loglik(a, b, y, e)))
 
 
 def _posterior_nodes(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
