@@ -235,6 +235,9 @@ class _Table:
     has_time: bool
 
 
+_RELEASED = pd.DataFrame()  # what a finalised _Table holds in place of its raw and typed frames
+
+
 def _examples(raw: pd.Series, idx: np.ndarray) -> tuple[str, ...]:
     """A few distinct offending values (as written) among the first rows of `idx`."""
     sample = raw.iloc[idx[: 20 * EXAMPLES_SHOWN]]
@@ -268,10 +271,33 @@ def _count_duplicates(raw: pd.DataFrame) -> int:
     """Exact duplicate rows (all columns as written), counting copies beyond the first."""
     if raw.empty or raw.shape[1] == 0:
         return 0
-    # rows are compared exactly only where their hashes repeat: 8 bytes a row instead of a code per cell
-    hashes = pd.util.hash_pandas_object(raw, index=False).to_numpy()
-    maybe = pd.Series(hashes).duplicated(keep=False).to_numpy()
-    return int(raw[maybe].duplicated().sum()) if maybe.any() else 0
+    # Columns are taken one at a time, fewest distinct values first (judged on the first rows): each is
+    # factorised (Arrow's dictionary encoding for text) over the rows still in question, its codes are
+    # folded into one uint64 key per row (exact while the cardinalities multiply below 2**63, a hash
+    # beyond), and rows whose key is unique so far are dropped, as they cannot be copies. An id column
+    # that tells every row apart is then factorised over a few rows only; hashing every column as Python
+    # objects took about 200 bytes a row. The last few candidates are compared exactly.
+    order = sorted(raw.columns, key=lambda name: raw[name].iloc[:10_000].nunique(dropna=False))
+    rows = np.arange(len(raw))
+    key = np.zeros(len(raw), dtype=np.uint64)
+    room = 1.0  # the product of the cardinalities folded in so far, while the key is exact
+    for name in order:
+        column = raw[name] if len(rows) == len(raw) else raw[name].iloc[rows]
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
+        width = max(len(uniques), 1)
+        if room * width < 2.0**63:
+            key = key * np.uint64(width) + codes.astype(np.uint64)
+            room *= width
+        else:  # a 64-bit mix (splitmix64's multiplier); equal rows still get equal keys
+            key = (key ^ codes.astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
+            key ^= key >> np.uint64(29)
+            room = 2.0**64
+        del codes, uniques, column
+        maybe = pd.Series(key).duplicated(keep=False).to_numpy()
+        rows, key = rows[maybe], key[maybe]
+        if len(rows) == 0:
+            return 0
+    return int(raw.iloc[rows].duplicated().sum())
 
 
 def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Violation]]:
@@ -458,7 +484,11 @@ def inspect_source(path: Path, settings: CheckSettings | None = None) -> Inspect
     n_errors = sum(v.count for v in violations)
     if n_errors or meta is None:
         return Inspection(CheckReport(path, violations, n_errors, None, warnings), meta)
-    final = {stem: finalise_table(t.spec, t.typed) for stem, t in tables.items()}
+    del typed  # the plausibility views; each table's raw text and typed columns go as it is finalised
+    final = {}
+    for stem, t in tables.items():
+        final[stem] = finalise_table(t.spec, t.typed)
+        t.raw = t.typed = _RELEASED  # the summary reads only the table's file, duplicates and has_time
     summary = _summary(meta, final, tables, source_hash(path))
     summary = dataclasses.replace(summary, warnings=tuple(v.format() for v in warnings))
     has_time = {stem: t.has_time for stem, t in tables.items()}

@@ -332,7 +332,7 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
             is_date = np.zeros_like(is_date)
         else:
             is_datetime = np.zeros_like(is_datetime)
-    year = pd.to_numeric(text.str.slice(0, 4), errors="coerce").to_numpy(dtype="float64")
+    year = _years(text, is_date | is_datetime)
     out_of_years = (is_date | is_datetime) & ~((year >= YEARS[0]) & (year <= YEARS[1]))
     if out_of_years.any():
         issues.append(_years_issue(out_of_years))
@@ -340,16 +340,47 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     has_time = bool(is_datetime.any())
     values = pd.Series(pd.NaT, index=series.index, dtype=_TIME_UNIT)
     if is_date.any():
-        values[is_date] = pd.to_datetime(text[is_date], format="%Y-%m-%d", errors="coerce").astype(_TIME_UNIT)
+        values[is_date] = _parse_iso(text[is_date], date_only=True)
     if is_datetime.any():
-        parsed = pd.to_datetime(text[is_datetime].str.replace("T", " ", n=1), format="ISO8601", errors="coerce")
-        values[is_datetime] = parsed.astype(_TIME_UNIT)
+        values[is_datetime] = _parse_iso(text[is_datetime], date_only=False)
     unreal = (is_date | is_datetime) & values.isna().to_numpy()
     if unreal.any():
         issues.append(
             ColumnIssue(unreal, "is not a real calendar date or time of day", "check the day, month and hour")
         )
     return Coerced(values, tuple(issues), has_time)
+
+
+def _years(text: pd.Series, matched: np.ndarray) -> np.ndarray:
+    """The year (first four characters) of the values matched as dates or date-times; NaN elsewhere.
+
+    Parsed with Arrow on the matched rows only (pandas' to_numeric turns text into Python strings first).
+    """
+    year = np.full(len(text), np.nan)
+    if matched.any():
+        head = pc.utf8_slice_codeunits(pa.array(text[matched]), 0, 4)
+        try:
+            year[matched] = pc.cast(head, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:  # a digit Arrow does not read as one: pandas, NaN where not a number
+            year[matched] = pd.to_numeric(pd.Series(head.to_pylist()), errors="coerce").to_numpy(dtype="float64")
+    return year
+
+
+def _parse_iso(text: pd.Series, *, date_only: bool) -> np.ndarray:
+    """Text already matched as ISO 8601 dates (or date-times) as datetime64[ns]; NaT where not a real one.
+
+    Arrow's ISO 8601 cast parses in place (pandas would first turn the text into Python strings, about
+    70 bytes a row); it refuses the whole array if one value is not a real date or time (2024-02-30,
+    24:00), and then pandas parses it with NaT for those.
+    """
+    try:
+        return pc.cast(pa.array(text), pa.timestamp("ns")).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if date_only:
+            parsed = pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")
+        else:
+            parsed = pd.to_datetime(text.str.replace("T", " ", n=1), format="ISO8601", errors="coerce")
+        return parsed.astype(_TIME_UNIT).to_numpy()
 
 
 def _years_issue(mask: np.ndarray) -> ColumnIssue:
@@ -426,4 +457,4 @@ def finalise_table(table: TableSpec, typed: pd.DataFrame) -> pd.DataFrame:
         elif col.name == "status":
             values = values.fillna(DEFAULT_STATUS).astype("str")
         out[col.name] = values
-    return pd.DataFrame(out, index=typed.index)
+    return pd.DataFrame(out, index=typed.index, copy=False)

@@ -1,6 +1,7 @@
 import os
 import stat
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -877,3 +878,20 @@ def test_duplicate_rows_count_every_copy_beyond_the_first():
     assert _count_duplicates(raw) == 3  # two more copies of a, one more of c
     assert _count_duplicates(raw.iloc[[0, 3, 4, 6]]) == 0
     assert _count_duplicates(pd.concat([raw.iloc[[7]]] * 4)) == 3  # blank rows are rows too
+
+
+def test_duplicate_rows_are_counted_exactly_when_the_row_keys_must_be_hashed():
+    from autovend.data.check import _count_duplicates
+
+    # six columns of 3,000 distinct values: their cardinalities multiply past 2**63, so the row keys are
+    # hashed, and rows equal in five columns of six must not be counted as copies
+    rng = np.random.default_rng(7)
+    n = 3000
+    cols = {f"c{i}": [f"v{i}_{j}" for j in rng.permutation(n)] for i in range(6)}
+    raw = pd.DataFrame(cols)
+    near = raw.iloc[:50].copy()
+    near["c5"] = [f"other{j}" for j in range(50)]
+    copies = raw.iloc[[3, 3, 10, 2999]]
+    table = pd.concat([raw, near, copies], ignore_index=True)
+    assert _count_duplicates(table) == 4
+    assert _count_duplicates(table) == int(table.duplicated().sum())

@@ -230,3 +230,22 @@ def test_strings_keep_spaces_choices_are_stripped():
     assert issues(ids) == {"is blank": [2]}
     site = coerce_column(MACHINES.column("site_type"), text(" campus"))
     assert site.values.to_list() == ["campus"]
+
+
+def test_times_parse_to_the_same_nanoseconds_with_or_without_an_unreal_value_in_the_column():
+    ts = next(c for c in ORDERS.columns if c.name == "ts")
+    good = ["2024-06-01T07:05:43", "2024-06-01 07:05", "2024-06-01T07:05:43.123456789", "2024-02-29T23:59:59.5"]
+    parsed = coerce_column(ts, pd.Series(good, dtype="str"))
+    assert not parsed.issues
+    assert parsed.values.astype("int64").tolist() == [
+        1717225543000000000,
+        1717225500000000000,
+        1717225543123456789,
+        1709251199500000000,
+    ]
+    # one impossible time sends the column down the slower path: the real ones keep their values
+    mixed = coerce_column(ts, pd.Series([*good, "2024-02-30T00:00", "2024-06-01T24:00"], dtype="str"))
+    assert mixed.values.iloc[:4].astype("int64").tolist() == parsed.values.astype("int64").tolist()
+    assert mixed.values.iloc[4:].isna().all()
+    assert [i.problem for i in mixed.issues] == ["is not a real calendar date or time of day"]
+    assert np.flatnonzero(mixed.issues[0].mask).tolist() == [4, 5]
