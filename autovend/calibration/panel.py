@@ -175,11 +175,12 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     has_inv = machines["has_inventory"].to_numpy()
     keys = _Keys(len(products), n_days)
     inv_m = np.flatnonzero(has_inv)
-    sales_inv = sales[has_inv[sales["m"].to_numpy()]]
-    rule_cells = attach_sales(_sales_rule_shelves(sales_inv, config.sales_rule_gap_days, keys), sales, products)
-    known, cap_est = _known_shelves(sales_inv, inv, visits_all, start_ts, keys)
-    rule = _sales_rule_shelves(sales[~has_inv[sales["m"].to_numpy()]], config.sales_rule_gap_days, keys)
-    cells = attach_sales(_concat_sorted([known, rule], keys), sales, products)
+    if inv is not None:
+        inv = inv[["m", "k", "ts", "shelf_qty"]]
+    cells, rule_cells, cap_est = _cells_by_block(
+        _Records(sales, inv, visits_all, has_inv, start_ts), keys, config.sales_rule_gap_days, products
+    )
+    del sales, inv, visits_all
     for m in inv_m.tolist():
         if np.isnan(machines["capacity"].iat[m]):
             machines.loc[m, "capacity"] = cap_est.get(m, 0.0)
@@ -285,6 +286,102 @@ def _concat_sorted(parts: list[pd.DataFrame], keys: _Keys) -> pd.DataFrame:
     del key
     # column by column, so at most one column is held twice (a panel may hold tens of millions of cells)
     return pd.DataFrame({c: np.concatenate([p[c].to_numpy() for p in parts])[order] for c in parts[0].columns})
+
+
+BLOCK_ROWS = 1 << 19  # sales and count rows per block of machines whose cells are built together
+
+
+@dataclass(frozen=True)
+class _Records:
+    """What the cells are built from: the (m, k, d) sales in (m, k, d) order and the kept products' counts."""
+
+    sales: pd.DataFrame  # m, k, d, units, revenue
+    inv: pd.DataFrame | None  # m, k, ts, shelf_qty
+    visits: pd.DataFrame | None  # m, ts of every visit
+    has_inv: np.ndarray  # (machines,) whether the machine has inventory records
+    start_ts: pd.Timestamp
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """Consecutive machine ranges [lo, hi) of about BLOCK_ROWS sales and count rows each (whole machines)."""
+        n = len(self.has_inv)
+        weight = np.bincount(self.sales["m"].to_numpy(), minlength=n)
+        if self.inv is not None:
+            weight = weight + np.bincount(self.inv["m"].to_numpy(), minlength=n)
+        bounds, held = [0], 0
+        for m, w in enumerate(weight.tolist()):
+            if held and held + w > BLOCK_ROWS:
+                bounds.append(m)
+                held = 0
+            held += w
+        return list(zip(bounds, [*bounds[1:], n], strict=True))
+
+    def of(self, lo: int, hi: int) -> _Records:
+        """The records of machines lo..hi-1."""
+        s_m = self.sales["m"].to_numpy()
+        sales = self.sales.iloc[int(np.searchsorted(s_m, lo)) : int(np.searchsorted(s_m, hi))]
+
+        def part(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+            if frame is None:
+                return None
+            m = frame["m"].to_numpy()
+            return frame[(m >= lo) & (m < hi)]
+
+        return _Records(sales, part(self.inv), part(self.visits), self.has_inv, self.start_ts)
+
+
+def _cells_by_block(
+    rec: _Records, keys: _Keys, gap: int, products: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, float]]:
+    """The panel's cells, the sales rule's cells of machines with inventory, and their largest counts.
+
+    Machines are independent here, so they are taken in blocks (`_Records.blocks`): the working arrays
+    (a dozen values per cell) are held for one block at a time, and the panel's memory grows with its
+    cells only. Each block's cells come out in (m, k, d) order, so their concatenation is in order.
+    """
+    blocks = rec.blocks()
+    cells, rule_cells = _Columns(), _Columns()
+    cap_est: dict[int, float] = {}
+    for lo, hi in blocks:
+        part = rec.of(lo, hi) if len(blocks) > 1 else rec
+        with_inv = rec.has_inv[part.sales["m"].to_numpy()]
+        sales_inv = part.sales[with_inv]
+        rule_cells.add(attach_sales(_sales_rule_shelves(sales_inv, gap, keys), part.sales, products))
+        known, cap = _known_shelves(sales_inv, part.inv, part.visits, rec.start_ts, keys)
+        cap_est.update(cap)
+        rule = _sales_rule_shelves(part.sales[~with_inv], gap, keys)
+        cells.add(attach_sales(_concat_sorted([known, rule], keys), part.sales, products))
+        del known, rule, sales_inv, part
+    return cells.frame(), rule_cells.frame(), cap_est
+
+
+class _Columns:
+    """Frames with the same columns collected block by block, then stacked one column at a time."""
+
+    def __init__(self) -> None:
+        self.single: pd.DataFrame | None = None  # the first block's frame, while it is the only one
+        self.parts: dict[str, list[np.ndarray]] = {}
+        self.blocks = 0
+
+    def add(self, frame: pd.DataFrame) -> None:
+        """Keep a block's frame; once there are two, every block's columns are held as arrays of their own."""
+        self.blocks += 1
+        if self.blocks == 1:
+            self.single = frame
+            return
+        if self.single is not None:
+            self._own(self.single)
+            self.single = None
+        self._own(frame)
+
+    def _own(self, frame: pd.DataFrame) -> None:
+        for name in frame.columns:  # copies, so the block's working frame (and its 2-D blocks) can go
+            self.parts.setdefault(name, []).append(np.array(frame[name].to_numpy(), copy=True))
+
+    def frame(self) -> pd.DataFrame:
+        """The blocks one after the other; each column's pieces are freed as soon as it is stacked."""
+        if self.single is not None:
+            return self.single
+        return pd.DataFrame({name: np.concatenate(self.parts.pop(name)) for name in list(self.parts)}, copy=False)
 
 
 def _expand(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

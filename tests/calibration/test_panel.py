@@ -81,3 +81,21 @@ def test_prices_carry_forward_then_backward_within_a_machine_and_product():
     # 7 / 2 charged on day 2, carried back to day 1 and forward to days 3-4; 4 / 1 on day 5; the reference price
     assert list(out["price"]) == [3.5, 3.5, 3.5, 3.5, 4.0, 9.0]
     assert list(out["revenue"]) == [0.0, 7.0, 0.0, 0.0, 4.0, 0.0]
+
+
+def test_the_panel_built_machine_block_by_block_equals_the_panel_built_at_once(synthetic_source, monkeypatch):
+    from autovend.calibration import panel as panel_module
+    from autovend.calibration.config import CalibrationConfig
+
+    config = CalibrationConfig()
+    whole = panel_module.build_panel(synthetic_source, config)
+    monkeypatch.setattr(panel_module, "BLOCK_ROWS", 20_000)  # about 16 blocks of the 99 machines
+    blocks = panel_module._Records(
+        pd.DataFrame({"m": np.repeat(np.arange(99), 2_000)}), None, None, np.zeros(99, bool), pd.Timestamp(0)
+    ).blocks()
+    assert len(blocks) == 10 and blocks[0] == (0, 10) and blocks[-1] == (90, 99)
+    parts = panel_module.build_panel(synthetic_source, config)
+    assert len(whole.cells) > 500_000 and len(whole.rule_cells) > 200_000
+    for name in ("cells", "rule_cells", "machine_days", "machines"):
+        pd.testing.assert_frame_equal(getattr(parts, name), getattr(whole, name), check_exact=True)
+    assert parts.notes == whole.notes
