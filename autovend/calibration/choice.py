@@ -75,18 +75,13 @@ class ChoiceFit:
 
 def cell_factors(panel: Panel, settings: DemandSettings, cells: pd.DataFrame) -> np.ndarray:
     """min(1, q/phi) * (p/p_ref)**-eps * E for cells (q unknown: facing 1; weather missing: neutral)."""
-    m = cells["m"].to_numpy()
-    k = cells["k"].to_numpy()
-    d = cells["d"].to_numpy()
-    q = cells["q"].to_numpy(dtype=float)
-    facing = np.where(np.isnan(q), 1.0, np.minimum(1.0, q / settings.phi))
-    site_types = panel.machines["site_type"].to_numpy()
-    eps = settings.elasticity_of(site_types)[m]
-    ref = panel.products["ref_price"].to_numpy(dtype=float)[k]
-    ratio = cells["price"].to_numpy(dtype=float) / ref
-    price = np.power(np.where(ratio > 0, ratio, 1.0), -eps)
-    sites, site_code = np.unique(site_types, return_inverse=True)
-    cats, cat_code = np.unique(panel.products["category_l1"].to_numpy(), return_inverse=True)
+    return _factors(panel, settings, _environment_table(panel, settings), cells)
+
+
+def _environment_table(panel: Panel, settings: DemandSettings) -> np.ndarray:
+    """E of eq. (2) by day, site type (sorted) and category (sorted)."""
+    sites = np.unique(panel.machines["site_type"].to_numpy())
+    cats = np.unique(panel.products["category_l1"].to_numpy())
     env_table = np.empty((panel.n_days, len(sites), len(cats)))
     days = panel.days
     for i in range(panel.n_days):
@@ -100,40 +95,73 @@ def cell_factors(panel: Panel, settings: DemandSettings, cells: pd.DataFrame) ->
             None if pd.isna(p) else float(p),
             days["day_type"].iat[i],
         )
+    return env_table
+
+
+def _factors(panel: Panel, settings: DemandSettings, env_table: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
+    """`cell_factors` given the environment table."""
+    m = cells["m"].to_numpy()
+    k = cells["k"].to_numpy()
+    d = cells["d"].to_numpy()
+    q = cells["q"].to_numpy(dtype=float)
+    facing = np.where(np.isnan(q), 1.0, np.minimum(1.0, q / settings.phi))
+    site_types = panel.machines["site_type"].to_numpy()
+    eps = settings.elasticity_of(site_types)[m]
+    ref = panel.products["ref_price"].to_numpy(dtype=float)[k]
+    ratio = cells["price"].to_numpy(dtype=float) / ref
+    price = np.power(np.where(ratio > 0, ratio, 1.0), -eps)
+    site_code = np.unique(site_types, return_inverse=True)[1]
+    cat_code = np.unique(panel.products["category_l1"].to_numpy(), return_inverse=True)[1]
     env = env_table[d, site_code[m], cat_code[k]]
     return facing * price * env
 
 
+FACTOR_BLOCK = 1 << 20  # cells whose factors `choice_data` computes at once (a dozen arrays of 8 MB)
+
+
 def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | None = None) -> ChoiceData:
-    """Collect the cells of the given machines (default: those with known shelves, else all)."""
+    """Collect the cells of the given machines (default: those with known shelves, else all).
+
+    The cells' columns are taken one at a time and their factors computed in blocks, so besides the
+    ChoiceData itself only a few values a cell are held (a panel may hold tens of millions of cells).
+    """
     cells = panel.cells
     if machines is None:
         known_m = panel.machines.index[panel.machines["has_inventory"]].to_numpy()
         machines = known_m if len(known_m) else panel.machines.index.to_numpy()
     has_inv = panel.machines["has_inventory"].to_numpy()
-    # the machines' cells; for machines with inventory, only days with known shelves (one copy of the panel)
-    m = cells["m"].to_numpy()
-    cells = cells[np.isin(m, machines) & (~has_inv[m] | cells["known"].to_numpy())]
-    md_key = cells["m"].to_numpy().astype(np.int64) * (panel.n_days + 1) + cells["d"].to_numpy()
+    # the machines' cells; for machines with inventory, only days with known shelves
+    m_all = cells["m"].to_numpy()
+    rows = np.flatnonzero(np.isin(m_all, machines) & (~has_inv[m_all] | cells["known"].to_numpy()))
+    m = m_all[rows]
+    md_key = m.astype(np.int64) * (panel.n_days + 1) + cells["d"].to_numpy()[rows]
     uniq, cell_md = np.unique(md_key, return_inverse=True)
+    del md_key
     site_types = panel.machines["site_type"].to_numpy()
-    sites = sorted(set(site_types[cells["m"].to_numpy()]))
+    sites = sorted(set(site_types[np.unique(m)]))
     cats1 = sorted(panel.products["category_l1"].unique())
     cats2 = sorted(panel.products["category_l2"].unique())
-    s_code = pd.Series(np.arange(len(sites)), index=sites)
-    g1_code = pd.Series(np.arange(len(cats1)), index=cats1)
-    g2_code = pd.Series(np.arange(len(cats2)), index=cats2)
-    k = cells["k"].to_numpy(dtype=np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
+    # codes per machine and per product, gathered per cell (never a text value per cell)
+    site_of_m = pd.Series(np.arange(len(sites)), index=sites).reindex(site_types).fillna(-1).to_numpy(np.int64)
+    g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
+    g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
+    k = cells["k"].to_numpy()[rows].astype(np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
+    env_table = _environment_table(panel, settings)
+    a = np.empty(len(rows))
+    for lo in range(0, len(rows), FACTOR_BLOCK):
+        part = rows[lo : lo + FACTOR_BLOCK]
+        block = pd.DataFrame({c: cells[c].to_numpy()[part] for c in ("m", "k", "d", "q", "price")}, copy=False)
+        a[lo : lo + len(part)] = _factors(panel, settings, env_table, block)
     return ChoiceData(
         cell_md=cell_md,
         k=k,
-        site=s_code.reindex(site_types[cells["m"].to_numpy()]).to_numpy(),
-        g1=g1_code.reindex(panel.products["category_l1"].to_numpy()[k]).to_numpy(),
-        g2=g2_code.reindex(panel.products["category_l2"].to_numpy()[k]).to_numpy(),
-        a=cell_factors(panel, settings, cells),
-        y=cells["units"].to_numpy(dtype=float),
-        q=cells["q"].to_numpy(dtype=float),
-        censored=cells["censored"].to_numpy(dtype=bool),
+        site=site_of_m[m],
+        g1=g1_of_k[k],
+        g2=g2_of_k[k],
+        a=a,
+        y=cells["units"].to_numpy()[rows].astype(float),
+        q=cells["q"].to_numpy(dtype=float)[rows],
+        censored=cells["censored"].to_numpy(dtype=bool)[rows],
         md_m=(uniq // (panel.n_days + 1)).astype(np.int64),
         md_d=(uniq % (panel.n_days + 1)).astype(np.int64),
         sites=sites,
