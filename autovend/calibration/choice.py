@@ -40,9 +40,9 @@ class ChoiceData:
 
     cell_md: np.ndarray  # machine-day code of each cell
     k: np.ndarray  # product code
-    site: np.ndarray  # site-type code of the cell's machine
-    g1: np.ndarray  # category_l1 code of the product
+    pig: np.ndarray  # site type x category code: site * len(cats_l1) + category_l1 (pi's flat index)
     g2: np.ndarray  # category_l2 code of the product
+    g1_of_g2: np.ndarray  # (subcategories,) category code of each subcategory with cells (0 for the others)
     a: np.ndarray  # min(1, q/phi) * price factor * E
     y: np.ndarray  # units sold
     q: np.ndarray  # opening shelf (nan unknown)
@@ -53,6 +53,25 @@ class ChoiceData:
     cats_l1: list[str]
     cats_l2: list[str]
     n_products: int
+
+    @property
+    def site(self) -> np.ndarray:
+        """Site-type code of each cell's machine (computed: the cells hold `pig` only)."""
+        return self.pig // len(self.cats_l1)
+
+    @property
+    def g1(self) -> np.ndarray:
+        """category_l1 code of each cell's product (computed)."""
+        return self.pig % len(self.cats_l1)
+
+
+def split_codes(
+    site: np.ndarray, g1: np.ndarray, g2: np.ndarray, n_cats_l1: int, n_cats_l2: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(`pig`, `g1_of_g2`) of `ChoiceData` from per-cell site, category and subcategory codes."""
+    g1_of_g2 = np.zeros(n_cats_l2, dtype=np.int64)
+    g1_of_g2[g2] = g1
+    return np.asarray(site, dtype=np.int64) * n_cats_l1 + g1, g1_of_g2
 
 
 @dataclass(frozen=True)
@@ -146,6 +165,8 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
     g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
     k = cells["k"].to_numpy()[rows].astype(np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
+    g2 = g2_of_k[k]
+    pig, g1_of_g2 = split_codes(site_of_m[m], g1_of_k[k], g2, len(cats1), len(cats2))
     env_table = _environment_table(panel, settings)
     a = np.empty(len(rows))
     for lo in range(0, len(rows), FACTOR_BLOCK):
@@ -155,9 +176,9 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     return ChoiceData(
         cell_md=cell_md,
         k=k,
-        site=site_of_m[m],
-        g1=g1_of_k[k],
-        g2=g2_of_k[k],
+        pig=pig,
+        g2=g2,
+        g1_of_g2=g1_of_g2,
         a=a,
         y=cells["units"].to_numpy()[rows].astype(float),
         q=cells["q"].to_numpy(dtype=float)[rows],
@@ -365,6 +386,21 @@ def _posterior_block(
     return dhat, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
 
 
+def _attraction(data: ChoiceData, omega: np.ndarray, pi: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """v = omega_k * pi_{site,g1} * gamma_{g2} * a of every cell, multiplied in that order (one new array)."""
+    v = omega[data.k]
+    v *= pi.reshape(-1)[data.pig]
+    v *= gamma[data.g2]
+    v *= data.a
+    return v
+
+
+def _positive_or_one(x: np.ndarray) -> np.ndarray:
+    """x with every value that is not positive set to 1, in place (as np.where(x > 0, x, 1.0))."""
+    x[~(x > 0)] = 1.0
+    return x
+
+
 def _bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(idx, weights=w, minlength=n)
 
@@ -399,44 +435,38 @@ def fit_choice(
     omega = np.ones(K) if omega_fixed is None else omega_fixed.astype(float).copy()
     pi = np.ones((S, C1))
     gamma = np.ones(C2)
-    md, k, a = data.cell_md, data.k, data.a
+    md, k = data.cell_md, data.k
     y = data.y  # read only
     dhat = y.copy()
     cens = data.censored & ~np.isnan(data.q) & impute
     it_total = 0
     all_converged = True
-    g1_of_g2 = np.zeros(C2, dtype=np.int64)
-    g1_of_g2[data.g2] = data.g1
     var_adjust = np.zeros(n_md)
-
-    def expected(v: np.ndarray, total: np.ndarray) -> np.ndarray:
-        V = _bincount(md, v, n_md)
-        return total[md] * v / np.where(V[md] > 0, V[md], 1.0)
+    share = np.empty(0)
 
     for _round in range(em_rounds + 1 if impute else 1):
         problem = SplitProblem(
             md=md,
             k=k,
-            site=data.site,
-            g1=data.g1,
+            pig=data.pig,
             g2=data.g2,
-            a=a,
+            a=data.a,
             demand=dhat,
             n_md=n_md,
             n_products=K,
-            g1_of_g2=g1_of_g2,
+            g1_of_g2=data.g1_of_g2,
             pseudo_units=pseudo_units,
             update_omega=omega_fixed is None,
         )
         fitted, sweeps, converged = solve(problem, Params(omega, pi, gamma), tol=tol, max_iter=max_iter)
+        del problem  # its per-cell scratch goes before the E-step's
         omega, pi, gamma = fitted.omega, fitted.pi, fitted.gamma
         it_total += sweeps
         all_converged &= converged
         if not impute or not np.any(cens):
             break
-        v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
-        V = _bincount(md, v, n_md)
-        share = v / np.where(V[md] > 0, V[md], 1.0)
+        share = _attraction(data, omega, pi, gamma)
+        share /= _positive_or_one(_bincount(md, share, n_md)[md])  # v / V, in place
         if scale_prior is not None:
             dhat, var_adjust = _posterior_impute(md, share, y, cens, data.q, n_md, *scale_prior)
             continue
@@ -457,21 +487,30 @@ def fit_choice(
         extra -= _bincount(c_md, dhat[ci], n_md)
         g_md = np.where(y_unc > 0, 1.0 + extra / (delta * np.maximum(y_unc, 1e-12)), 1.0)
         var_adjust = (g_md**2 - 1.0) * y_unc - var_cens
+    share = np.empty(0)  # the last E-step's per-cell shares are not needed below
 
-    v = omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a
+    v = _attraction(data, omega, pi, gamma)
     V = _bincount(md, v, n_md)
     pos = (dhat > 0) & (v > 0)
     loglik = float(np.sum(dhat[pos] * np.log(v[pos] / V[md[pos]])))
-    ex = expected(v, _bincount(md, dhat, n_md))
-    exposure = _bincount(k, ex / np.where(omega[k] > 0, omega[k], 1.0), K)
+    del pos
+    # each cell's expected demand, total[md] * v / V[md], then per unit of omega: the exposure
+    ex = _bincount(md, dhat, n_md)[md]
+    ex *= v
+    ex /= _positive_or_one(V[md])
+    ex /= _positive_or_one(omega[k])
+    exposure = _bincount(k, ex, K)
+    del ex, v
     # products whose MLE omega is 0 still have exposure: recompute their share with omega = 1
     zero = omega[k] == 0
     if np.any(zero):
-        v1 = pi[data.site, data.g1] * gamma[data.g2] * a
-        V = _bincount(md, omega[k] * pi[data.site, data.g1] * gamma[data.g2] * a, n_md)
+        pig = pi.reshape(-1)[data.pig]
+        v1 = pig * gamma[data.g2] * data.a
+        V = _bincount(md, omega[k] * pig * gamma[data.g2] * data.a, n_md)
         tot = _bincount(md, dhat, n_md)
         ex0 = tot[md] * v1 / np.where(V[md] > 0, V[md] + v1, 1.0)
         exposure += _bincount(k, np.where(zero, ex0, 0.0), K)
+    del zero
     return ChoiceFit(
         omega=omega,
         pi=pi,

@@ -337,10 +337,12 @@ def pi_status(
     site_types = sorted({str(s) for s in panel.machines["site_type"]})
     pooled = set(settings.site_types_without_settings(site_types))
     md_site = panel.machines["site_type"].astype(str).to_numpy()[data.md_m]
-    offered = pd.crosstab(
-        pd.Series(np.asarray(data.sites, dtype=object)[data.site], name="site"),
-        pd.Series(np.asarray(data.cats_l1, dtype=object)[data.g1], name="l1"),
-    ).reindex(columns=data.cats_l1, fill_value=0)
+    n_sites, n_cats = len(data.sites), len(data.cats_l1)
+    offered = pd.DataFrame(  # cells per site type x category (a count per code, never a text value per cell)
+        np.bincount(data.pig, minlength=n_sites * n_cats).reshape(n_sites, n_cats),
+        index=data.sites,
+        columns=data.cats_l1,
+    )
     where = "known shelves" if shelves_known else "sales-rule shelves"
     out = []
     for s in site_types:

@@ -44,8 +44,7 @@ class SplitProblem:
 
     md: np.ndarray  # machine-day code of each cell
     k: np.ndarray  # product code
-    site: np.ndarray  # site-type code
-    g1: np.ndarray  # category code
+    pig: np.ndarray  # site type x category code (the index into pi flattened)
     g2: np.ndarray  # subcategory code
     a: FloatArray  # fixed attraction factors
     demand: FloatArray  # demand per cell (imputed where censored)
@@ -78,42 +77,45 @@ class SplitProblem:
         return g2_of_k, offered
 
     @cached_property
-    def _by_pi_shape(self) -> dict[tuple[int, int], tuple[np.ndarray, FloatArray]]:
+    def _pi_demand(self) -> dict[tuple[int, int], FloatArray]:
         return {}
 
     def _pi_cells(self, shape: tuple[int, int]) -> tuple[np.ndarray, FloatArray]:
         """Each cell's index into pi flattened, and the demand per site type x category."""
-        if shape not in self._by_pi_shape:
-            index = self.site * shape[1] + self.g1
-            demand = np.bincount(index, weights=self.demand, minlength=shape[0] * shape[1]).reshape(shape)
-            self._by_pi_shape[shape] = (index, demand)
-        return self._by_pi_shape[shape]
+        if shape not in self._pi_demand:
+            self._pi_demand[shape] = np.bincount(self.pig, weights=self.demand, minlength=shape[0] * shape[1]).reshape(
+                shape
+            )
+        return self.pig, self._pi_demand[shape]
 
     @cached_property
-    def _buffers(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+    def _buffers(self) -> tuple[FloatArray, FloatArray]:
         """Scratch arrays of one value per cell: the sweeps reuse them instead of allocating their temporaries."""
         n = len(self.k)
-        return np.empty(n), np.empty(n), np.empty(n)
+        return np.empty(n), np.empty(n)
 
     def attraction(self, p: Params) -> FloatArray:
         """v of every cell."""
-        return self._attraction(p, np.empty(len(self.k)), self._buffers[2])
+        return self._attraction(p, np.empty(len(self.k)), self._buffers[1])
 
     def _attraction(self, p: Params, out: FloatArray, scratch: FloatArray) -> FloatArray:
         """v = omega_k * pi_{site,g1} * gamma_{g2} * a, multiplied in that order, into `out`."""
         np.take(p.omega, self.k, out=out, mode="clip")
-        np.multiply(out, np.take(p.pi.reshape(-1), self._pi_cells(p.pi.shape)[0], out=scratch, mode="clip"), out=out)
+        np.multiply(out, np.take(p.pi.reshape(-1), self.pig, out=scratch, mode="clip"), out=out)
         np.multiply(out, np.take(p.gamma, self.g2, out=scratch, mode="clip"), out=out)
         return np.multiply(out, self.a, out=out)
 
     def _expected(self, p: Params) -> FloatArray:
-        """Each cell's expected demand: its machine-day's demand split in proportion to the attractions."""
-        v, ex, scratch = self._buffers
+        """Each cell's expected demand: its machine-day's demand split in proportion to the attractions.
+
+        Computed in the first scratch array (valid until the next call).
+        """
+        v, scratch = self._buffers
         self._attraction(p, v, scratch)
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
         np.take(np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
-        np.multiply(self._total, v, out=ex)
-        return np.divide(ex, scratch, out=ex)
+        np.multiply(self._total, v, out=v)
+        return np.divide(v, scratch, out=v)
 
     def sweep(self, p: Params) -> Params:
         """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""

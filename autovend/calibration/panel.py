@@ -19,6 +19,8 @@ time grow with those cells.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,8 +40,8 @@ class Panel:
     products: pd.DataFrame  # sku_id, category_l1, category_l2, ref_price
     days: pd.DataFrame  # date, weekday, is_workday, day_type, holiday_name, t_max_c, precip_mm
     cells: pd.DataFrame  # m, k, d, units, revenue, price, q, censored, known
-    rule_cells: pd.DataFrame  # the sales rule applied to machines with inventory (to calibrate the rule)
     machine_days: pd.DataFrame  # m, d, units, fill, known, active
+    sales_rule_gap_days: int  # G of the sales rule (see `rule_cells`)
     kept_unit_share: float
     units_all: int
     units_kept: int
@@ -60,6 +62,25 @@ class Panel:
     def n_days(self) -> int:
         """Number of days in the panel."""
         return len(self.days)
+
+    def rule_cells(self) -> Iterator[pd.DataFrame]:
+        """The sales rule applied to the machines with inventory records (to calibrate it), in machine blocks.
+
+        Rebuilt from the cells on each call rather than held: every sale of such a machine is a cell
+        (an order line sells at least one unit). Blocks of whole machines, in machine order, bound the
+        working arrays as in `build_panel`.
+        """
+        cells = self.cells
+        has_inv = self.machines["has_inventory"].to_numpy()
+        m = cells["m"].to_numpy()
+        sold = np.flatnonzero(has_inv[m] & (cells["units"].to_numpy() > 0))
+        keys = _Keys(self.n_products, self.n_days)
+        weight = np.bincount(m[sold], minlength=self.n_machines)
+        bounds = np.searchsorted(m[sold], [lo for lo, _ in _blocks(weight)] + [self.n_machines])
+        for start, stop in itertools.pairwise(bounds.tolist()):
+            rows = sold[start:stop]
+            sales = pd.DataFrame({c: cells[c].to_numpy()[rows] for c in ("m", "k", "d", "units", "revenue")})
+            yield attach_sales(_sales_rule_shelves(sales, self.sales_rule_gap_days, keys), sales, self.products)
 
 
 def _day_index(ts: pd.Series, start: pd.Timestamp) -> np.ndarray:
@@ -177,7 +198,7 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     inv_m = np.flatnonzero(has_inv)
     if inv is not None:
         inv = inv[["m", "k", "ts", "shelf_qty"]]
-    cells, rule_cells, cap_est = _cells_by_block(
+    cells, cap_est = _cells_by_block(
         _Records(sales, inv, visits_all, has_inv, start_ts), keys, config.sales_rule_gap_days, products
     )
     del sales, inv, visits_all
@@ -219,8 +240,8 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
         products=products,
         days=days.reset_index(drop=True),
         cells=cells,
-        rule_cells=rule_cells,
         machine_days=machine_days,
+        sales_rule_gap_days=config.sales_rule_gap_days,
         kept_unit_share=units_kept / units_all if units_all else float("nan"),
         units_all=units_all,
         units_kept=units_kept,
@@ -307,13 +328,7 @@ class _Records:
         weight = np.bincount(self.sales["m"].to_numpy(), minlength=n)
         if self.inv is not None:
             weight = weight + np.bincount(self.inv["m"].to_numpy(), minlength=n)
-        bounds, held = [0], 0
-        for m, w in enumerate(weight.tolist()):
-            if held and held + w > BLOCK_ROWS:
-                bounds.append(m)
-                held = 0
-            held += w
-        return list(zip(bounds, [*bounds[1:], n], strict=True))
+        return _blocks(weight)
 
     def of(self, lo: int, hi: int) -> _Records:
         """The records of machines lo..hi-1."""
@@ -329,29 +344,39 @@ class _Records:
         return _Records(sales, part(self.inv), part(self.visits), self.has_inv, self.start_ts)
 
 
+def _blocks(weight: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive machine ranges [lo, hi) holding about BLOCK_ROWS of `weight` (rows per machine) each."""
+    bounds, held = [0], 0
+    for m, w in enumerate(weight.tolist()):
+        if held and w and held + w > BLOCK_ROWS:  # machines without rows join the block they follow
+            bounds.append(m)
+            held = 0
+        held += w
+    return list(zip(bounds, [*bounds[1:], len(weight)], strict=True))
+
+
 def _cells_by_block(
     rec: _Records, keys: _Keys, gap: int, products: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, float]]:
-    """The panel's cells, the sales rule's cells of machines with inventory, and their largest counts.
+) -> tuple[pd.DataFrame, dict[int, float]]:
+    """The panel's cells and the largest counts of the machines with inventory.
 
     Machines are independent here, so they are taken in blocks (`_Records.blocks`): the working arrays
     (a dozen values per cell) are held for one block at a time, and the panel's memory grows with its
     cells only. Each block's cells come out in (m, k, d) order, so their concatenation is in order.
     """
     blocks = rec.blocks()
-    cells, rule_cells = _Columns(), _Columns()
+    cells = _Columns()
     cap_est: dict[int, float] = {}
     for lo, hi in blocks:
         part = rec.of(lo, hi) if len(blocks) > 1 else rec
         with_inv = rec.has_inv[part.sales["m"].to_numpy()]
         sales_inv = part.sales[with_inv]
-        rule_cells.add(attach_sales(_sales_rule_shelves(sales_inv, gap, keys), part.sales, products))
         known, cap = _known_shelves(sales_inv, part.inv, part.visits, rec.start_ts, keys)
         cap_est.update(cap)
         rule = _sales_rule_shelves(part.sales[~with_inv], gap, keys)
         cells.add(attach_sales(_concat_sorted([known, rule], keys), part.sales, products))
         del known, rule, sales_inv, part
-    return cells.frame(), rule_cells.frame(), cap_est
+    return cells.frame(), cap_est
 
 
 class _Columns:

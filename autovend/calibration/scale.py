@@ -75,7 +75,7 @@ def sales_only_scales(
     sales_only: np.ndarray,
 ) -> SalesOnlyScales:
     """c_m of the sales-only machines (module docstring); `known_W` by (m, d), `c_known` by m."""
-    rule_known = rule_attraction(panel, settings, panel.rule_cells, b_hat, fill)
+    rule_known = pd.concat([rule_attraction(panel, settings, cells, b_hat, fill) for cells in panel.rule_cells()])
     both = pd.concat([known_W.rename("known"), rule_known.rename("rule")], axis=1, join="inner")
     both = both[(both["known"] > 0) & (both["rule"] > 0)]
     attraction_factor = float(np.exp(np.mean(np.log(both["known"] / both["rule"])))) if len(both) else 1.0

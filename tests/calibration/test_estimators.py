@@ -115,12 +115,13 @@ def test_choice_split_recovers_popularity_and_site_preference_with_censoring():
             )
     df = pd.concat(rows, ignore_index=True)
     md_codes, md = np.unique(df["md"], return_inverse=True)
+    pig, g1_of_g2 = choice.split_codes(df["site"].to_numpy(), df["g1"].to_numpy(), df["g1"].to_numpy(), 2, 2)
     data = choice.ChoiceData(
         cell_md=md,
         k=df["k"].to_numpy(),
-        site=df["site"].to_numpy(),
-        g1=df["g1"].to_numpy(),
+        pig=pig,
         g2=df["g1"].to_numpy(),
+        g1_of_g2=g1_of_g2,
         a=df["a"].to_numpy(float),
         y=df["y"].to_numpy(float),
         q=df["q"].to_numpy(float),

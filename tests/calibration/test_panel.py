@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from autovend.calibration.panel import _Keys, _known_shelves, _sales_rule_shelves, attach_sales
 
@@ -95,7 +96,32 @@ def test_the_panel_built_machine_block_by_block_equals_the_panel_built_at_once(s
     ).blocks()
     assert len(blocks) == 10 and blocks[0] == (0, 10) and blocks[-1] == (90, 99)
     parts = panel_module.build_panel(synthetic_source, config)
-    assert len(whole.cells) > 500_000 and len(whole.rule_cells) > 200_000
-    for name in ("cells", "rule_cells", "machine_days", "machines"):
+    assert len(whole.cells) > 500_000
+    for name in ("cells", "machine_days", "machines"):
         pd.testing.assert_frame_equal(getattr(parts, name), getattr(whole, name), check_exact=True)
     assert parts.notes == whole.notes
+    # the sales rule on the machines with inventory, rebuilt from the cells block by block
+    rule_parts = list(parts.rule_cells())
+    assert len(rule_parts) > 3
+    monkeypatch.setattr(panel_module, "BLOCK_ROWS", 1 << 19)
+    (rule_whole,) = list(whole.rule_cells())
+    assert len(rule_whole) > 200_000
+    pd.testing.assert_frame_equal(pd.concat(rule_parts, ignore_index=True), rule_whole, check_exact=True)
+    assert set(rule_whole["m"]) == set(np.flatnonzero(whole.machines["has_inventory"]))
+    # every sale is a rule cell, and every other rule cell lies between two sales at most G days apart
+    sold = whole.cells[whole.machines["has_inventory"].to_numpy()[whole.cells["m"]] & (whole.cells["units"] > 0)]
+    assert len(rule_whole[rule_whole["units"] > 0]) == len(sold)
+    assert rule_whole["revenue"].sum() == pytest.approx(sold["revenue"].sum(), rel=1e-12)
+    step = rule_whole.groupby(["m", "k"])["d"].diff()
+    idle = (rule_whole["units"] == 0).to_numpy()
+    assert idle.sum() > 10_000 and (step[idle] == 1).all()  # idle days only inside a run that started with a sale
+    run = (rule_whole["units"] > 0).cumsum()
+    assert pd.Series(idle).groupby(run.to_numpy()).sum().max() <= config.sales_rule_gap_days - 1
+
+
+def test_machine_blocks_cut_before_a_machine_that_would_overflow_and_never_leave_a_block_without_rows(monkeypatch):
+    from autovend.calibration import panel as panel_module
+
+    monkeypatch.setattr(panel_module, "BLOCK_ROWS", 10)
+    assert panel_module._blocks(np.array([4, 4, 4, 0, 12, 0, 0, 3])) == [(0, 2), (2, 4), (4, 7), (7, 8)]
+    assert panel_module._blocks(np.zeros(3, dtype=np.int64)) == [(0, 3)]
