@@ -76,12 +76,11 @@ def split_codes(
 
 @dataclass(frozen=True)
 class ChoiceFit:
-    """Estimates of the split and the imputed demand per cell."""
+    """Estimates of the split, with the imputed demand per product and per machine-day (not per cell: memory)."""
 
     omega: np.ndarray  # (K,) maximum-likelihood popularity (0 for unexposed or unsold products)
     pi: np.ndarray  # (sites, categories)
     gamma: np.ndarray  # (subcategories,)
-    demand: np.ndarray  # imputed demand per cell (= units where not censored)
     units: np.ndarray  # (K,) imputed demand per product
     exposure: np.ndarray  # (K,) exposure: expected demand per unit of omega
     machine_days: np.ndarray  # (K,) machine-days offering the product
@@ -515,7 +514,6 @@ def fit_choice(
         omega=omega,
         pi=pi,
         gamma=gamma,
-        demand=dhat,
         units=_bincount(k, dhat, K),
         exposure=exposure,
         machine_days=_bincount(k, np.ones(len(k)), K),

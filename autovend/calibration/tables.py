@@ -39,7 +39,8 @@ def panel_table(panel: Panel) -> pd.DataFrame:
             "day_type": pd.Categorical.from_codes(day_types.codes[d], categories=day_types.categories),
             "t_max_c": days["t_max_c"].to_numpy()[d],
             "precip_mm": days["precip_mm"].to_numpy()[d],
-        }
+        },
+        copy=False,  # the panel's own columns are shared, not copied (tens of millions of cells)
     )
 
 
