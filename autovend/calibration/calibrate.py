@@ -38,6 +38,7 @@ from autovend.calibration.structure import Structure, fit_structure, product_spl
 from autovend.calibration.tables import output_tables, panel_table
 from autovend.data.load import Source
 from autovend.demand.settings import DemandSettings
+from autovend.memory import release_freed
 
 
 def calibrate(
@@ -63,8 +64,10 @@ def calibrate(
     panel = build_panel(source, config)
     source_name = getattr(source.meta, "name", "")
     del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
+    release_freed()
     notes = list(panel.notes)
     data = choice_data(panel, settings)  # the cells of the split, shared by both passes
+    release_freed()
     first = fit_structure(panel, product_split(panel, settings, config, data=data), settings, config, [])
     prior = None
     if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
@@ -74,6 +77,7 @@ def calibrate(
         prior = (log_mean, float(first.shocks.sigma))
     u_first_pass = first.np_fit["u"]
     del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
+    release_freed()
     st = fit_structure(panel, product_split(panel, settings, config, prior, data), settings, config, notes)
     fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
     pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio

@@ -464,6 +464,7 @@ def fit_choice(
         all_converged &= converged
         if not impute or not np.any(cens):
             break
+        dhat = np.empty(0)  # the E-step makes the next round's demand from y: this one can go now
         share = _attraction(data, omega, pi, gamma)
         share /= _positive_or_one(_bincount(md, share, n_md)[md])  # v / V, in place
         if scale_prior is not None:

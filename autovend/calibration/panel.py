@@ -76,7 +76,8 @@ class Panel:
         sold = np.flatnonzero(has_inv[m] & (cells["units"].to_numpy() > 0))
         keys = _Keys(self.n_products, self.n_days)
         weight = np.bincount(m[sold], minlength=self.n_machines)
-        bounds = np.searchsorted(m[sold], [lo for lo, _ in _blocks(weight)] + [self.n_machines])
+        # a quarter of the panel's blocks: a sale here spreads over many more rule cells than a row there
+        bounds = np.searchsorted(m[sold], [lo for lo, _ in _blocks(weight, BLOCK_ROWS // 4)] + [self.n_machines])
         for start, stop in itertools.pairwise(bounds.tolist()):
             rows = sold[start:stop]
             sales = pd.DataFrame({c: cells[c].to_numpy()[rows] for c in ("m", "k", "d", "units", "revenue")})
@@ -344,11 +345,12 @@ class _Records:
         return _Records(sales, part(self.inv), part(self.visits), self.has_inv, self.start_ts)
 
 
-def _blocks(weight: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive machine ranges [lo, hi) holding about BLOCK_ROWS of `weight` (rows per machine) each."""
+def _blocks(weight: np.ndarray, size: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive machine ranges [lo, hi) holding about `size` (default BLOCK_ROWS) of `weight` each."""
+    size = BLOCK_ROWS if size is None else size
     bounds, held = [0], 0
     for m, w in enumerate(weight.tolist()):
-        if held and w and held + w > BLOCK_ROWS:  # machines without rows join the block they follow
+        if held and w and held + w > size:  # machines without rows join the block they follow
             bounds.append(m)
             held = 0
         held += w

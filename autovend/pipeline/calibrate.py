@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pyarrow as pa
-
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator
@@ -16,6 +14,7 @@ from autovend.data.load import Source, load_source
 from autovend.data.plausibility import load_check_settings
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
+from autovend.memory import lean_allocation, release_freed
 
 
 def run(
@@ -42,6 +41,7 @@ def run(
     if report_dir is not None:
         check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
     config, demand_settings = load_calibration_config(params), load_demand_settings(settings)
+    lean_allocation()
     # the source is passed on without a name here, so calibrate holds its only reference and frees it early
     result = calibrate(_checked(source_dir, params), config, demand_settings, estimator)
     result.write(out_dir, force=force)
@@ -53,5 +53,5 @@ def run(
 def _checked(source_dir: Path, params: Path | None) -> Source:
     """The checked source; the check's temporaries go back to the system before the panel is built."""
     source = load_source(source_dir, load_check_settings(params))
-    pa.default_memory_pool().release_unused()
+    release_freed()
     return source

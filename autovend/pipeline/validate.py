@@ -10,6 +10,7 @@ from autovend.data.load import load_source
 from autovend.data.plausibility import load_check_settings
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
+from autovend.memory import lean_allocation
 from autovend.validation.config import load_validation_config
 from autovend.validation.report import write_validation
 from autovend.validation.validate import ValidationResult, validate
@@ -35,6 +36,7 @@ def run(
     check_output_dir(out_dir, OutputKind.VALIDATION_REPORT, force=force, inputs=inputs)
     if calibration_out is not None:
         check_output_dir(calibration_out, OutputKind.CALIBRATION, force=force, inputs=inputs)
+    lean_allocation()  # an operator-scale source: large blocks come from and go back to the system
     source = load_source(source_dir, load_check_settings(params))
     vconf = load_validation_config(params)
     res = validate(source, load_calibration_config(params), vconf, load_demand_settings(settings))
