@@ -283,9 +283,8 @@ class StockView:
     def _shelf(self) -> tuple[IntArray, IntArray, IntArray]:
         """(M, K) expired, expiring and next-expiry arrays of every shelf, from one pass over all batches."""
         M, K = self.sim.n_machines, self.sim.n_products
-        b = self.sim.batch_arrays()
-        slot = b["shelf_machine"] * K + b["shelf_product"]
-        parts = _expiry_arrays(slot, b["shelf_qty"], b["shelf_expiry"], self.day, M * K)
+        m, k, q, e = self.sim.shelf_batch_arrays()
+        parts = _expiry_arrays(m * K + k, q, e, self.day, M * K)
         return tuple(a.reshape(M, K) for a in parts)  # type: ignore[return-value]
 
     @property
