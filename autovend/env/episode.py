@@ -45,15 +45,6 @@ SESSION_FORMAT = "autovend-tool-session"
 SESSION_VERSION = 1
 
 
-def _typed(model: type[BaseModel], text: str) -> BaseModel | None:
-    """The result text as its tool's typed model; None (and a logged error) if they disagree, a bug in a tool."""
-    try:
-        return model.model_validate_json(text, strict=True)
-    except ValidationError:
-        log.exception("the result does not match %s; the agent still gets its text", model.__name__)
-        return None
-
-
 def _arguments_key(raw: dict[str, Any]) -> str | None:
     """The arguments as canonical JSON (sorted keys), the key of a kept answer; None if they have no such form."""
     try:
@@ -161,11 +152,7 @@ class Episode:
                 "tools before retrying; please report this."
             )
             content = {"error": error}
-        if answer is not None:
-            text, data = answer.text, answer.data
-        else:
-            text = dumps(content)
-            data = _typed(tool.result, text) if ok and tool is not None else None
+        text = answer.text if answer is not None else dumps(content)
         wall_ms = (time.perf_counter() - start) * 1000.0
         self._seq += 1
         self._by_tool[str(name)] += 1
@@ -180,13 +167,15 @@ class Episode:
             error=error,
             wall_ms=wall_ms,
         )
-        return answer if answer is not None else ToolResult(ok, content, error, text, data)
+        if answer is not None:
+            return answer
+        return ToolResult(ok, content, error, text, tool.result if ok and tool is not None else None)
 
     def _answer(self, tool: ToolDef, args: BaseModel, raw: dict[str, Any]) -> ToolResult:
         """A read-only tool's successful result in the current state (raises as its handler does)."""
         content = tool.handler(self.ctx, args, raw)
         text = dumps(content)
-        return ToolResult(True, content, None, text, _typed(tool.result, text))
+        return ToolResult(True, content, None, text, tool.result)
 
     def over_message(self) -> str:
         """What every call gets once the last day is settled."""

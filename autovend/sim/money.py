@@ -48,9 +48,18 @@ def _float_to_fen(f: float) -> int:
         raise ValueError(f"amount {f!r} cannot be expressed in fen") from exc
 
 
+# Below this many fen, n / 100 is already round(n / 100, 2): the division is correctly rounded, so it
+# lies within half an ulp (< 0.005 CNY here) of the 2-decimal amount n / 100, which round() then picks
+# and turns back into that same nearest float.
+_EXACT_FEN = 2**50
+
+
 def from_fen(fen: int) -> float:
     """Integer fen -> CNY float with 2 decimals (for records, reports and JSON)."""
-    return round(int(fen) / FEN_PER_CNY, 2)
+    n = int(fen)
+    if -_EXACT_FEN < n < _EXACT_FEN:
+        return n / FEN_PER_CNY
+    return round(n / FEN_PER_CNY, 2)
 
 
 def band_fen(ref_fen: int, band: tuple[float, float]) -> tuple[int, int]:

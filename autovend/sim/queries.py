@@ -201,11 +201,19 @@ class Queries:
 
     def batch_arrays(self) -> dict[str, IntArray]:
         """Shelf and warehouse batches as flat arrays (one entry per batch)."""
-        s = self._state
-        shelf = _columns([(m, k, q, e) for (m, k), b in s.shelves.items() for e, q in b], 4)
-        wh = _columns([(k, q, e) for k, b in s.warehouse.items() for e, q in b], 3)
+        shelf = self.shelf_batch_arrays()
+        wh = self.warehouse_batch_arrays()
         names = ("shelf_machine", "shelf_product", "shelf_qty", "shelf_expiry", "wh_product", "wh_qty", "wh_expiry")
         return dict(zip(names, (*shelf, *wh), strict=True))
+
+    def shelf_batch_arrays(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        """Shelf batches as flat arrays: machine, product, qty, expiry day (one entry per batch)."""
+        flat: list[int] = []
+        add = flat.extend
+        for (m, k), b in self._state.shelves.items():
+            for e, q in b:
+                add((m, k, q, e))
+        return _columns(flat, 4)  # type: ignore[return-value]
 
     def machine_batch_arrays(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
         """Machine m's shelf batches as flat arrays: product, qty, expiry day (one entry per batch).
@@ -213,12 +221,21 @@ class Queries:
         Walks only the products on that shelf (nonzero units), in catalog order.
         """
         shelves = self._state.shelves
-        rows = [(k, q, e) for k in np.flatnonzero(self._state.shelf_q[m]).tolist() for e, q in shelves.get((m, k), ())]
-        return _columns(rows, 3)  # type: ignore[return-value]
+        flat: list[int] = []
+        add = flat.extend
+        for k in np.flatnonzero(self._state.shelf_q[m]).tolist():
+            for e, q in shelves.get((m, k), ()):
+                add((k, q, e))
+        return _columns(flat, 3)  # type: ignore[return-value]
 
     def warehouse_batch_arrays(self) -> tuple[IntArray, IntArray, IntArray]:
         """Warehouse batches as flat arrays: product, qty, expiry day (one entry per batch)."""
-        return _columns([(k, q, e) for k, b in self._state.warehouse.items() for e, q in b], 3)  # type: ignore[return-value]
+        flat: list[int] = []
+        add = flat.extend
+        for k, b in self._state.warehouse.items():
+            for e, q in b:
+                add((k, q, e))
+        return _columns(flat, 3)  # type: ignore[return-value]
 
     def expired_by(self, day: int | None = None) -> tuple[IntArray, IntArray]:
         """Units that are expired on `day` (default today): shelves (M, K), warehouse (K,)."""
@@ -249,7 +266,10 @@ class Queries:
         }
 
 
-def _columns(rows: Sequence[tuple[int, ...]], width: int) -> tuple[IntArray, ...]:
-    """The columns of equally long integer tuples as int64 arrays (empty arrays for no rows)."""
-    table = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+def _columns(flat: Sequence[int], width: int) -> tuple[IntArray, ...]:
+    """The columns of a row-major flat list of integers, `width` to a row, as int64 arrays (empty for none).
+
+    A flat list of Python ints converts to an array several times faster than a list of tuples.
+    """
+    table = np.array(flat, dtype=np.int64).reshape(-1, width)
     return tuple(table[:, i].copy() for i in range(width))

@@ -330,6 +330,10 @@ class Simulator:
         """
         return self._queries.batch_arrays()
 
+    def shelf_batch_arrays(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        """The shelf part of `batch_arrays`: machine, product, qty, expiry day (one entry per shelf batch)."""
+        return self._queries.shelf_batch_arrays()
+
     def machine_batch_arrays(self, m: int) -> tuple[IntArray, IntArray, IntArray]:
         """Shelf batches of machine m (world order) as flat arrays: product, qty, expiry day."""
         return self._queries.machine_batch_arrays(m)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from autovend.tools.trajectory import dumps
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -18,15 +21,28 @@ class ToolResult:
 
     A batch with rejected items is still `ok` (the rejections are in the content); `ok` is False
     only when the call as a whole was refused. `text` is `content` as compact JSON (what an agent
-    reads); `data` is the same result as the tool's typed model (`ToolDef.result`, e.g.
-    `GetWarehouseResult`), None for an error result.
+    reads); `data` is the same result as the tool's typed model (`model`: `ToolDef.result`, e.g.
+    `GetWarehouseResult`), None for an error result. It is parsed from `text` when first read (most
+    callers never read it); a text its model does not accept, a bug in a tool, gives None and a
+    logged error.
     """
 
     ok: bool
     content: dict[str, Any]
     error: str | None = None
     text: str = field(default="", repr=False)
-    data: BaseModel | None = field(default=None, repr=False, compare=False)
+    model: type[BaseModel] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def data(self) -> BaseModel | None:
+        """The result as its tool's typed model (see the class docstring)."""
+        if not self.ok or self.model is None:
+            return None
+        try:
+            return self.model.model_validate_json(self.text, strict=True)
+        except ValidationError:
+            log.exception("the result does not match %s; the agent still gets its text", self.model.__name__)
+            return None
 
     def to_json(self) -> str:
         """The content as compact JSON text."""

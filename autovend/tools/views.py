@@ -11,6 +11,7 @@ its handler again.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -184,23 +185,29 @@ class SalesBook:
             "WHERE day > ? AND day <= ? ORDER BY day",
             (have, last),
         ).fetchall()
-        dev = {d: i for i, d in enumerate(self.sim.device_ids)}
-        sku = {s: i for i, s in enumerate(self.sim.sku_ids)}
-        by_day: dict[int, list[tuple[int, int, int, float, float]]] = {}
-        for day, d, s, u, r, c in rows:
-            by_day.setdefault(int(day), []).append((dev[d], sku[s], int(u), float(r), float(c)))
-        for day in range(have + 1, last + 1):
-            part = by_day.get(day, [])
-            self._days.append(
-                (
-                    np.array([p[0] for p in part], dtype=np.int64),
-                    np.array([p[1] for p in part], dtype=np.int64),
-                    np.array([p[2] for p in part], dtype=np.int64),
-                    np.array([p[3] for p in part], dtype=np.float64),
-                    np.array([p[4] for p in part], dtype=np.float64),
-                )
-            )
+        dev, sku = self._indexes
+        days, devices, skus, units, revenue, cost = zip(*rows, strict=True) if rows else ((),) * 6
+        day = np.array(days, dtype=np.int64)
+        cols = (
+            np.array([dev[d] for d in devices], dtype=np.int64),
+            np.array([sku[s] for s in skus], dtype=np.int64),
+            np.array(units, dtype=np.int64),
+            np.array(revenue, dtype=np.float64),
+            np.array(cost, dtype=np.float64),
+        )
+        # rows come by day: each day's rows are one slice (in the order read), empty for a day without sales
+        bounds = np.searchsorted(day, np.arange(have + 1, last + 2)).tolist()
+        for lo, hi in itertools.pairwise(bounds):
+            self._days.append(tuple(c[lo:hi].copy() for c in cols))  # type: ignore[arg-type]
         self._cache.clear()
+
+    @cached_property
+    def _indexes(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Machine and product ids -> their indexes in world order."""
+        return (
+            {d: i for i, d in enumerate(self.sim.device_ids)},
+            {s: i for i, s in enumerate(self.sim.sku_ids)},
+        )
 
     def window(self, n_days: int) -> SalesWindow:
         """Sales of the last `n_days` settled days (fewer near the start of the run)."""
@@ -283,9 +290,8 @@ class StockView:
     def _shelf(self) -> tuple[IntArray, IntArray, IntArray]:
         """(M, K) expired, expiring and next-expiry arrays of every shelf, from one pass over all batches."""
         M, K = self.sim.n_machines, self.sim.n_products
-        b = self.sim.batch_arrays()
-        slot = b["shelf_machine"] * K + b["shelf_product"]
-        parts = _expiry_arrays(slot, b["shelf_qty"], b["shelf_expiry"], self.day, M * K)
+        m, k, q, e = self.sim.shelf_batch_arrays()
+        parts = _expiry_arrays(m * K + k, q, e, self.day, M * K)
         return tuple(a.reshape(M, K) for a in parts)  # type: ignore[return-value]
 
     @property

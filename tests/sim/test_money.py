@@ -46,6 +46,17 @@ def test_from_fen_gives_cny_with_two_decimals():
     assert from_fen(268) == 2.68
 
 
+def test_from_fen_is_the_amount_rounded_to_two_decimals_at_any_size():
+    rng = np.random.default_rng(7)
+    small = range(-100_000, 100_001)
+    large = rng.integers(-(2**50), 2**50, 200_000).tolist()
+    edges = [2**50 - 1, 2**50, 2**50 + 1, -(2**50), 10**17 + 1, -(10**17) - 3, 2**63 - 1]
+    for n in [*small, *large, *edges]:
+        got = from_fen(n)
+        assert type(got) is float and repr(got) == repr(round(n / 100, 2)), n
+    assert from_fen(np.int64(-250)) == -2.5 and from_fen(10**17 + 1) == 1e15
+
+
 @pytest.mark.parametrize(
     ("ref", "lo", "hi"),
     [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from autovend.sim.facts import WorldFacts
@@ -57,6 +58,8 @@ def test_warehouse_prices_and_arrays(view):
     assert queries.expired_by(12)[0][2, 0] == 8 and queries.expired_by(98)[1][1] == 10
     arrays = queries.batch_arrays()
     assert arrays["shelf_qty"].tolist() == [3, 5] and arrays["wh_expiry"].tolist() == [98]
+    assert [a.tolist() for a in queries.shelf_batch_arrays()] == [[2, 2], [0, 0], [3, 5], [6, 12]]
+    assert all(a.dtype == np.int64 for a in queries.shelf_batch_arrays())
     assert [a.tolist() for a in queries.machine_batch_arrays(2)] == [[0, 0], [3, 5], [6, 12]]
     assert [a.tolist() for a in queries.machine_batch_arrays(0)] == [[], [], []]
     assert [a.tolist() for a in queries.warehouse_batch_arrays()] == [[1], [10], [98]]

@@ -73,3 +73,25 @@ def test_hidden_log_keeps_write_order_and_pickles():
     conn = log.to_sqlite()
     assert conn.execute("SELECT SUM(lead_days) FROM lead_times").fetchone()[0] == 18
     assert np.array_equal(df["arrival_day"].to_numpy(), [4, 3, 8, 5, 7])
+
+
+def test_hidden_log_database_is_the_one_pandas_to_sql_builds():
+    log = HiddenLog()
+    n = 150  # more than two multi-row INSERT blocks, and a remainder
+    log.append(
+        "shocks",
+        {
+            "day": np.arange(n) // 20 + 1,
+            "device_id": np.array([f"M{i % 20:02d}" for i in range(n)], dtype=object),
+            "xi": np.linspace(0.5, 1.5, n),
+        },
+    )
+    log.append("shocks", {"day": [9], "device_id": np.array(["M00"], dtype=object), "xi": [float("nan")]})
+    log.append_row("lead_times", (1, 1, 3, 4))
+    conn = log.to_sqlite()
+    want = sqlite3.connect(":memory:")
+    for table in HIDDEN_COLUMNS:
+        log.frame(table).to_sql(table, want, index=False)
+    assert conn.serialize() == want.serialize()  # same schema text, values and pages, byte for byte
+    assert conn.execute("SELECT COUNT(*), COUNT(xi), MAX(day) FROM shocks").fetchone() == (n + 1, n, 9)
+    assert conn.execute("SELECT COUNT(*) FROM demand").fetchone() == (0,)

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
+import numpy as np
+
+from autovend.sim.results import Accepted
+from autovend.tools.handlers.actions import _accepted
+
 from .conftest import fail, ok
 
 BIG = "SKU" + "9" * 999_997  # 1,000,000 characters
@@ -23,6 +30,18 @@ def test_items_are_echoed_as_sent_with_long_strings_clipped(session):
     assert out["accepted"][0]["item"] == {"sku_id": "SKU0001", "qty": 2}
     out = ok(session, "adjust_price", {"items": [{"device_id": BIG, "sku_id": "SKU0001", "price": 3.0}]})
     assert out["rejected"][0]["item"] == {"device_id": SHOWN, "sku_id": "SKU0001", "price": 3.0}
+
+
+def test_accepted_items_are_shown_in_plain_json_values_with_long_strings_clipped():
+    plain = Accepted(0, {"sku_id": "SKU0001", "qty": 2}, {"order_id": 7, "total_cost": 4.02, "eta": None})
+    odd = Accepted(1, {"sku_id": BIG, "qty": 1}, {"units": np.int64(3), "date": dt.date(2025, 1, 2)})
+    shown = _accepted((plain, odd))
+    assert shown == [
+        {"index": 0, "item": {"sku_id": "SKU0001", "qty": 2}, "order_id": 7, "total_cost": 4.02, "eta": None},
+        {"index": 1, "item": {"sku_id": SHOWN, "qty": 1}, "units": 3, "date": "2025-01-02"},
+    ]
+    assert type(shown[1]["units"]) is int
+    assert shown[0]["item"] is not plain.item  # a copy: the result does not share the caller's item
 
 
 def test_unknown_ids_in_queries_are_quoted(session):

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from autovend.env.episode import _typed
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.results import EndDayResult, GetWeatherResult, PlaceOrderResult
 from autovend.tools.session import ToolResult, ToolSession
@@ -164,10 +163,15 @@ def test_typed_results_hold_the_numbers(played):
     assert ends[-1].observation is None and ends[-1].final.net_assets == ends[-1].settled.net_assets
 
 
+def _typed(text: str, ok: bool = True) -> Any:
+    return ToolResult(ok, json.loads(text), None if ok else "refused", text, GetWeatherResult).data
+
+
 def test_a_result_that_drifts_from_its_model_is_logged_and_left_untyped(caplog):
     good = '{"day":1,"days":[]}'
-    assert _typed(GetWeatherResult, good) == GetWeatherResult(day=1, days=[])
-    with caplog.at_level(logging.ERROR, logger="autovend.tools.session"):
-        assert _typed(GetWeatherResult, '{"day":1,"days":[],"extra":true}') is None
-        assert _typed(GetWeatherResult, '{"day":"1","days":[]}') is None  # strict: no coercion
+    assert _typed(good) == GetWeatherResult(day=1, days=[])
+    assert _typed(good, ok=False) is None  # an error result has no typed form
+    with caplog.at_level(logging.ERROR, logger="autovend.tools.result"):
+        assert _typed('{"day":1,"days":[],"extra":true}') is None
+        assert _typed('{"day":"1","days":[]}') is None  # strict: no coercion
     assert caplog.text.count("does not match GetWeatherResult") == 2

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
 from autovend.env.boundary import episode_of, simulator_of
+from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.tools.registry import STATE_READ_TOOLS, TOOLS_BY_NAME
 from autovend.tools.session import ToolSession
+from autovend.tools.views import SalesBook
 from autovend.world.model import World
 
 from .conftest import end_days, ok, stock_warehouse
@@ -124,3 +127,28 @@ def test_state_read_tools_are_the_registry_reads():
     assert set(TOOLS_BY_NAME) >= STATE_READ_TOOLS
     assert all(name.startswith("get_") for name in STATE_READ_TOOLS)
     assert {"query_sql", "read_memory", "write_memory", "end_day"}.isdisjoint(STATE_READ_TOOLS)
+
+
+def test_sales_book_reads_each_settled_day_once_days_without_sales_included():
+    records = RecordStore(RECORD_TABLES)
+    row = ("2025-01-01", 0, 0.0, 0)  # date, expired_units, fine (with cost 0) are not read
+    records.insert(
+        "daily_sales",
+        [
+            (1, row[0], "B", "S2", 2, 5.0, 3.0, 0, 0.0),
+            (1, row[0], "A", "S1", 1, 2.5, 1.5, 0, 0.0),
+            (3, row[0], "A", "S2", 4, 10.0, 6.0, 0, 0.0),
+        ],
+    )
+    sim = SimpleNamespace(records=records, device_ids=("A", "B"), sku_ids=("S1", "S2"), day=3, done=False)
+    book = SalesBook(sim)  # type: ignore[arg-type]
+    win = book.window(7)  # days 1-2 settled; day 2 had no sale
+    assert (win.first, win.last) == (1, 2)
+    assert (win.day.tolist(), win.machine.tolist(), win.product.tolist()) == ([1, 1], [1, 0], [1, 0])
+    assert (win.units.tolist(), win.revenue.tolist(), win.cost.tolist()) == ([2, 1], [5.0, 2.5], [3.0, 1.5])
+    assert [len(d[0]) for d in book._days] == [2, 0]
+    sim.day = 4  # day 3 settled: read alone, the earlier days kept
+    win = book.window(2)
+    assert (win.first, win.day.tolist(), win.units.tolist(), win.revenue.tolist()) == (2, [3], [4], [10.0])
+    assert [len(d[0]) for d in book._days] == [2, 0, 1]
+    assert win.units.dtype.kind == "i" and win.revenue.dtype.kind == "f"

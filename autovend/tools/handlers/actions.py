@@ -10,10 +10,12 @@ from typing import Any
 
 from autovend.sim import BatchResult, DayReport
 from autovend.sim.money import from_fen
+from autovend.sim.results import Accepted
 from autovend.tools.context import ToolContext, ToolError
 from autovend.tools.observation import build_observation
 from autovend.tools.prompts import day_header
 from autovend.tools.schemas import (
+    QUOTE_CHARS,
     AdjustPriceArgs,
     DelistArgs,
     DiscardArgs,
@@ -26,17 +28,44 @@ from autovend.tools.schemas import (
 )
 from autovend.tools.views import money
 
+_LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
+
 
 def _batch(res: BatchResult) -> dict[str, Any]:
-    out = res.to_dict()
     return {
-        "action": out["action"],
-        "day": out["day"],
+        "action": res.action,
+        "day": res.day,
         "n_accepted": res.n_accepted,
         "n_rejected": res.n_rejected,
-        "accepted": [_echo(a) for a in out["accepted"]],
-        "rejected": [_echo(r) for r in out["rejected"]],
+        "accepted": _accepted(res.accepted),
+        "rejected": [_echo(r.to_dict()) for r in res.rejected],
     }
+
+
+def _accepted(accepted: tuple[Accepted, ...]) -> list[dict[str, Any]]:
+    """`_echo(a.to_dict())` of each accepted item.
+
+    Built in one step when the item and its detail hold only plain values under text keys and no
+    string to clip (every item a well-formed call carries out); any other goes the long way.
+    """
+    leaf, limit = _LEAF_TYPES, QUOTE_CHARS
+    out: list[dict[str, Any]] = []
+    for a in accepted:
+        item, detail = a.item, a.detail
+        if type(item) is dict and type(detail) is dict:
+            for k, v in item.items():
+                t = type(v)
+                if type(k) is not str or t not in leaf or (t is str and len(v) > limit):
+                    break
+            else:
+                for k, v in detail.items():
+                    if type(k) is not str or type(v) not in leaf:
+                        break
+                else:
+                    out.append({"index": a.index, "item": dict(item), **detail})
+                    continue
+        out.append(_echo(a.to_dict()))
+    return out
 
 
 def _echo(entry: dict[str, Any]) -> dict[str, Any]:
