@@ -41,7 +41,7 @@ class ChoiceData:
     cell_md: np.ndarray  # machine-day code of each cell
     k: np.ndarray  # product code
     pig: np.ndarray  # site type x category code: site * len(cats_l1) + category_l1 (pi's flat index)
-    g2: np.ndarray  # category_l2 code of the product
+    g2_of_k: np.ndarray  # (products,) category_l2 code of each product
     g1_of_g2: np.ndarray  # (subcategories,) category code of each subcategory with cells (0 for the others)
     a: np.ndarray  # min(1, q/phi) * price factor * E
     y: np.ndarray  # units sold
@@ -53,6 +53,11 @@ class ChoiceData:
     cats_l1: list[str]
     cats_l2: list[str]
     n_products: int
+
+    @property
+    def g2(self) -> np.ndarray:
+        """category_l2 code of each cell's product (computed: the cells hold the product code only)."""
+        return self.g2_of_k[self.k]
 
     @property
     def site(self) -> np.ndarray:
@@ -164,8 +169,7 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
     g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
     k = cells["k"].to_numpy()[rows].astype(np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
-    g2 = g2_of_k[k]
-    pig, g1_of_g2 = split_codes(site_of_m[m], g1_of_k[k], g2, len(cats1), len(cats2))
+    pig, g1_of_g2 = split_codes(site_of_m[m], g1_of_k[k], g2_of_k[k], len(cats1), len(cats2))
     env_table = _environment_table(panel, settings)
     a = np.empty(len(rows))
     for lo in range(0, len(rows), FACTOR_BLOCK):
@@ -176,7 +180,7 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
         cell_md=cell_md,
         k=k,
         pig=pig,
-        g2=g2,
+        g2_of_k=g2_of_k,
         g1_of_g2=g1_of_g2,
         a=a,
         y=cells["units"].to_numpy()[rows].astype(float),
@@ -389,7 +393,7 @@ def _attraction(data: ChoiceData, omega: np.ndarray, pi: np.ndarray, gamma: np.n
     """v = omega_k * pi_{site,g1} * gamma_{g2} * a of every cell, multiplied in that order (one new array)."""
     v = omega[data.k]
     v *= pi.reshape(-1)[data.pig]
-    v *= gamma[data.g2]
+    v *= gamma[data.g2_of_k][data.k]
     v *= data.a
     return v
 
@@ -448,7 +452,7 @@ def fit_choice(
             md=md,
             k=k,
             pig=data.pig,
-            g2=data.g2,
+            g2_of_k=data.g2_of_k,
             a=data.a,
             demand=dhat,
             n_md=n_md,
@@ -505,8 +509,9 @@ def fit_choice(
     zero = omega[k] == 0
     if np.any(zero):
         pig = pi.reshape(-1)[data.pig]
-        v1 = pig * gamma[data.g2] * data.a
-        V = _bincount(md, omega[k] * pig * gamma[data.g2] * data.a, n_md)
+        gam = gamma[data.g2_of_k][k]
+        v1 = pig * gam * data.a
+        V = _bincount(md, omega[k] * pig * gam * data.a, n_md)
         tot = _bincount(md, dhat, n_md)
         ex0 = tot[md] * v1 / np.where(V[md] > 0, V[md] + v1, 1.0)
         exposure += _bincount(k, np.where(zero, ex0, 0.0), K)

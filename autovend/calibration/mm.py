@@ -45,7 +45,7 @@ class SplitProblem:
     md: np.ndarray  # machine-day code of each cell
     k: np.ndarray  # product code
     pig: np.ndarray  # site type x category code (the index into pi flattened)
-    g2: np.ndarray  # subcategory code
+    g2_of_k: np.ndarray  # (products,) subcategory code of each product
     a: FloatArray  # fixed attraction factors
     demand: FloatArray  # demand per cell (imputed where censored)
     n_md: int
@@ -55,26 +55,20 @@ class SplitProblem:
     update_omega: bool
 
     @cached_property
-    def _total(self) -> FloatArray:
-        """Each cell's machine-day demand total (the demand is fixed within one M-step)."""
-        return np.bincount(self.md, weights=self.demand, minlength=self.n_md)[self.md]
+    def _md_total(self) -> FloatArray:
+        """Each machine-day's demand total (the demand is fixed within one M-step)."""
+        return np.bincount(self.md, weights=self.demand, minlength=self.n_md)
 
     @cached_property
     def _demand_by_product(self) -> tuple[FloatArray, FloatArray]:
-        """Demand per product and per subcategory."""
-        return (
-            np.bincount(self.k, weights=self.demand, minlength=self.n_products),
-            np.bincount(self.g2, weights=self.demand, minlength=len(self.g1_of_g2)),
-        )
+        """Demand per product and per subcategory (summed over its products)."""
+        by_k = np.bincount(self.k, weights=self.demand, minlength=self.n_products)
+        return by_k, np.bincount(self.g2_of_k, weights=by_k, minlength=len(self.g1_of_g2))
 
     @cached_property
     def _products(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each product's subcategory code (0 for a product without cells) and whether it has cells."""
-        g2_of_k = np.zeros(self.n_products, dtype=np.int64)
-        g2_of_k[self.k] = self.g2
-        offered = np.zeros(self.n_products, dtype=bool)
-        offered[self.k] = True
-        return g2_of_k, offered
+        """Each product's subcategory code and whether it has cells."""
+        return self.g2_of_k, np.bincount(self.k, minlength=self.n_products) > 0
 
     @cached_property
     def _pi_demand(self) -> dict[tuple[int, int], FloatArray]:
@@ -102,7 +96,7 @@ class SplitProblem:
         """v = omega_k * pi_{site,g1} * gamma_{g2} * a, multiplied in that order, into `out`."""
         np.take(p.omega, self.k, out=out, mode="clip")
         np.multiply(out, np.take(p.pi.reshape(-1), self.pig, out=scratch, mode="clip"), out=out)
-        np.multiply(out, np.take(p.gamma, self.g2, out=scratch, mode="clip"), out=out)
+        np.multiply(out, np.take(p.gamma[self.g2_of_k], self.k, out=scratch, mode="clip"), out=out)
         return np.multiply(out, self.a, out=out)
 
     def _expected(self, p: Params) -> FloatArray:
@@ -113,9 +107,8 @@ class SplitProblem:
         v, scratch = self._buffers
         self._attraction(p, v, scratch)
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        np.take(np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
-        np.multiply(self._total, v, out=v)
-        return np.divide(v, scratch, out=v)
+        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
+        return np.multiply(v, scratch, out=v)
 
     def sweep(self, p: Params) -> Params:
         """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""
@@ -133,7 +126,7 @@ class SplitProblem:
         den = np.bincount(pi_index, weights=ex, minlength=S * C1).reshape(S, C1)
         pi = np.where(den > 0, pi * num / np.where(den > 0, den, 1.0), pi)
         ex = self._expected(Params(omega, pi, gamma))
-        den = np.bincount(self.g2, weights=ex, minlength=C2)
+        den = np.bincount(self.g2_of_k, weights=np.bincount(self.k, weights=ex, minlength=K), minlength=C2)
         gamma = np.where(den > 0, gamma * num_g2 / np.where(den > 0, den, 1.0), gamma)
         return self.pin(Params(omega, pi, gamma))
 

@@ -120,7 +120,7 @@ def test_choice_split_recovers_popularity_and_site_preference_with_censoring():
         cell_md=md,
         k=df["k"].to_numpy(),
         pig=pig,
-        g2=df["g1"].to_numpy(),
+        g2_of_k=g1,
         g1_of_g2=g1_of_g2,
         a=df["a"].to_numpy(float),
         y=df["y"].to_numpy(float),
