@@ -65,3 +65,34 @@ def test_day_scales_solve_the_censored_score_to_1e_14():
     root = optimize.brentq(score, 1.0, 100.0, xtol=1e-14, rtol=1e-15)
     assert scale[1] == pytest.approx(root, rel=1e-13)
     assert scale[1] > 7.0 / 0.5  # sold-out products raise the day's scale above its uncensored ratio
+
+
+def test_tail_probabilities_from_one_pdtrc_match_pdtrc_at_every_depth():
+    q = np.arange(1.0, 41.0)[:, None]
+    lam = np.concatenate([[1e-12], np.geomspace(1e-6, 200.0, 300)])[None, :] * np.ones_like(q)
+    tails = choice._tail_probabilities(q, lam, 3)
+    for j, got in enumerate(tails):
+        want = np.where(q - j >= 1, special.pdtrc(np.maximum(q - 1 - j, 0.0), lam), 1.0)
+        np.testing.assert_array_equal(got[q[:, 0] - j < 1], 1.0)  # P(D >= 0) is exactly 1
+        normal = want >= 1e-290  # the floors are 1e-300: below it only the underflow's direction matters
+        # each deeper tail adds positive Poisson terms to pdtrc's P(D >= q): no cancellation
+        np.testing.assert_allclose(got[normal], want[normal], rtol=1e-12, atol=0)
+        assert np.all(got[~normal] < 1e-280)
+    np.testing.assert_array_equal(tails[0], special.pdtrc(q - 1, lam))
+    assert len(choice._tail_probabilities(q, lam, 1)) == 1
+
+
+def test_deeper_tails_survive_where_the_first_underflows():
+    # lam at its floor 1e-12 and q = 25: P(D >= 25) ~ 6e-326 underflows to 0, P(D >= 24) ~ 1.6e-312 is
+    # subnormal and P(D >= 23) ~ 3.9e-299 normal; the deeper two are still their Poisson terms
+    q, lam = np.array([25.0]), np.array([1e-12])
+    p_q, p_q1, p_q2 = choice._tail_probabilities(q, lam, 3)
+    assert p_q[0] == 0.0 == special.pdtrc(24.0, 1e-12)
+    assert p_q1[0] == pytest.approx(special.pdtrc(23.0, 1e-12), rel=1e-9)  # subnormal: about 12 digits left
+    assert p_q2[0] == pytest.approx(special.pdtrc(22.0, 1e-12), rel=1e-12)
+    assert p_q2[0] == pytest.approx(np.exp(23 * np.log(1e-12) - 1e-12 - special.gammaln(24.0)), rel=1e-12)
+    # the moments then fall back on their floors: E[D | D >= q] = q + lam, a finite variance
+    mean, var, sf = choice._truncated_moments(q, lam)
+    assert mean[0] == 25.0 + 1e-12
+    assert np.isfinite(var[0]) and var[0] >= 0.0
+    assert sf[0] == 0.0
