@@ -247,18 +247,17 @@ def _day_scales(
         day = np.repeat(np.arange(len(live)), count)
         t_l = t[live]
         s = np.exp(t_l)
-        lam = s[day] * cshare[rows]
+        share_r = cshare[rows]
+        lam = s[day] * share_r
         q_r = cq[rows]
         tail = np.maximum(special.pdtrc(q_r - 1, lam), 1e-300)  # P(D >= q)
         p1 = np.exp((q_r - 1) * np.log(lam) - lam - log_fact[rows])  # P(D = q - 1)
         p2 = np.where(q_r >= 2, p1 * (q_r - 1) / lam, 0.0)  # P(D = q - 2)
         hazard = p1 / tail  # d log P(D >= q) / d lam
         y_l = y_unc[live]
-        score = (
-            y_l / s - p_unc[live] + _bincount(day, cshare[rows] * hazard, len(live)) + (alpha - 1.0) / s - beta[live]
-        )
+        score = y_l / s - p_unc[live] + _bincount(day, share_r * hazard, len(live)) + (alpha - 1.0) / s - beta[live]
         slope = -(y_l + alpha - 1.0) / s + s * _bincount(
-            day, cshare[rows] ** 2 * ((p2 - p1) / tail - hazard**2), len(live)
+            day, share_r**2 * ((p2 - p1) / tail - hazard**2), len(live)
         )  # d score / d log s
         up = score > 0
         lo[live] = np.where(up, t_l, lo[live])
@@ -333,15 +332,21 @@ def _posterior_block(
     cq = cq[:, None]
     lam = s[cmd] * cshare[:, None]  # (n_cens, G)
     mean_c, var_c, sf = _truncated_moments(cq, lam)
-    log_sf = np.log(np.maximum(sf, 1e-300))
-    for j in range(len(SCALE_GRID)):
-        loglik[:, j] += _bincount(cmd, log_sf[:, j], n_md)
+    n_nodes = len(SCALE_GRID)
+    # bin (machine-day, node) of each (cell, node): one bincount sums a (cell, node) array per machine-day and
+    # node, adding each bin's cells in the same order as a bincount per node column would (the same bits)
+    cell_node = (cmd[:, None] * n_nodes + np.arange(n_nodes)[None, :]).ravel()
+
+    def per_day(v: np.ndarray) -> np.ndarray:
+        return _bincount(cell_node, v.ravel(), n_md * n_nodes).reshape(n_md, n_nodes)
+
+    loglik += per_day(np.log(np.maximum(sf, 1e-300)))
     w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     w /= w.sum(axis=1, keepdims=True)
     dhat = np.sum(w[cmd] * mean_c, axis=1)
     # per machine-day and node: sum of censored means and variances
-    tot_mean = np.stack([_bincount(cmd, mean_c[:, j], n_md) for j in range(len(SCALE_GRID))], axis=1)
-    tot_var = np.stack([_bincount(cmd, var_c[:, j], n_md) for j in range(len(SCALE_GRID))], axis=1)
+    tot_mean = per_day(mean_c)
+    tot_var = per_day(var_c)
     m1 = np.sum(w * tot_mean, axis=1)
     return dhat, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
 

@@ -96,3 +96,29 @@ def test_deeper_tails_survive_where_the_first_underflows():
     assert mean[0] == 25.0 + 1e-12
     assert np.isfinite(var[0]) and var[0] >= 0.0
     assert sf[0] == 0.0
+
+
+def test_posterior_block_sums_each_node_column_as_a_bincount_per_node_would():
+    md, share, y, cens, q, n_md, log_mean = _censored_days(7, n_md=60)
+    rows = np.flatnonzero(cens)
+    rows = rows[np.argsort(md[rows], kind="stable")]
+    y_unc = np.bincount(md, np.where(cens, 0.0, y), minlength=n_md)
+    p_unc = np.bincount(md, np.where(cens, 0.0, share), minlength=n_md)
+    dhat, cond_var = choice._posterior_block(md[rows], share[rows], q[rows], y_unc, p_unc, log_mean, 0.4)
+    # the E-step written out node by node: weights from the day's likelihood on the grid, then the moments
+    cmd, grid = md[rows], choice.SCALE_GRID
+    nodes = log_mean[:, None] + 0.4 * grid[None, :]
+    s = np.exp(nodes)
+    mean_c, var_c, sf = choice._truncated_moments(q[rows][:, None], s[cmd] * share[rows][:, None])
+    loglik = y_unc[:, None] * nodes - p_unc[:, None] * s - 0.5 * grid[None, :] ** 2
+    tot_mean, tot_var = np.zeros_like(s), np.zeros_like(s)
+    for j in range(len(grid)):
+        loglik[:, j] += np.bincount(cmd, np.log(np.maximum(sf[:, j], 1e-300)), minlength=n_md)
+        tot_mean[:, j] = np.bincount(cmd, mean_c[:, j], minlength=n_md)
+        tot_var[:, j] = np.bincount(cmd, var_c[:, j], minlength=n_md)
+    w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    m1 = np.sum(w * tot_mean, axis=1)
+    np.testing.assert_array_equal(dhat, np.sum(w[cmd] * mean_c, axis=1))
+    np.testing.assert_array_equal(cond_var, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2)
+    assert np.all(dhat >= q[rows])  # sold out: demand at least the shelf
