@@ -38,7 +38,8 @@ from autovend.calibration.solve import polish
 from autovend.errors import CalibrationError
 
 GH_X, GH_W = np.polynomial.hermite.hermgauss(24)  # Gauss-Hermite rule of the log-normal prior's quadrature
-MODE_STEPS = 60  # Newton steps to each product's posterior mode (monotone; converged long before)
+MODE_STEPS = 60  # at most this many Newton steps to each product's posterior mode (monotone)
+MODE_TOL = 1e-13  # ... stopping once no product's step exceeds this, relative to max(1, |log omega|)
 GAMMA_BOUNDS = [(-8.0, 12.0), (-25.0, 25.0)]  # log shape, log rate
 LOGNORMAL_BOUNDS = [(-30.0, 30.0), (float(np.log(0.01)), float(np.log(5.0)))]  # mu, log tau
 BOUND_MARGIN = 1e-6  # an optimiser's estimate this close to a bound stays there (no polishing)
@@ -97,8 +98,11 @@ def _posterior_nodes(mu: float, tau: float, y: np.ndarray, e: np.ndarray) -> tup
     t2 = tau * tau
     z = np.maximum(np.log((y + 1.0) / e), mu)
     for _ in range(MODE_STEPS):
-        g = y - e * np.exp(z) - (z - mu) / t2
-        z = z - g / (-e * np.exp(z) - 1.0 / t2)
+        ez = np.exp(z)
+        step = (y - e * ez - (z - mu) / t2) / (-e * ez - 1.0 / t2)
+        z = z - step
+        if np.all(np.abs(step) <= MODE_TOL * np.maximum(1.0, np.abs(z))):
+            break  # Newton converges quadratically: z is the root to rounding
     sd = 1.0 / np.sqrt(e * np.exp(z) + 1.0 / t2)
     nodes = z[:, None] + np.sqrt(2.0) * sd[:, None] * GH_X[None, :]
     lam = e[:, None] * np.exp(nodes)

@@ -83,3 +83,23 @@ def test_fitted_prior_equals_the_finite_difference_fit(family, seed):
     if family == "lognormal":
         assert prior.a == pytest.approx(-0.5, abs=0.25)
         assert prior.b == pytest.approx(1.2, rel=0.15)
+
+
+@pytest.mark.parametrize("mu, tau", [(-0.5, 1.2), (0.5, 0.3), (-3.0, 3.0), (2.0, 0.02), (5.0, 4.9)])
+def test_posterior_nodes_stop_at_the_mode_all_newton_steps_reach(mu, tau):
+    units, exposure = _simulated(8, n=3000)
+    z = np.maximum(np.log((units + 1.0) / exposure), mu)
+    for _ in range(popularity.MODE_STEPS):  # every step, as before the stopping rule
+        g = units - exposure * np.exp(z) - (z - mu) / tau**2
+        z = z - g / (-exposure * np.exp(z) - 1.0 / tau**2)
+    # z is the posterior mode: the score y - e exp(z) - (z - mu) / tau^2 vanishes to rounding
+    score = units - exposure * np.exp(z) - (z - mu) / tau**2
+    assert np.max(np.abs(score) / (units + exposure * np.exp(z) + np.abs(z - mu) / tau**2 + 1.0)) < 1e-12
+    nodes, log_w = popularity._posterior_nodes(mu, tau, units, exposure)
+    sd = 1.0 / np.sqrt(exposure * np.exp(z) + 1.0 / tau**2)
+    want = z[:, None] + np.sqrt(2.0) * sd[:, None] * popularity.GH_X[None, :]
+    # the stopped Newton loop lands within a few ulps of z (it alternates there at rounding level)
+    np.testing.assert_allclose(nodes, want, rtol=1e-13, atol=1e-13)
+    centre = np.mean(nodes, axis=1)  # the rule is symmetric about the mode
+    np.testing.assert_allclose(centre, z, rtol=1e-12, atol=1e-12)
+    assert np.all(np.isfinite(log_w))
