@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
+from autovend.calibration.censored import bincount, day_scales, posterior_impute, truncated_mean, truncated_var
 from autovend.calibration.mm import Params, SplitProblem, solve
 from autovend.calibration.panel import Panel
 from autovend.demand.environment import environment_multiplier
@@ -195,214 +195,6 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     )
 
 
-def _tail_probabilities(q: np.ndarray, lam: np.ndarray, depth: int) -> list[np.ndarray]:
-    """P(D >= q - j) for j < depth and D ~ Poisson(lam), 1 where q - j < 1 (q broadcast to lam's shape; lam > 0).
-
-    Only P(D >= q) is an incomplete gamma function (`special.pdtrc`); each deeper tail adds a Poisson
-    probability to the one before, P(D >= q - j) = P(D >= q - j + 1) + P(D = q - j), the probability
-    taken as exp of its logarithm (x log lam - lam - log x!). Every term is positive, so the sum loses
-    nothing to cancellation (within 2e-13 relative of `pdtrc` for q in 1..40, lam in 1e-12..200), and
-    where P(D >= q) underflows the deeper tails are still their leading Poisson terms.
-    """
-    qb = np.broadcast_to(q, lam.shape)
-    p = special.pdtrc(qb - 1, lam)
-    out = [p]
-    if depth < 2:
-        return out
-    log_lam = np.log(lam)
-    log_pmf = (q - 1) * log_lam - lam - special.gammaln(q)  # log P(D = q - 1)
-    for j in range(1, depth):
-        p = p + np.exp(log_pmf)
-        out.append(np.where(qb >= j + 1, p, 1.0))
-        if j + 1 < depth:
-            log_pmf = log_pmf + np.log(np.maximum(q - j, 1.0)) - log_lam  # log P(D = q - 1 - j)
-    return out
-
-
-def _truncated_mean(q: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """E[D | D >= q] for D ~ Poisson(lam), q >= 1: lam * P(D >= q-1) / P(D >= q)."""
-    lam = np.maximum(lam, 1e-12)
-    return _mean_from_tails(q, lam, *_tail_probabilities(q, lam, 2))
-
-
-def _mean_from_tails(q: np.ndarray, lam: np.ndarray, p_q: np.ndarray, p_q1: np.ndarray) -> np.ndarray:
-    out = np.where(p_q > 1e-300, lam * p_q1 / np.maximum(p_q, 1e-300), q + lam)
-    return np.maximum(out, q)
-
-
-def _truncated_var(q: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """Var[D | D >= q] for D ~ Poisson(lam), q >= 1."""
-    lam = np.maximum(lam, 1e-12)
-    return _var_from_tails(lam, *_tail_probabilities(q, lam, 3))
-
-
-def _var_from_tails(lam: np.ndarray, p_q: np.ndarray, p_q1: np.ndarray, p_q2: np.ndarray) -> np.ndarray:
-    p_q = np.maximum(p_q, 1e-300)
-    m1 = lam * p_q1 / p_q
-    m2 = (lam**2 * p_q2 + lam * p_q1) / p_q
-    return np.maximum(m2 - m1**2, 0.0)
-
-
-def _truncated_moments(q: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """E[D | D >= q], Var[D | D >= q] and P(D >= q) for D ~ Poisson(lam), sharing their tail probabilities.
-
-    The same values as `_truncated_mean`, `_truncated_var` and `special.pdtrc(q - 1, lam)`.
-    """
-    lam_c = np.maximum(lam, 1e-12)
-    tails = _tail_probabilities(q, lam_c, 3)
-    sf = tails[0].copy()
-    tiny = lam < 1e-12  # there the survival function is taken at lam itself
-    if np.any(tiny):
-        sf[tiny] = special.pdtrc(np.broadcast_to(q, lam.shape)[tiny] - 1, lam[tiny])
-    return _mean_from_tails(q, lam_c, *tails[:2]), _var_from_tails(lam_c, *tails), sf
-
-
-def _day_scales(
-    md: np.ndarray, share: np.ndarray, y_unc: np.ndarray, cens: np.ndarray, q: np.ndarray, md_m: np.ndarray
-) -> np.ndarray:
-    """Maximum-likelihood demand scale of each machine-day under censoring, with a weak Gamma prior.
-
-    Uncensored products contribute Poisson(s * share) likelihoods, sold-out ones P(D >= q). The score
-    decreases in s, so its root is found for all machine-days at once by Newton steps on log s, kept
-    inside a bracket that each step narrows (a step leaving it bisects instead), started from the scale
-    that takes sold-out units as demand and stopped when a step moves log s by under 1e-14: the
-    precision of the 50-step bisection this replaces, in about 8 steps. A faint exponential prior
-    (rate 0.05 / the machine's median uncensored-ratio scale) keeps days whose shelf sold out everywhere
-    finite; a stronger prior pulls high-shock days down and attenuates the shock's variance (shape 2
-    biased r by +17% on the synthetic truth). A day with neither sales nor sold-out products has its
-    scale at the bracket's floor, 1e-6.
-    """
-    n_md = len(md_m)
-    p_unc = _bincount(md, np.where(cens, 0.0, share), n_md)
-    ratio = np.where(p_unc > 0.2, y_unc / np.maximum(p_unc, 1e-12), np.nan)
-    med = pd.Series(ratio).groupby(md_m).transform("median").to_numpy()
-    pooled = np.nanmedian(ratio) if np.any(np.isfinite(ratio)) else 1.0
-    mode = np.where(np.isfinite(med) & (med > 0), med, pooled if pooled > 0 else 1.0)
-    alpha, beta = 1.0, 0.05 / mode
-    cidx = np.flatnonzero(cens)
-    cidx = cidx[np.argsort(md[cidx], kind="stable")]  # by machine-day
-    cmd, cshare, cq = md[cidx], share[cidx], q[cidx]
-    first_cell = np.searchsorted(cmd, np.arange(n_md + 1))  # sold-out cells of day i: first_cell[i]:first_cell[i+1]
-    log_fact = special.gammaln(cq)  # log (q - 1)!
-    lo = np.full(n_md, np.log(1e-6))
-    hi = np.log(np.maximum(mode, 1.0) * 1e3 + 10.0 * (y_unc + 1.0))
-    naive = (y_unc + _bincount(cmd, cq, n_md)) / (p_unc + _bincount(cmd, cshare, n_md) + beta)
-    t = np.clip(np.log(np.maximum(naive, 1e-300)), lo, hi)
-    floor = (y_unc == 0) & (np.diff(first_cell) == 0)  # score -p - beta < 0 for every s
-    t[floor] = lo[floor]
-    live = np.flatnonzero(~floor)
-    for _ in range(MAX_SCALE_STEPS):
-        if len(live) == 0:
-            break
-        count = first_cell[live + 1] - first_cell[live]
-        rows = np.repeat(first_cell[live] - (np.cumsum(count) - count), count) + np.arange(count.sum())
-        day = np.repeat(np.arange(len(live)), count)
-        t_l = t[live]
-        s = np.exp(t_l)
-        share_r = cshare[rows]
-        lam = s[day] * share_r
-        q_r = cq[rows]
-        tail = np.maximum(special.pdtrc(q_r - 1, lam), 1e-300)  # P(D >= q)
-        p1 = np.exp((q_r - 1) * np.log(lam) - lam - log_fact[rows])  # P(D = q - 1)
-        p2 = np.where(q_r >= 2, p1 * (q_r - 1) / lam, 0.0)  # P(D = q - 2)
-        hazard = p1 / tail  # d log P(D >= q) / d lam
-        y_l = y_unc[live]
-        score = y_l / s - p_unc[live] + _bincount(day, share_r * hazard, len(live)) + (alpha - 1.0) / s - beta[live]
-        slope = -(y_l + alpha - 1.0) / s + s * _bincount(
-            day, share_r**2 * ((p2 - p1) / tail - hazard**2), len(live)
-        )  # d score / d log s
-        up = score > 0
-        lo[live] = np.where(up, t_l, lo[live])
-        hi[live] = np.where(up, hi[live], t_l)
-        step = score / np.where(slope < 0, slope, -np.inf)
-        inside = (t_l - step >= lo[live]) & (t_l - step <= hi[live]) & (slope < 0)
-        t[live] = np.where(inside, t_l - step, 0.5 * (lo[live] + hi[live]))
-        tol = 1e-14 * np.maximum(1.0, np.abs(t_l))
-        live = live[~((inside & (np.abs(step) <= tol)) | (hi[live] - lo[live] <= tol))]
-    return np.exp(t)
-
-
-MAX_SCALE_STEPS = 200  # Newton or bisection steps of `_day_scales` (bisection alone needs about 50)
-SCALE_GRID = np.linspace(-4.0, 4.0, 33)  # standard-normal nodes for the log demand scale
-CHUNK_VALUES = 1 << 19  # censored cells x scale nodes held at once by `_posterior_impute` (about 4 MB an array)
-
-
-def _posterior_impute(
-    md: np.ndarray,
-    share: np.ndarray,
-    y: np.ndarray,
-    cens: np.ndarray,
-    q: np.ndarray,
-    n_md: int,
-    log_mean: np.ndarray,
-    sd: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """E-step with the machine-day scale integrated over its posterior on a grid.
-
-    Prior: log s ~ N(log_mean_md, sd**2). Likelihood: Poisson for uncensored cells, P(D >= q) for
-    sold-out ones. Returns the imputed demand per cell, E[D | data], and per machine-day minus the
-    conditional variance Var(sum of demand | data) (the law of total variance: the shock's variance is
-    then Var(imputed total) + E[Var(total | data)]).
-
-    Machine-days are independent given their prior, so they are taken in blocks of consecutive codes
-    holding about CHUNK_VALUES censored cells x nodes: memory stays bounded whatever the panel's size.
-    """
-    y_unc = _bincount(md, np.where(cens, 0.0, y), n_md)
-    p_unc = _bincount(md, np.where(cens, 0.0, share), n_md)
-    ci = np.flatnonzero(cens)
-    ci = ci[np.argsort(md[ci], kind="stable")]  # by machine-day, each machine-day's cells in panel order
-    bounds = np.searchsorted(md[ci], np.arange(n_md + 1))  # censored cells of machine-day i: bounds[i]:bounds[i+1]
-    dhat = y.copy()
-    cond_var = np.empty(n_md)
-    per_block = max(CHUNK_VALUES // len(SCALE_GRID), 1)
-    lo = 0
-    while lo < n_md:
-        hi = max(int(np.searchsorted(bounds, bounds[lo] + per_block, side="right")) - 1, lo + 1)
-        hi = min(hi, n_md, lo + per_block)
-        rows = ci[bounds[lo] : bounds[hi]]
-        dhat[rows], cond_var[lo:hi] = _posterior_block(
-            md[rows] - lo, share[rows], q[rows], y_unc[lo:hi], p_unc[lo:hi], log_mean[lo:hi], sd
-        )
-        lo = hi
-    return dhat, -np.maximum(cond_var, 0.0)
-
-
-def _posterior_block(
-    cmd: np.ndarray,
-    cshare: np.ndarray,
-    cq: np.ndarray,
-    y_unc: np.ndarray,
-    p_unc: np.ndarray,
-    log_mean: np.ndarray,
-    sd: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """`_posterior_impute` on a block of machine-days: imputed demand of its censored cells, Var(total | data)."""
-    n_md = len(y_unc)
-    nodes = np.asarray(log_mean)[:, None] + sd * SCALE_GRID[None, :]  # (n_md, G)
-    s = np.exp(nodes)
-    loglik = y_unc[:, None] * nodes - p_unc[:, None] * s - 0.5 * SCALE_GRID[None, :] ** 2
-    cq = cq[:, None]
-    lam = s[cmd] * cshare[:, None]  # (n_cens, G)
-    mean_c, var_c, sf = _truncated_moments(cq, lam)
-    n_nodes = len(SCALE_GRID)
-    # bin (machine-day, node) of each (cell, node): one bincount sums a (cell, node) array per machine-day and
-    # node, adding each bin's cells in the same order as a bincount per node column would (the same bits)
-    cell_node = (cmd[:, None] * n_nodes + np.arange(n_nodes)[None, :]).ravel()
-
-    def per_day(v: np.ndarray) -> np.ndarray:
-        return _bincount(cell_node, v.ravel(), n_md * n_nodes).reshape(n_md, n_nodes)
-
-    loglik += per_day(np.log(np.maximum(sf, 1e-300)))
-    w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
-    w /= w.sum(axis=1, keepdims=True)
-    dhat = np.sum(w[cmd] * mean_c, axis=1)
-    # per machine-day and node: sum of censored means and variances
-    tot_mean = per_day(mean_c)
-    tot_var = per_day(var_c)
-    m1 = np.sum(w * tot_mean, axis=1)
-    return dhat, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
-
-
 def _attraction(data: ChoiceData, omega: np.ndarray, pi: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """v = omega_k * pi_{site,g1} * gamma_{g2} * a of every cell, multiplied in that order (one new array)."""
     v = omega[data.k]
@@ -416,10 +208,6 @@ def _positive_or_one(x: np.ndarray) -> np.ndarray:
     """x with every value that is not positive set to 1, in place (as np.where(x > 0, x, 1.0))."""
     x[~(x > 0)] = 1.0
     return x
-
-
-def _bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    return np.bincount(idx, weights=w, minlength=n)
 
 
 def fit_choice(
@@ -444,7 +232,7 @@ def fit_choice(
     `impute=False` treats censored sales as demand (the uncorrected estimator, for comparison).
     `scale_prior=(log_mean, sd)` gives each machine-day's demand scale a log-normal prior (the
     structural expected demand and the shock's sigma); the E-step then integrates over the scale's
-    posterior instead of plugging in its maximum-likelihood value (see `_posterior_impute`).
+    posterior instead of plugging in its maximum-likelihood value (see `posterior_impute`).
     """
     K = data.n_products
     n_md = len(data.md_m)
@@ -484,40 +272,40 @@ def fit_choice(
             break
         dhat = np.empty(0)  # the E-step makes the next round's demand from y: this one can go now
         share = _attraction(data, omega, pi, gamma)
-        share /= _positive_or_one(_bincount(md, share, n_md)[md])  # v / V, in place
+        share /= _positive_or_one(bincount(md, share, n_md)[md])  # v / V, in place
         if scale_prior is not None:
-            dhat, var_adjust = _posterior_impute(md, share, y, cens, data.q, n_md, *scale_prior)
+            dhat, var_adjust = posterior_impute(md, share, y, cens, data.q, n_md, *scale_prior)
             continue
         # E-step: the machine-day's demand scale by censored-Poisson ML, then E[D | D >= q]
-        y_unc = _bincount(md, np.where(cens, 0.0, y), n_md)
-        scale = _day_scales(md, share, y_unc, cens, data.q, data.md_m)
+        y_unc = bincount(md, np.where(cens, 0.0, y), n_md)
+        scale = day_scales(md, share, y_unc, cens, data.q, data.md_m)
         ci = np.flatnonzero(cens)
         c_md, c_share, c_q = md[ci], share[ci], data.q[ci]
         lam = scale[c_md] * c_share
         dhat = y.copy()
-        dhat[ci] = _truncated_mean(c_q, lam)
+        dhat[ci] = truncated_mean(c_q, lam)
         # corrections for the shock's variance (see `shocks`): the conditional variance the imputation
         # removes, and the extra noise the estimated scale passes from uncensored sales to the total
-        var_cens = _bincount(c_md, _truncated_var(c_q, lam), n_md)
+        var_cens = bincount(c_md, truncated_var(c_q, lam), n_md)
         delta = 0.01
-        scale_b = _day_scales(md, share, y_unc * (1 + delta), cens, data.q, data.md_m)
-        extra = _bincount(c_md, _truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
-        extra -= _bincount(c_md, dhat[ci], n_md)
+        scale_b = day_scales(md, share, y_unc * (1 + delta), cens, data.q, data.md_m)
+        extra = bincount(c_md, truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
+        extra -= bincount(c_md, dhat[ci], n_md)
         g_md = np.where(y_unc > 0, 1.0 + extra / (delta * np.maximum(y_unc, 1e-12)), 1.0)
         var_adjust = (g_md**2 - 1.0) * y_unc - var_cens
     share = np.empty(0)  # the last E-step's per-cell shares are not needed below
 
     v = _attraction(data, omega, pi, gamma)
-    V = _bincount(md, v, n_md)
+    V = bincount(md, v, n_md)
     pos = (dhat > 0) & (v > 0)
     loglik = float(np.sum(dhat[pos] * np.log(v[pos] / V[md[pos]])))
     del pos
     # each cell's expected demand, total[md] * v / V[md], then per unit of omega: the exposure
-    ex = _bincount(md, dhat, n_md)[md]
+    ex = bincount(md, dhat, n_md)[md]
     ex *= v
     ex /= _positive_or_one(V[md])
     ex /= _positive_or_one(omega[k])
-    exposure = _bincount(k, ex, K)
+    exposure = bincount(k, ex, K)
     del ex, v
     # products whose MLE omega is 0 still have exposure: recompute their share with omega = 1
     zero = omega[k] == 0
@@ -525,21 +313,21 @@ def fit_choice(
         pig = pi.reshape(-1)[data.pig]
         gam = gamma[data.g2_of_k][k]
         v1 = pig * gam * data.a
-        V = _bincount(md, omega[k] * pig * gam * data.a, n_md)
-        tot = _bincount(md, dhat, n_md)
+        V = bincount(md, omega[k] * pig * gam * data.a, n_md)
+        tot = bincount(md, dhat, n_md)
         ex0 = tot[md] * v1 / np.where(V[md] > 0, V[md] + v1, 1.0)
-        exposure += _bincount(k, np.where(zero, ex0, 0.0), K)
+        exposure += bincount(k, np.where(zero, ex0, 0.0), K)
     del zero
     return ChoiceFit(
         omega=omega,
         pi=pi,
         gamma=gamma,
-        units=_bincount(k, dhat, K),
+        units=bincount(k, dhat, K),
         exposure=exposure,
-        machine_days=_bincount(k, np.ones(len(k)), K),
+        machine_days=bincount(k, np.ones(len(k)), K),
         loglik=loglik,
         iterations=it_total,
         converged=all_converged,
-        md_demand=_bincount(md, dhat, n_md),
+        md_demand=bincount(md, dhat, n_md),
         md_var_adjust=var_adjust,
     )

@@ -12,22 +12,6 @@ from autovend.calibration.normalise import Factors, canonical
 from autovend.demand.shock import latent_lag1_corr, shock_multiplier, sigma_from_r
 
 
-@pytest.mark.parametrize(
-    "q, lam",
-    [
-        pytest.param(1, 0.4, id="q1-low"),
-        pytest.param(3, 2.5, id="q3-mid"),
-        pytest.param(5, 9.0, id="q5-high"),
-    ],
-)
-def test_truncated_poisson_moments_match_monte_carlo(q, lam):
-    rng = np.random.default_rng(0)
-    d = rng.poisson(lam, 2_000_000)
-    d = d[d >= q]
-    assert choice._truncated_mean(np.array([q]), np.array([lam]))[0] == pytest.approx(d.mean(), rel=5e-3)
-    assert choice._truncated_var(np.array([q]), np.array([lam]))[0] == pytest.approx(d.var(), rel=2e-2)
-
-
 def test_gamma_poisson_prior_is_recovered_and_shrinkage_cuts_error():
     rng = np.random.default_rng(1)
     alpha, beta = 2.0, 4.0  # prior mean 0.5
