@@ -93,19 +93,22 @@ def _calendar(source: Source, start: dt.date, end: dt.date) -> pd.DataFrame:
 def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     """Build the daily panel of a checked source (see the module docstring for the shelf rules)."""
     notes: list[str] = []
+    # the completed order lines as codes and numbers (the id columns are factorised once, never copied)
     orders = source.orders
-    columns = ["machine_id", "sku_id", "ts", "qty", "unit_price"]  # the panel's; the rest stays in the source
-    orders = orders.loc[(orders["status"] == "completed").to_numpy(), columns]
+    m_codes, m_ids = pd.factorize(orders["machine_id"])
+    k_codes, k_ids = pd.factorize(orders["sku_id"])
+    done = (orders["status"] == "completed").to_numpy()
     inventory = source.inventory
     if config.until is not None:
         cut = pd.Timestamp(config.until)
-        orders = orders[orders["ts"] < cut]
+        done &= (orders["ts"] < cut).to_numpy()
         if inventory is not None:
             inventory = inventory[inventory["ts"] < cut]
-    if orders.empty:
+    if not done.any():
         raise InsufficientDataError("the daily panel needs completed order lines; the source (window) has none")
+    qty = orders["qty"].to_numpy()
+    units_all = int(np.sum(qty, where=done))
     products_all = source.products
-    units_all = int(orders["qty"].sum())
     kept_subs = config.keep_subcategories
     if kept_subs is None:
         kept_mask = np.ones(len(products_all), dtype=bool)
@@ -118,19 +121,23 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     if products.empty:
         raise InsufficientDataError("no product of the source is in the kept subcategories; check `keep_subcategories`")
     k_of = pd.Series(np.arange(len(products)), index=products["sku_id"])
-    orders = orders[orders["sku_id"].isin(k_of.index)]
-    if orders.empty:
+    k_of_id = k_of.reindex(k_ids).fillna(-1).to_numpy(dtype=np.int64)  # -1: a product not kept
+    rows = np.flatnonzero(done & (k_of_id[k_codes] >= 0))  # the completed lines of kept products
+    del done
+    if len(rows) == 0:
         raise InsufficientDataError(
             "no completed order line (in the window) sells a product of the kept subcategories; "
             "check `keep_subcategories`"
         )
-    units_kept = int(orders["qty"].sum())
-    source_machines, inventory = _machines_with_sales(source.machines, orders, inventory, notes)
+    units_kept = int(qty[rows].sum())
+    sold_ids = m_ids[np.unique(m_codes[rows])]
+    source_machines, inventory = _machines_with_sales(source.machines, sold_ids, inventory, notes)
+    ts = orders["ts"].to_numpy()[rows]
 
-    start_ts = orders["ts"].min().normalize()
+    start_ts = pd.Timestamp(ts.min()).normalize()
     if inventory is not None and len(inventory):
         start_ts = min(start_ts, inventory["ts"].min().normalize())
-    end_ts = orders["ts"].max().normalize()
+    end_ts = pd.Timestamp(ts.max()).normalize()
     if config.until is not None:
         end_ts = max(end_ts, pd.Timestamp(config.until) - pd.Timedelta(days=1))
     n_days = int((end_ts - start_ts) / pd.Timedelta(days=1)) + 1
@@ -161,31 +168,36 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     sales = (
         pd.DataFrame(
             {
-                "m": m_of.reindex(orders["machine_id"]).to_numpy(),
-                "k": k_of.reindex(orders["sku_id"]).to_numpy(),
-                "d": day_index(orders["ts"], start_ts),
-                "qty": orders["qty"].to_numpy(),
-                "revenue": (orders["qty"] * orders["unit_price"]).to_numpy(),
+                "m": m_of.reindex(m_ids).fillna(-1).to_numpy(dtype=np.int64)[m_codes[rows]],
+                "k": k_of_id[k_codes[rows]],
+                "d": day_index(pd.Series(ts), start_ts),
+                "qty": qty[rows],
+                "revenue": qty[rows] * orders["unit_price"].to_numpy()[rows],
             }
         )
         .groupby(["m", "k", "d"], as_index=False)[["qty", "revenue"]]
         .sum()
         .rename(columns={"qty": "units"})
     )
-    del orders  # the order lines are summed into sales from here on
+    del orders, m_codes, k_codes, rows, ts  # the order lines are summed into sales from here on
     inv = visits_all = None
     if inventory is not None and len(inventory):
-        inv = inventory[inventory["sku_id"].isin(k_of.index)].assign(
-            m=m_of.reindex(inventory.loc[inventory["sku_id"].isin(k_of.index), "machine_id"]).to_numpy(),
-            k=k_of.reindex(inventory.loc[inventory["sku_id"].isin(k_of.index), "sku_id"]).to_numpy(),
+        i_m = _codes(inventory["machine_id"], m_of)  # every counted machine sold (`_machines_with_sales`)
+        i_k = _codes(inventory["sku_id"], k_of)
+        counted = i_k >= 0
+        inv = pd.DataFrame(
+            {
+                "m": i_m[counted],
+                "k": i_k[counted],
+                "ts": inventory["ts"].to_numpy()[counted],
+                "shelf_qty": inventory["shelf_qty"].to_numpy()[counted],
+            }
         )
         # visits of machines whose every counted product is out of scope still count as visits
-        visits_all = inventory.assign(m=m_of.reindex(inventory["machine_id"]).to_numpy())[["m", "ts"]].drop_duplicates()
+        visits_all = pd.DataFrame({"m": i_m, "ts": inventory["ts"].to_numpy()}).drop_duplicates()
     has_inv = machines["has_inventory"].to_numpy()
     keys = Keys(len(products), n_days)
     inv_m = np.flatnonzero(has_inv)
-    if inv is not None:
-        inv = inv[["m", "k", "ts", "shelf_qty"]]
     cells, cap_est = cells_by_block(
         Records(sales, inv, visits_all, has_inv, start_ts), keys, config.sales_rule_gap_days, products
     )
@@ -204,24 +216,7 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
         notes.append(f"capacity unknown for sales-only machines: set to {fill_cap:.0f}")
 
     # machine-days: active from a machine's first record to the panel's end
-    first = cells.groupby("m")["d"].min()
-    md_m, md_d = expand(first.to_numpy(dtype=np.int64), n_days - first.to_numpy(dtype=np.int64))
-    machine_days = pd.DataFrame({"m": first.index.to_numpy(dtype=np.int64)[md_m], "d": md_d})
-    agg = cells.groupby(["m", "d"]).agg(units=("units", "sum"), q_sum=("q", "sum"), known=("known", "all"))
-    machine_days = machine_days.join(agg, on=["m", "d"])
-    machine_days["units"] = machine_days["units"].fillna(0).astype(np.int64)
-    machine_days["known"] = (
-        machine_days["known"]
-        .astype("boolean")
-        .fillna(pd.Series(machines["has_inventory"].to_numpy()[machine_days["m"].to_numpy()]))
-        .astype(bool)
-    )
-    capm = machines["capacity"].to_numpy()[machine_days["m"].to_numpy()]
-    machine_days["fill"] = np.where(
-        machine_days["known"], np.minimum(machine_days["q_sum"].fillna(0.0) / capm, 1.0), np.nan
-    )
-    machine_days = machine_days.drop(columns="q_sum")
-    machine_days["active"] = True
+    machine_days = _machine_days(cells, machines, n_days)
 
     return Panel(
         machines=machines,
@@ -238,14 +233,51 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     )
 
 
+def _machine_days(cells: pd.DataFrame, machines: pd.DataFrame, n_days: int) -> pd.DataFrame:
+    """Each machine's days from its first cell to the panel's end: units, whether all shelves are known, fill.
+
+    Sums by bincount over a machine-day position per cell (cells come in machine order), not a groupby:
+    a few values a cell at operator scale. Units and shelf counts are whole numbers, so the sums are exact.
+    A day without cells has its machine's shelf knowledge (known if it has inventory records) and 0 units.
+    """
+    m = cells["m"].to_numpy()
+    d = cells["d"].to_numpy().astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
+    present = m[starts].astype(np.int64)
+    first = np.minimum.reduceat(d, starts)
+    md_m, md_d = expand(first, n_days - first)
+    length = n_days - first
+    offset = np.cumsum(length) - length  # each machine's first machine-day
+    at = offset[np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(m)]))] + d
+    at -= np.repeat(first, np.diff(np.r_[starts, len(m)]))
+    n = len(md_m)
+    units = np.bincount(at, weights=cells["units"].to_numpy(), minlength=n).astype(np.int64)
+    q_sum = np.bincount(at, weights=np.nan_to_num(cells["q"].to_numpy(dtype=float), nan=0.0), minlength=n)
+    has_cells = np.bincount(at, minlength=n) > 0
+    unknown = np.bincount(at, weights=~cells["known"].to_numpy(), minlength=n) > 0
+    del at
+    m_md = present[md_m]
+    known = np.where(has_cells, ~unknown, machines["has_inventory"].to_numpy()[m_md])
+    capm = machines["capacity"].to_numpy()[m_md]
+    fill = np.where(known, np.minimum(q_sum / capm, 1.0), np.nan)
+    return pd.DataFrame({"m": m_md, "d": md_d, "units": units, "known": known, "fill": fill, "active": True})
+
+
+def _codes(ids: pd.Series, code_of: pd.Series) -> np.ndarray:
+    """`code_of`'s code of each id, -1 where it has none (the ids are factorised: a code a row, not a string)."""
+    codes, uniques = pd.factorize(ids)
+    of_unique = code_of.reindex(uniques).fillna(-1).to_numpy(dtype=np.int64)
+    return np.where(codes >= 0, of_unique[np.maximum(codes, 0)], -1) if len(of_unique) else np.full(len(ids), -1)
+
+
 def _machines_with_sales(
-    machines: pd.DataFrame, orders: pd.DataFrame, inventory: pd.DataFrame | None, notes: list[str]
+    machines: pd.DataFrame, sold_ids: pd.Index, inventory: pd.DataFrame | None, notes: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The machines with at least one of `orders` (completed, kept) and their inventory; a note names the rest.
+    """The machines among `sold_ids` (a completed, kept order line) and their inventory; a note names the rest.
 
     A machine that sold nothing informs no estimate (and would leave no cell in the panel), so it is left out.
     """
-    sold = machines["machine_id"].isin(orders["machine_id"].unique()).to_numpy()
+    sold = machines["machine_id"].isin(sold_ids).to_numpy()
     if sold.all():
         return machines, inventory
     idle = sorted(machines.loc[~sold, "machine_id"].astype(str))

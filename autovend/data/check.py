@@ -267,37 +267,60 @@ def _missing_column(file: str, name: str, found: list[str]) -> Violation:
     return Violation(file, f"missing required column (columns found: {listing})", fix, column=name)
 
 
-def _count_duplicates(raw: pd.DataFrame) -> int:
-    """Exact duplicate rows (all columns as written), counting copies beyond the first."""
+def _count_duplicates(raw: pd.DataFrame, typed: pd.DataFrame | None = None) -> int:
+    """Exact duplicate rows (all columns as written), counting copies beyond the first.
+
+    Rows are compared exactly only where a 64-bit key of their values repeats (`_row_keys`): copies as
+    written have equal typed values (`typed`, the parsed columns; default the text itself), so a row
+    whose key is unique has no copy. At operator scale this holds a few bytes a row instead of the
+    text's dictionary or a Python object per cell.
+    """
     if raw.empty or raw.shape[1] == 0:
         return 0
-    # Columns are taken one at a time, fewest distinct values first (judged on the first rows): each is
-    # factorised (Arrow's dictionary encoding for text) over the rows still in question, its codes are
-    # folded into one uint64 key per row (exact while the cardinalities multiply below 2**63, a hash
-    # beyond), and rows whose key is unique so far are dropped, as they cannot be copies. An id column
-    # that tells every row apart is then factorised over a few rows only; hashing every column as Python
-    # objects took about 200 bytes a row. The last few candidates are compared exactly.
-    order = sorted(raw.columns, key=lambda name: raw[name].iloc[:10_000].nunique(dropna=False))
-    rows = np.arange(len(raw))
-    key = np.zeros(len(raw), dtype=np.uint64)
-    room = 1.0  # the product of the cardinalities folded in so far, while the key is exact
-    for name in order:
-        column = raw[name] if len(rows) == len(raw) else raw[name].iloc[rows]
-        codes, uniques = pd.factorize(column, use_na_sentinel=False)
-        width = max(len(uniques), 1)
-        if room * width < 2.0**63:
-            key = key * np.uint64(width) + codes.astype(np.uint64)
-            room *= width
-        else:  # a 64-bit mix (splitmix64's multiplier); equal rows still get equal keys
-            key = (key ^ codes.astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
-            key ^= key >> np.uint64(29)
-            room = 2.0**64
-        del codes, uniques, column
-        maybe = pd.Series(key).duplicated(keep=False).to_numpy()
-        rows, key = rows[maybe], key[maybe]
-        if len(rows) == 0:
-            return 0
-    return int(raw.iloc[rows].duplicated().sum())
+    maybe = _repeated(_row_keys(raw if typed is None else typed))
+    return int(raw[maybe].duplicated().sum()) if maybe.any() else 0
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's multiplier
+
+
+def _row_keys(frame: pd.DataFrame) -> np.ndarray:
+    """A uint64 per row, equal for rows with equal values (collisions only cost an exact comparison).
+
+    Numbers and times enter by their bits; a text column by its codes (Arrow's dictionary encoding) if it
+    repeats its values (judged on its first 10,000 rows), and not at all if nearly every value is new
+    (an order id): the exact comparison of the few candidate rows covers it.
+    """
+    key = np.zeros(len(frame), dtype=np.uint64)
+    sample = min(len(frame), 10_000)
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(column):
+            bits = column.to_numpy().view(np.int64).astype(np.uint64)
+        elif pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            bits = column.to_numpy(dtype="float64", na_value=np.nan).view(np.uint64)
+        elif column.iloc[:sample].nunique(dropna=False) <= sample // 2:
+            bits = pd.factorize(column, use_na_sentinel=False)[0].astype(np.uint64)
+        else:
+            continue
+        key ^= bits
+        key *= _MIX
+        key ^= key >> np.uint64(29)
+        del bits
+    return key
+
+
+def _repeated(key: np.ndarray) -> np.ndarray:
+    """Whether each key occurs more than once; in parts of about 2**20 keys (by key modulo the parts)."""
+    parts = max(1, len(key) >> 20)
+    if parts == 1:
+        return pd.Series(key).duplicated(keep=False).to_numpy()
+    out = np.zeros(len(key), dtype=bool)
+    part = (key % np.uint64(parts)).astype(np.int32)
+    for p in range(parts):
+        rows = np.flatnonzero(part == p)
+        out[rows] = pd.Series(key[rows]).duplicated(keep=False).to_numpy()
+    return out
 
 
 def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Violation]]:
@@ -340,7 +363,8 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
         typed[col.name] = coerced.values
         has_time = has_time or coerced.has_time
         violations += [_from_issue(path.name, col.name, issue, raw[col.name]) for issue in coerced.issues]
-    table = _Table(spec, path.name, raw, pd.DataFrame(typed, index=raw.index), _count_duplicates(raw), has_time)
+    frame = pd.DataFrame(typed, index=raw.index, copy=False)  # the parsed columns as they are (millions of rows)
+    table = _Table(spec, path.name, raw, frame, _count_duplicates(raw, frame), has_time)
     return table, violations
 
 
@@ -416,8 +440,9 @@ def _summary(
     inventory = final.get("inventory")
     by_site = machines["site_type"].value_counts()
     cats = products.groupby("category_l1", sort=True).agg(n=("sku_id", "size"), l2=("category_l2", "nunique"))
-    statuses = orders["status"].value_counts()
-    completed = orders["status"] == "completed"
+    status_codes, status_names = pd.factorize(orders["status"])  # codes, not a Python string a row
+    statuses = pd.Series(np.bincount(status_codes[status_codes >= 0], minlength=len(status_names)), index=status_names)
+    completed = (status_codes == status_names.get_indexer(["completed"])[0]) & (status_codes >= 0)
     all_ids = machines["machine_id"]
     if inventory is not None:
         counted = all_ids.isin(inventory["machine_id"].unique())
@@ -430,7 +455,7 @@ def _summary(
         machines_by_site_type={str(k): int(v) for k, v in by_site.items()},
         products_by_category={str(k): (int(r.n), int(r.l2)) for k, r in cats.iterrows()},
         order_lines={s: int(statuses.get(s, 0)) for s in STATUSES},
-        units_sold=int(orders.loc[completed, "qty"].sum()),
+        units_sold=int(np.sum(orders["qty"].to_numpy(), where=completed)),
         first_ts=orders["ts"].min(),
         last_ts=orders["ts"].max(),
         orders_have_time=tables["orders"].has_time,

@@ -41,3 +41,21 @@ def test_the_panel_built_machine_block_by_block_equals_the_panel_built_at_once(s
     assert idle.sum() > 10_000 and (step[idle] == 1).all()  # idle days only inside a run that started with a sale
     run = (rule_whole["units"] > 0).cumsum()
     assert pd.Series(idle).groupby(run.to_numpy()).sum().max() <= config.sales_rule_gap_days - 1
+
+
+def test_machine_days_are_the_groupby_sums_of_the_cells_with_days_without_cells_filled(synthetic_source):
+    panel = build_panel(synthetic_source, CalibrationConfig())
+    cells, md = panel.cells, panel.machine_days
+    ref = cells.groupby(["m", "d"]).agg(units=("units", "sum"), q=("q", "sum"), known=("known", "all"))
+    got = md.set_index(["m", "d"])
+    first = cells.groupby("m")["d"].min()
+    assert len(md) == int((panel.n_days - first).sum())  # every day from each machine's first cell on
+    assert (got.loc[ref.index, "units"].to_numpy() == ref["units"].to_numpy()).all()
+    assert (got.loc[ref.index, "known"].to_numpy() == ref["known"].to_numpy()).all()
+    empty = got.index.difference(ref.index)
+    assert len(empty) >= 1 and (got.loc[empty, "units"] == 0).all()  # a machine-day with nothing on the shelf
+    has_inv = panel.machines["has_inventory"].to_numpy()
+    assert (got.loc[empty, "known"].to_numpy() == has_inv[empty.get_level_values("m")]).all()
+    cap = panel.machines["capacity"].to_numpy()[ref.index.get_level_values("m")]
+    fill = np.where(ref["known"], np.minimum(ref["q"] / cap, 1.0), np.nan)
+    assert np.array_equal(got.loc[ref.index, "fill"].to_numpy(), fill, equal_nan=True)
