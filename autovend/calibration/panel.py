@@ -97,7 +97,7 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     orders = source.orders
     m_codes, m_ids = pd.factorize(orders["machine_id"])
     k_codes, k_ids = pd.factorize(orders["sku_id"])
-    done = (orders["status"] == "completed").to_numpy()
+    done = (orders["status"] == "completed").to_numpy(dtype=bool, copy=True)  # Arrow's own may be read-only
     inventory = source.inventory
     if config.until is not None:
         cut = pd.Timestamp(config.until)
