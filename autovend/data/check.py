@@ -29,6 +29,7 @@ from autovend.data.contract import (
     TableSpec,
     rule_schema,
 )
+from autovend.data.duplicates import count_duplicates
 from autovend.data.hashing import source_hash
 from autovend.data.plausibility import CheckSettings, Finding, plausibility_findings
 from autovend.data.source import (
@@ -267,62 +268,6 @@ def _missing_column(file: str, name: str, found: list[str]) -> Violation:
     return Violation(file, f"missing required column (columns found: {listing})", fix, column=name)
 
 
-def _count_duplicates(raw: pd.DataFrame, typed: pd.DataFrame | None = None) -> int:
-    """Exact duplicate rows (all columns as written), counting copies beyond the first.
-
-    Rows are compared exactly only where a 64-bit key of their values repeats (`_row_keys`): copies as
-    written have equal typed values (`typed`, the parsed columns; default the text itself), so a row
-    whose key is unique has no copy. At operator scale this holds a few bytes a row instead of the
-    text's dictionary or a Python object per cell.
-    """
-    if raw.empty or raw.shape[1] == 0:
-        return 0
-    maybe = _repeated(_row_keys(raw if typed is None else typed))
-    return int(raw[maybe].duplicated().sum()) if maybe.any() else 0
-
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's multiplier
-
-
-def _row_keys(frame: pd.DataFrame) -> np.ndarray:
-    """A uint64 per row, equal for rows with equal values (collisions only cost an exact comparison).
-
-    Numbers and times enter by their bits; a text column by its codes (Arrow's dictionary encoding) if it
-    repeats its values (judged on its first 10,000 rows), and not at all if nearly every value is new
-    (an order id): the exact comparison of the few candidate rows covers it.
-    """
-    key = np.zeros(len(frame), dtype=np.uint64)
-    sample = min(len(frame), 10_000)
-    for name in frame.columns:
-        column = frame[name]
-        if pd.api.types.is_datetime64_any_dtype(column):
-            bits = column.to_numpy().view(np.int64).astype(np.uint64)
-        elif pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
-            bits = column.to_numpy(dtype="float64", na_value=np.nan).view(np.uint64)
-        elif column.iloc[:sample].nunique(dropna=False) <= sample // 2:
-            bits = pd.factorize(column, use_na_sentinel=False)[0].astype(np.uint64)
-        else:
-            continue
-        key ^= bits
-        key *= _MIX
-        key ^= key >> np.uint64(29)
-        del bits
-    return key
-
-
-def _repeated(key: np.ndarray) -> np.ndarray:
-    """Whether each key occurs more than once; in parts of about 2**20 keys (by key modulo the parts)."""
-    parts = max(1, len(key) >> 20)
-    if parts == 1:
-        return pd.Series(key).duplicated(keep=False).to_numpy()
-    out = np.zeros(len(key), dtype=bool)
-    part = (key % np.uint64(parts)).astype(np.int32)
-    for p in range(parts):
-        rows = np.flatnonzero(part == p)
-        out[rows] = pd.Series(key[rows]).duplicated(keep=False).to_numpy()
-    return out
-
-
 def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Violation]]:
     """Find, read and coerce one table; None when it is absent or cannot be read."""
     present = [folder / name for name in spec.file_names if os.path.lexists(folder / name)]
@@ -364,7 +309,7 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
         has_time = has_time or coerced.has_time
         violations += [_from_issue(path.name, col.name, issue, raw[col.name]) for issue in coerced.issues]
     frame = pd.DataFrame(typed, index=raw.index, copy=False)  # the parsed columns as they are (millions of rows)
-    table = _Table(spec, path.name, raw, frame, _count_duplicates(raw, frame), has_time)
+    table = _Table(spec, path.name, raw, frame, count_duplicates(raw, frame), has_time)
     return table, violations
 
 
