@@ -28,6 +28,7 @@ import pandas as pd
 from autovend.calibration.cells import Keys, Records, cells_by_block, day_index, expand, rule_cells_by_block
 from autovend.calibration.config import CalibrationConfig
 from autovend.data.calendar import build_calendar, calendar_from_table
+from autovend.data.keys import by_key
 from autovend.data.load import Source
 from autovend.errors import InsufficientDataError
 
@@ -182,8 +183,8 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     del orders, m_codes, k_codes, rows, ts  # the order lines are summed into sales from here on
     inv = visits_all = None
     if inventory is not None and len(inventory):
-        i_m = _codes(inventory["machine_id"], m_of)  # every counted machine sold (`_machines_with_sales`)
-        i_k = _codes(inventory["sku_id"], k_of)
+        i_m = by_key(inventory["machine_id"], m_of, -1, np.int64)  # every counted machine sold (`_machines_with_sales`)
+        i_k = by_key(inventory["sku_id"], k_of, -1, np.int64)
         counted = i_k >= 0
         inv = pd.DataFrame(
             {
@@ -245,11 +246,11 @@ def _machine_days(cells: pd.DataFrame, machines: pd.DataFrame, n_days: int) -> p
     starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
     present = m[starts].astype(np.int64)
     first = np.minimum.reduceat(d, starts)
-    md_m, md_d = expand(first, n_days - first)
     length = n_days - first
-    offset = np.cumsum(length) - length  # each machine's first machine-day
-    at = offset[np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(m)]))] + d
-    at -= np.repeat(first, np.diff(np.r_[starts, len(m)]))
+    md_m, md_d = expand(first, length)
+    run = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(m)]))  # each cell's machine, in `present`
+    at = (np.cumsum(length) - length - first)[run] + d  # the machine's first machine-day, plus days since its first
+    del run
     n = len(md_m)
     units = np.bincount(at, weights=cells["units"].to_numpy(), minlength=n).astype(np.int64)
     q_sum = np.bincount(at, weights=np.nan_to_num(cells["q"].to_numpy(dtype=float), nan=0.0), minlength=n)
@@ -261,13 +262,6 @@ def _machine_days(cells: pd.DataFrame, machines: pd.DataFrame, n_days: int) -> p
     capm = machines["capacity"].to_numpy()[m_md]
     fill = np.where(known, np.minimum(q_sum / capm, 1.0), np.nan)
     return pd.DataFrame({"m": m_md, "d": md_d, "units": units, "known": known, "fill": fill, "active": True})
-
-
-def _codes(ids: pd.Series, code_of: pd.Series) -> np.ndarray:
-    """`code_of`'s code of each id, -1 where it has none (the ids are factorised: a code a row, not a string)."""
-    codes, uniques = pd.factorize(ids)
-    of_unique = code_of.reindex(uniques).fillna(-1).to_numpy(dtype=np.int64)
-    return np.where(codes >= 0, of_unique[np.maximum(codes, 0)], -1) if len(of_unique) else np.full(len(ids), -1)
 
 
 def _machines_with_sales(

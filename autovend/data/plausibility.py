@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from autovend.config import load_section
 from autovend.data.contract import DEFAULT_STATUS, SITE_TYPE_PATTERN
+from autovend.data.keys import by_key
 from autovend.demand.settings import SITE_TYPES
 
 _LOOSEN = "if it is real, raise check.{key} in params/<source>.yaml"
@@ -118,18 +119,7 @@ def _ratio_to_ref(values: pd.Series, skus: pd.Series, products: pd.DataFrame, se
     """values / ref_price of each row's product (NaN where either is unknown or the ref_price is implausible)."""
     ref = products.dropna(subset=["sku_id", "ref_price"]).drop_duplicates("sku_id").set_index("sku_id")["ref_price"]
     ref = ref[ref >= settings.min_ref_price]
-    return values.to_numpy(dtype="float64") / _lookup(skus, ref)
-
-
-def _lookup(keys: pd.Series, table: pd.Series) -> np.ndarray:
-    """table[key] of each key as floats, NaN where the key is missing or not in the table.
-
-    The keys are factorised first (Arrow's dictionary encoding for text), so the lookup costs a code a row
-    rather than a Python object a row as `Series.map` does on text.
-    """
-    codes, uniques = pd.factorize(keys)
-    values = table.reindex(uniques).to_numpy(dtype="float64")
-    return np.where(codes >= 0, values[np.maximum(codes, 0)], np.nan) if len(values) else np.full(len(keys), np.nan)
+    return values.to_numpy(dtype="float64") / by_key(skus, ref, np.nan)
 
 
 def _order_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:

@@ -212,16 +212,3 @@ def test_a_machine_without_completed_orders_is_a_warning(tmp_path):
     report = check(tmp_path, **tables)
     assert report.ok
     one_line(report, "machines.csv, row 2, column machine_id: has no completed order line", kind="warnings")
-
-
-def test_ref_price_lookup_by_codes_gives_nan_for_unknown_and_missing_skus():
-    import numpy as np
-
-    from autovend.data.plausibility import _lookup
-
-    ref = pd.Series([2.5, 4.0], index=pd.Index(["A", "B"], dtype="str"))
-    keys = pd.Series(["B", "A", "Z", None, "B"], dtype="str")
-    got = _lookup(keys, ref)
-    assert got[[0, 1, 4]].tolist() == [4.0, 2.5, 4.0] and np.isnan(got[[2, 3]]).all()
-    assert np.isnan(_lookup(pd.Series([None], dtype="str"), ref)).all()
-    assert _lookup(pd.Series([], dtype="str"), ref).shape == (0,)
