@@ -119,12 +119,13 @@ def validate_cmd(
 
     with console.status(f"validating {source_dir}..."):
         res, seconds = run(source_dir, out, params, settings, calibration_out, force=force)
-    m = res.metrics
+    m, v = res.metrics, res.verdict
     console.print(
-        f"volume error {m['volume_error']:+.2%}; WAPE {m['wape']:.3f} (persistence {m['wape_persistence']:.3f}, "
-        f"naive {m['wape_naive']:.3f}); TVD {m['tvd']:.3f} (naive {m['tvd_naive']:.3f}, uniform popularity "
-        f"{m['ablation_uniform_popularity']['tvd']:.3f}); Spearman {m['spearman_median']:.3f}; "
-        f"{m['n_machines']} machines, {seconds:.1f} s"
+        f"verdict: {v['verdict']} (shelves: {v['shelves']}); volume error {m['volume_error']:+.2%}; "
+        f"WAPE {m['wape']:.3f} (persistence {m['persistence']['wape']:.3f}, naive {m['naive']['wape']:.3f}); "
+        f"product-level WAPE {m['wape_product']:.3f} (reversed popularity "
+        f"{m['controls']['reversed_popularity']['wape_product']:.3f}); TVD {m['tvd']:.3f}; "
+        f"Spearman {m['spearman']:.3f}; {m['n_machines']} machines, {seconds:.1f} s"
     )
     console.print(f"wrote {out}")
 
@@ -167,19 +168,32 @@ def summary(
     metrics = validation / "metrics.json"
     if metrics.exists():
         m = json.loads(metrics.read_text(encoding="utf-8"))
-        t = Table(title="held-out validation")
+        verdict_path = validation / "verdict.json"
+        verdict = json.loads(verdict_path.read_text(encoding="utf-8")) if verdict_path.exists() else {}
+        t = Table(
+            title=f"held-out validation: {verdict.get('verdict', 'no verdict.json')} ({verdict.get('shelves', '')})"
+        )
         t.add_column("metric")
         t.add_column("model", justify="right")
-        t.add_column("reference", justify="right")
-        for key, ref in (
-            ("volume_error", None),
-            ("wape", "wape_persistence"),
-            ("tvd", "tvd_naive"),
-            ("spearman_median", None),
-        ):
-            if key in m:
-                t.add_row(key, f"{m[key]:.3f}", f"{m[ref]:.3f}" if ref and ref in m else "")
+        t.add_column("95% interval", justify="right")
+        t.add_column("persistence", justify="right")
+        t.add_column("naive", justify="right")
+
+        def cell(v: object) -> str:
+            return f"{v:.3f}" if isinstance(v, float) else "–"
+
+        for key in ("volume_error", "wape", "wape_product", "tvd", "spearman"):
+            ci = m.get("intervals", {}).get(key, {})
+            t.add_row(
+                key,
+                cell(m.get(key)),
+                f"[{cell(ci.get('low'))}, {cell(ci.get('high'))}]",
+                cell(m.get("persistence", {}).get(key)),
+                cell(m.get("naive", {}).get(key)),
+            )
         console.print(t)
+    else:
+        console.print(f"[yellow]no validation at {validation}[/]")
     if (world / "manifest.json").exists():
         man = json.loads((world / "manifest.json").read_text(encoding="utf-8"))
         console.print(f"world bundle {world}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})")

@@ -77,13 +77,15 @@ def info(
     from rich.console import Console
     from rich.table import Table
 
+    from autovend.export.validation import validation_text
     from autovend.world.bundle import load_world, read_manifest
     from autovend.world.catalogue import resolve_world
     from autovend.world.describe import summarize
 
     world_dir = resolve_world(world_dir)
     world = load_world(world_dir)
-    s = summarize(world, read_manifest(world_dir))
+    manifest = read_manifest(world_dir)
+    s = summarize(world, manifest)
     console = Console(highlight=False)
     b, h = s["bundle"], s["horizon"]
     console.print(f"[bold]{b['name']}[/]: verified ({len(read_manifest(world_dir)['files'])} files + manifest)")
@@ -98,6 +100,7 @@ def info(
         ("horizon", f"{h['days']} days, {h['start']} to {h['end']}, {h['timezone']} ({h['country']})"),
         ("calendar", f"to {h['calendar_end']}"),
         ("capacity", _fmt(s["capacity"]) + " units"),
+        ("validation", validation_text(manifest)),
     ):
         head.add_row(label, value)
     console.print(head)
@@ -170,7 +173,9 @@ def price_response_cmd(
 def ship(
     bundle_dir: Path = typer.Argument(..., help="An exported bundle, e.g. data/worlds/cn20."),
     out: Path = typer.Option(..., "-o", "--out", help="Where the shipped world goes, e.g. worlds/cn20."),
-    validation: Path | None = typer.Option(None, "--validation", help="The source's validation metrics.json."),
+    validation: Path | None = typer.Option(
+        None, "--validation", help="The source's validation folder (autovend validate -o DIR) or its metrics.json."
+    ),
     runs: list[Path] = typer.Option([], "--run", help="A finished baseline run on the bundle (repeat per seed)."),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
 ) -> None:
@@ -197,7 +202,7 @@ def list_worlds(
 
     found = find_worlds(folders or None)
     table = Table(title=f"{len(found)} worlds")
-    for col in ("name", "devices", "products", "days", "currency", "source", "world hash", "where", "state"):
+    for col in ("name", "devices", "products", "days", "currency", "source", "verdict", "world hash", "where", "state"):
         table.add_column(col)
     for w in found:
         table.add_row(
@@ -207,6 +212,7 @@ def list_worlds(
             str(w.days),
             w.currency,
             w.source,
+            w.verdict,
             w.world_hash[:12],
             str(w.path),
             w.state,

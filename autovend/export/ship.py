@@ -1,10 +1,12 @@
 """Shipping a world: the exported bundle with its validation and its baseline results in the README.
 
 An exported bundle (`autovend export-world`, a DVC output under data/) is frozen first; its held-out
-validation and baseline runs are made on it; `ship_world` then copies it to worlds/NAME with a
-"Results" section in the README: the validation's headline numbers and each baseline seed's net assets
-and metrics. The world's content, hence its world_hash, is untouched; only the README's hash and the
-manifest_hash change. Runs of another world (by world_hash) or of another horizon are refused.
+validation and baseline runs are made on it; `ship_world` then copies it to worlds/NAME with the
+validation's verdict in the README's first lines and in the manifest (`autovend.export.validation`; a world
+shipped without a validation says so there), and a "Results" section: the validation's numbers with their
+intervals and each baseline seed's net assets and metrics. The world's content, hence its world_hash, is
+untouched; only the README's hash and the manifest change. Runs of another world (by world_hash) or of
+another horizon are refused.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from autovend.errors import ExportError
+from autovend.export.validation import ShippedValidation, read_validation, validation_lines, verdict_lines
 from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle, write_bundle
 
 RESULTS_HEADING = "## Results"
+VERDICT_PREFIX = "> **Validation verdict:"
 
 
 @dataclass(frozen=True)
@@ -58,23 +62,6 @@ def _fmt(value: Any, spec: str) -> str:
     return format(value, spec)
 
 
-def validation_lines(metrics: dict[str, Any]) -> list[str]:
-    """The validation's headline numbers as Markdown lines."""
-    return [
-        f"Held-out validation on the last {metrics.get('test_weeks')} weeks of the source "
-        f"({metrics.get('test_start')} to {metrics.get('test_end')}, {metrics.get('n_machines')} machines, "
-        f"{metrics.get('seeds')} replay seeds):",
-        "",
-        "| statistic | model | references |",
-        "|---|---|---|",
-        f"| volume error | {_fmt(metrics.get('volume_error'), '+.1%')} | |",
-        f"| machine-week WAPE | {_fmt(metrics.get('wape'), '.3f')} | persistence "
-        f"{_fmt(metrics.get('wape_persistence'), '.3f')}, naive {_fmt(metrics.get('wape_naive'), '.3f')} |",
-        f"| subcategory TVD | {_fmt(metrics.get('tvd'), '.3f')} | naive {_fmt(metrics.get('tvd_naive'), '.3f')} |",
-        f"| median within-machine Spearman | {_fmt(metrics.get('spearman_median'), '.3f')} | |",
-    ]
-
-
 def baseline_lines(runs: list[BaselineRun], currency: str) -> list[str]:
     """Each seed's net assets and main metrics, then mean and standard deviation."""
     runs = sorted(runs, key=lambda r: r.seed)
@@ -97,7 +84,7 @@ def baseline_lines(runs: list[BaselineRun], currency: str) -> list[str]:
     return lines
 
 
-def results_section(validation: dict[str, Any] | None, runs: list[BaselineRun], currency: str) -> str:
+def results_section(validation: ShippedValidation | None, runs: list[BaselineRun], currency: str) -> str:
     """The README's Results section."""
     lines = [RESULTS_HEADING, ""]
     if validation is not None:
@@ -121,14 +108,23 @@ def ship_world(
     check_output(out, force, (src, validation, *runs))
     settings = json.loads((src / "settings.json").read_text(encoding="utf-8"))
     currency = str(settings.get("economics", {}).get("currency", ""))
-    metrics = json.loads(Path(validation).read_text(encoding="utf-8")) if validation is not None else None
+    shipped = read_validation(validation) if validation is not None else None
     baseline = [read_run(Path(r), manifest["world_hash"]) for r in runs]
     seeds = [r.seed for r in baseline]
     if len(set(seeds)) != len(seeds):
         raise ExportError(f"the runs repeat a seed ({sorted(seeds)}); give one run per seed")
     readme = (src / README).read_text(encoding="utf-8").split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n")
-    text = readme + "\n\n" + results_section(metrics, baseline, currency)
+    readme = _without_verdict(readme)
+    title, _, rest = readme.partition("\n")
+    opening = (
+        verdict_lines(shipped)
+        if shipped is not None
+        else [f"{VERDICT_PREFIX} none** (shipped without a held-out validation: its demand model is untested)."]
+    )
+    readme = "\n".join([title, "", *opening, rest])
+    text = readme + "\n\n" + results_section(shipped, baseline, currency)
     new = dict(manifest)
+    new["validation"] = shipped.manifest_entry() if shipped is not None else {"verdict": "none"}
     new["files"] = {**manifest["files"], README: _sha256_text(text)}
     new.pop("manifest_hash", None)
     new["manifest_hash"] = manifest_hash(new)
@@ -137,6 +133,14 @@ def ship_world(
     write_bundle(out, files, new, force=force)
     verify_bundle(out)
     return new
+
+
+def _without_verdict(readme: str) -> str:
+    """The README without an earlier ship's verdict lines (a re-shipped bundle gets the new ones)."""
+    lines = readme.split("\n")
+    if len(lines) > 2 and lines[1] == "" and lines[2].startswith(VERDICT_PREFIX):
+        return "\n".join([lines[0], *lines[3:]])
+    return readme
 
 
 def _sha256_text(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,10 @@ class ValidationConfig(BaseModel):
     other_share: float = Field(0.005, ge=0)  # subcategories below this realised share pool into Other (figure only)
     min_machine_days: int = Field(28, ge=1)  # a machine needs this many training days to be evaluated
     limits: str = ""  # what limits this source's numbers, written into validation.md
+    shelf_weeks: int = Field(4, ge=1)  # sales-only machines: the pre-window assortment's look-back
+    include_sales_only: bool = False  # with inventory records: also score the sales-only machines (mixed)
+    bootstrap: int = Field(2000, ge=100)  # machine-cluster bootstrap resamples
+    level: Literal["backtest", "off"] = "backtest"  # follow recent machine levels when backtests say so
 
 
 def load_validation_config(path: str | Path | None, section: str = "validate") -> ValidationConfig:

@@ -13,7 +13,14 @@ import pandas as pd  # noqa: E402
 
 from autovend.png import fixed_style, save_png  # noqa: E402
 
-PLOT_FILES = {"weekly": "weekly.csv", "subcategory": "subcategory.csv", "ablation": "ablation.csv"}
+PLOT_FILES = {
+    "weekly": "weekly.csv",
+    "subcategory": "subcategory.csv",
+    "scores": "scores.csv",
+    "comparisons": "comparisons.csv",
+    "level_backtest": "level_backtest.csv",
+}
+FIGURES = ("weekly.png", "subcategory.png", "comparisons.png")
 
 
 @fixed_style
@@ -81,35 +88,44 @@ def subcategory_figure(sub: pd.DataFrame, path: Path, other_share: float = 0.005
 
 
 @fixed_style
-def ablation_figure(abl: pd.DataFrame, path: Path) -> None:
-    """(c) The ablation and reference table as grouped bars (WAPE, TVD, Spearman)."""
-    metrics = [
-        ("wape", "machine-week WAPE"),
-        ("tvd", "subcategory TVD"),
-        ("spearman_median", "median Spearman"),
-    ]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
-    colors = ["#4c72b0", "#8172b2", "#c44e52", "#937860", "#8c8c8c"]
-    for ax, (key, label) in zip(axes, metrics, strict=True):
-        vals = abl[key].to_numpy(dtype=float)
-        ok = np.isfinite(vals)
-        ax.barh(np.arange(ok.sum()), vals[ok], color=[colors[i % len(colors)] for i in np.flatnonzero(ok)])
-        ax.set_yticks(np.arange(ok.sum()), abl["variant"][ok])
-        for i, v in enumerate(vals[ok]):
-            ax.text(v, i, f" {v:.3f}", va="center", fontsize=8)
-        ax.set_title(label)
-        ax.invert_yaxis()
-        ax.set_xlim(0, max(vals[ok].max() * 1.25, 0.05) if ok.any() else 1)
-    fig.suptitle("(c) Model, ablations and references")
+def comparisons_figure(comp: pd.DataFrame, path: Path) -> None:
+    """(c) Model minus each reference and control per metric, with 95% intervals; zero is 'no difference'."""
+    metrics = [m for m in ("wape", "wape_product", "tvd", "spearman", "crps") if m in set(comp["metric"])]
+    others = list(dict.fromkeys(comp["against"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1.5, 0.42 * len(others) + 1.6), sharey=True)
+    axes = np.atleast_1d(axes)
+    colours = {"True": "#2a9d55", "False": "#c44e52", "nan": "#8c8c8c", "None": "#8c8c8c"}
+    y = np.arange(len(others))
+    for ax, metric in zip(axes, metrics, strict=True):
+        sub = comp[comp["metric"] == metric].set_index("against").reindex(others)
+        for i, (_, row) in enumerate(sub.iterrows()):
+            if not np.isfinite(row["difference"]):
+                continue
+            colour = colours[str(row["better"])]
+            lo, hi = row["ci_low"], row["ci_high"]
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.plot([lo, hi], [i, i], color=colour, lw=2)
+            ax.plot([row["difference"]], [i], "o", color=colour, ms=5)
+        ax.axvline(0, color="black", lw=0.8)
+        better = "higher" if metric == "spearman" else "lower"
+        ax.set_title(f"{metric}\n(model {better} is better)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[0].set_yticks(y, others, fontsize=8)
+    axes[0].invert_yaxis()
+    fig.suptitle(
+        "(c) Model minus reference or control, 95% machine-cluster bootstrap intervals "
+        "(green: model better, red: worse, grey: not distinguishable)",
+        fontsize=9,
+    )
     fig.tight_layout()
     save_png(fig, path)
 
 
 def draw_all(report_dir: str | Path, other_share: float = 0.005) -> list[str]:
-    """Draw the three figures into `report_dir` from its plots/ tables; returns the PNG names."""
+    """Draw the figures into `report_dir` from its plots/ tables; returns the PNG names."""
     report_dir = Path(report_dir)
     plots = report_dir / "plots"
     weekly_figure(pd.read_csv(plots / PLOT_FILES["weekly"]), report_dir / "weekly.png")
     subcategory_figure(pd.read_csv(plots / PLOT_FILES["subcategory"]), report_dir / "subcategory.png", other_share)
-    ablation_figure(pd.read_csv(plots / PLOT_FILES["ablation"]), report_dir / "ablation.png")
-    return ["weekly.png", "subcategory.png", "ablation.png"]
+    comparisons_figure(pd.read_csv(plots / PLOT_FILES["comparisons"]), report_dir / "comparisons.png")
+    return list(FIGURES)

@@ -37,24 +37,38 @@ def volume_error(actual_total: float, predicted_total: float) -> float:
     return float((predicted_total - actual_total) / actual_total) if actual_total > 0 else float("nan")
 
 
+def within_spearman(
+    group: np.ndarray, n_groups: int, actual: np.ndarray, predicted: np.ndarray, min_items: int = SPEARMAN_MIN_ITEMS
+) -> np.ndarray:
+    """The Spearman correlation of items (products) within each group (machine), (n_groups,).
+
+    NaN for a group with fewer than `min_items` items or with constant actual or predicted values.
+    """
+    out = np.full(n_groups, np.nan)
+    order = np.argsort(group, kind="stable")
+    g, a, p = group[order], actual[order], predicted[order]
+    bounds = np.flatnonzero(np.diff(g)) + 1
+    for idx_g, idx_a, idx_p in zip(np.split(g, bounds), np.split(a, bounds), np.split(p, bounds), strict=True):
+        if len(idx_a) < min_items or np.ptp(idx_a) == 0 or np.ptp(idx_p) == 0:
+            continue
+        out[int(idx_g[0])] = stats.spearmanr(idx_a, idx_p)[0]
+    return out
+
+
 def median_within_spearman(
     group: np.ndarray, actual: np.ndarray, predicted: np.ndarray, min_items: int = SPEARMAN_MIN_ITEMS
 ) -> tuple[float, np.ndarray]:
     """Median over groups (machines) of the Spearman correlation of items (products) within each group.
 
     Groups with fewer than `min_items` items, or with constant actual or predicted values, are skipped.
-    Returns (median, the per-group correlations).
+    Returns (median, the per-group correlations of the groups kept, in group order).
     """
-    order = np.argsort(group, kind="stable")
-    g, a, p = group[order], actual[order], predicted[order]
-    bounds = np.flatnonzero(np.diff(g)) + 1
-    rhos = []
-    for idx_a, idx_p in zip(np.split(a, bounds), np.split(p, bounds), strict=True):
-        if len(idx_a) < min_items or np.ptp(idx_a) == 0 or np.ptp(idx_p) == 0:
-            continue
-        rhos.append(stats.spearmanr(idx_a, idx_p)[0])
-    rhos_arr = np.asarray(rhos, dtype=float)
-    return (float(np.median(rhos_arr)) if len(rhos_arr) else float("nan")), rhos_arr
+    if len(group) == 0:
+        return float("nan"), np.zeros(0)
+    codes, inverse = np.unique(group, return_inverse=True)
+    rhos = within_spearman(inverse, len(codes), actual, predicted, min_items)
+    rhos = rhos[np.isfinite(rhos)]
+    return (float(np.median(rhos)) if len(rhos) else float("nan")), rhos
 
 
 @dataclass(frozen=True)

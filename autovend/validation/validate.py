@@ -1,29 +1,31 @@
-"""Held-out validation (§3.3): re-estimate on the records before the test window, replay its shelves, score.
+"""Held-out validation (§3.3): re-estimate on the records before the test window, forecast it, score.
 
 Split: the last `test_weeks` weeks of the records are the test window; every data-derived parameter is
 re-estimated by `autovend.calibration.calibrate` on the records before it (`until` = the window's first
-day). Evaluable machines: those with known shelves in the window (inventory records) and at least
-`min_machine_days` training days; for a source without inventory records, every machine with training
-days, on its sales-rule shelves.
+day). A forecast of the window may use the inventory records and anything dated before the window, never
+the window's sales (`autovend.validation.shelves`):
 
-References, on the same machine-weeks: persistence (each machine's mean weekly sales over the
-`persistence_weeks` weeks before the window) and naive (each machine's mean daily sales over its whole
-training period, spread uniformly over the products on its shelf each day: it gives machine-week and
-subcategory predictions). Ablations: without the shock (xi = 1), and with uniform product popularity
-(omega equal within the catalog; each machine-day's expected total kept, so only the product split
-changes). Estimators: the training window is also calibrated with every estimator of
-`autovend.calibration.estimator` (structural, the default, and the paper's definitions) and each is
-scored on the same held-out shelves and seeds (`estimators` in the metrics).
+- machines with inventory records are replayed on their reconstructed shelves (the paper's protocol);
+- sales-only machines on their pre-window assortment (`shelf_weeks`), only when the source has no
+  evaluable inventory machine, or with `include_sales_only` (then the shelves are "mixed").
 
-The metrics say whether the model beats each reference (`references`: a boolean and a sentence per
-comparison, `beats_all_references`), and why a metric was not computed (`not_computed`: NaN in memory,
-null in metrics.json), e.g. no machine with enough products for the within-machine Spearman.
+A machine is evaluated when it has `min_machine_days` training days and a forecast shelf (inventory: known
+shelves in the window; sales-only: a non-empty pre-window assortment), so which machines are scored does
+not depend on the window's sales either.
+
+The model's level follows recent weeks when rolling-origin backtests inside the training period choose so
+(`autovend.validation.level`). Everything is scored on one grid (`autovend.validation.grid`) with machine-
+cluster bootstrap intervals (`autovend.validation.bootstrap`) against the paper's references (persistence,
+naive) and the controls (`autovend.validation.controls`); the verdict is `autovend.validation.verdict`'s.
+For sales-only machines the sales rule's shelves (built from the window's own sales) are replayed too, as
+an upper bound that never enters the verdict. Each estimator of `autovend.calibration.estimator` is also
+scored on the same shelves and seeds.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,139 +43,62 @@ from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import CalibrationError, InsufficientDataError, NonFiniteError
+from autovend.validation import controls as ctl
+from autovend.validation.bootstrap import Scorer
 from autovend.validation.config import ValidationConfig
-from autovend.validation.metrics import (
-    SPEARMAN_MIN_ITEMS,
-    beats,
-    median_within_spearman,
-    spread,
-    tvd,
-    volume_error,
-    wape,
+from autovend.validation.grid import EvalGrid, Forecast, make_grid
+from autovend.validation.level import LevelChoice, choose_level
+from autovend.validation.references import naive, persistence, persistence_pairs
+from autovend.validation.replay import ReplaySettings, replay
+from autovend.validation.shelves import (
+    WindowShelves,
+    expected_rates,
+    pre_window_assortment,
+    pre_window_shelves,
+    recorded_shelves,
+    training_level_anchor,
+    window_sales,
 )
-from autovend.validation.replay import ReplayResult, WindowShelves, expected_rates, replay, window_shelves
+from autovend.validation.summary import ValidationResult, summarise
+from autovend.validation.verdict import REFERENCES, Shelves
 
 
 @dataclass(frozen=True)
-class ValidationResult:
-    """Metrics (metrics.json), plot data (CSV tables) and the training calibration.
+class Plan:
+    """Which machines are scored, on which shelves."""
 
-    `replay_seconds` (the wall time of the main replay) measures the machine, not the model: it is kept
-    out of `metrics` and out of the written report, so the report changes only when the numbers do.
-    """
-
-    metrics: dict[str, Any]
-    weekly: pd.DataFrame
-    subcategory: pd.DataFrame
-    ablation: pd.DataFrame
-    calibration: CalibrationResult
+    inventory: np.ndarray  # machine codes on inventory shelves
+    pre_window: np.ndarray  # machine codes on pre-window shelves
+    shelves: Shelves
     notes: list[str] = field(default_factory=list)
-    replay_seconds: float = 0.0
+
+    @property
+    def machines(self) -> np.ndarray:
+        """All evaluated machine codes, sorted."""
+        return np.union1d(self.inventory, self.pre_window).astype(np.int64)
 
 
-def _scores(shelves: WindowShelves, rep: ReplayResult, g2: np.ndarray, n_g2: int, n_weeks: int) -> dict[str, Any]:
-    """Point scores of the seed-mean prediction and the spread of the per-seed scores."""
-    machines = shelves.machines
-    m_pos = pd.Series(np.arange(len(machines)), index=machines).reindex(shelves.m).to_numpy()
-    mw_idx = m_pos * n_weeks + shelves.d // 7
-    real_mw = np.bincount(mw_idx, weights=shelves.sales, minlength=len(machines) * n_weeks)
-    sim_mw = rep.machine_week.reshape(rep.machine_week.shape[0], -1)
-    real_g2 = np.bincount(g2[shelves.k], weights=shelves.sales, minlength=n_g2)
-    real_pairs = np.bincount(rep.pairs, weights=shelves.sales, minlength=rep.product_machine.shape[1])
-    pair_machine = np.zeros(rep.product_machine.shape[1], dtype=np.int64)
-    pair_machine[rep.pairs] = shelves.m
-    spear, _ = median_within_spearman(pair_machine, real_pairs, rep.product_machine.mean(axis=0))
-    per_seed = {
-        "volume_error": [volume_error(shelves.sales.sum(), s.sum()) for s in sim_mw],
-        "wape": [wape(real_mw, s) for s in sim_mw],
-        "tvd": [tvd(real_g2, s) for s in rep.subcategory],
-        "spearman_median": [median_within_spearman(pair_machine, real_pairs, s)[0] for s in rep.product_machine],
-    }
-    out: dict[str, Any] = {
-        "volume_error": volume_error(shelves.sales.sum(), sim_mw.mean(axis=0).sum()),
-        "wape": wape(real_mw, sim_mw.mean(axis=0)),
-        "tvd": tvd(real_g2, rep.subcategory.mean(axis=0)),
-        "spearman_median": spear,
-    }
-    for key, vals in per_seed.items():
-        sp = spread(vals)  # over the seeds where the metric was computed
-        for stat in ("mean", "sd", "p05", "p95"):
-            out[f"{key}_seed_{stat}"] = getattr(sp, stat) if sp is not None else float("nan")
-    return out
-
-
-# (name, model metric, reference metric (a path into the metrics), what is compared, the reference)
-REFERENCE_COMPARISONS = (
-    ("wape_vs_persistence", ("wape",), ("wape_persistence",), "machine-week WAPE", "the persistence reference"),
-    ("wape_vs_naive", ("wape",), ("wape_naive",), "machine-week WAPE", "the naive reference"),
-    ("tvd_vs_naive", ("tvd",), ("tvd_naive",), "subcategory TVD", "the naive reference"),
-    (
-        "tvd_vs_uniform_popularity",
-        ("tvd",),
-        ("ablation_uniform_popularity", "tvd"),
-        "subcategory TVD",
-        "uniform popularity (the ablation)",
-    ),
-)
-
-
-def _at(metrics: dict[str, Any], path: tuple[str, ...]) -> float:
-    value: Any = metrics
-    for key in path:
-        value = value[key]
-    return float(value) if value is not None else float("nan")
-
-
-def compare_with_references(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per comparison: whether the model's error is below the reference's (None: not compared) and a sentence."""
-    out = {}
-    for name, model_key, ref_key, what, ref in REFERENCE_COMPARISONS:
-        model, reference = _at(metrics, model_key), _at(metrics, ref_key)
-        beaten = beats(model, reference)
-        if beaten is None:
-            missing = ".".join(model_key if not math.isfinite(model) else ref_key)
-            text = f"The {what} was not compared with {ref}: {missing} was not computed."
-        elif beaten:
-            text = f"The model's {what} ({model:.3f}) beats {ref} ({reference:.3f})."
-        elif model == reference:
-            text = f"The model's {what} ties with {ref} ({model:.3f}): it does not beat it."
-        else:
-            text = f"The model's {what} ({model:.3f}) does not beat {ref} ({reference:.3f})."
-        out[name] = {"model_beats_reference": beaten, "summary": text}
-    return out
-
-
-def _not_computed(metrics: dict[str, Any], realised: float, simulated: float, naive: float) -> dict[str, str]:
-    """Why each NaN metric is missing, keyed by metric (per-seed spreads under their metric's key)."""
-    no_sales = "no realised sales on the evaluated machines in the test window"
-    reasons = {
-        "spearman_median": f"no machine with at least {SPEARMAN_MIN_ITEMS} products on its test-window shelves whose "
-        "realised and simulated sales both vary",
-        "volume_error": no_sales,
-        "wape": no_sales,
-        "wape_persistence": no_sales,
-        "wape_naive": no_sales,
-        "tvd": no_sales if realised <= 0 else "the replay simulated no sales" if simulated <= 0 else "",
-        "tvd_naive": no_sales if realised <= 0 else "the naive reference predicts no sales" if naive <= 0 else "",
-    }
-    out: dict[str, str] = {}
-
-    def visit(prefix: str, d: dict[str, Any]) -> None:
-        for key, value in d.items():
-            if isinstance(value, dict):
-                visit(f"{prefix}{key}.", value)
-            elif isinstance(value, float) and math.isnan(value):
-                base = key.split("_seed_")[0]
-                out.setdefault(prefix + base, reasons.get(base) or "not computed on this test window")
-
-    visit("", metrics)
-    return out
-
-
-def _shares(weights: np.ndarray) -> np.ndarray:
-    """Weights over their sum (NaN where the sum is 0: no share to speak of)."""
-    total = weights.sum(axis=-1, keepdims=True)
-    return np.divide(weights, total, out=np.full(weights.shape, np.nan), where=total > 0)
+def _plan(full: Panel, train_days: int, assortment: pd.DataFrame, config: ValidationConfig) -> Plan:
+    md = full.machine_days
+    train_n = md[md["d"] < train_days].groupby("m").size()
+    enough = train_n.index[train_n >= config.min_machine_days].to_numpy()
+    has_inv = full.machines["has_inventory"].to_numpy()
+    known_test = md[(md["d"] >= train_days) & md["known"]]["m"].unique()
+    inventory = np.intersect1d(np.intersect1d(enough, known_test), np.flatnonzero(has_inv))
+    sales_only = np.intersect1d(np.intersect1d(enough, np.flatnonzero(~has_inv)), assortment["m"].unique())
+    notes = []
+    if len(inventory) and not config.include_sales_only:
+        if len(sales_only):
+            notes.append(
+                f"{len(sales_only)} sales-only machines are not scored (the paper's protocol scores machines with "
+                "inventory records; `include_sales_only: true` scores them on pre-window shelves)"
+            )
+        return Plan(inventory, np.zeros(0, dtype=np.int64), "inventory", notes)
+    if len(inventory) and len(sales_only):
+        return Plan(inventory, sales_only, "mixed", notes)
+    if len(inventory):
+        return Plan(inventory, sales_only, "inventory", notes)
+    return Plan(np.zeros(0, dtype=np.int64), sales_only, "pre_window", notes)
 
 
 def _training_caveats(cal: CalibrationResult) -> list[str]:
@@ -190,19 +115,7 @@ def _training_caveats(cal: CalibrationResult) -> list[str]:
     return out
 
 
-def _evaluable(panel: Panel, train_days: int, config: ValidationConfig) -> tuple[np.ndarray, bool]:
-    md = panel.machine_days
-    train_n = md[md["d"] < train_days].groupby("m").size()
-    enough = train_n.index[train_n >= config.min_machine_days].to_numpy()
-    has_inv = panel.machines["has_inventory"].to_numpy()
-    if has_inv.any():
-        known_test = md[(md["d"] >= train_days) & md["known"]]["m"].unique()
-        return np.intersect1d(enough, known_test), True
-    test = md[md["d"] >= train_days]["m"].unique()
-    return np.intersect1d(enough, test), False
-
-
-def _demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings) -> DemandModel:
+def demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings) -> DemandModel:
     """The demand model of a training calibration, in the full panel's machine and product order."""
     cm = cal.machines.set_index("machine_id")
     ids = full.machines["machine_id"].to_numpy()
@@ -219,8 +132,54 @@ def _demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings)
     )
 
 
-ESTIMATOR_SCORES = ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
+def _shelves(
+    full: Panel, plan: Plan, assortment: pd.DataFrame, settings: DemandSettings, start: int, fill: float
+) -> WindowShelves:
+    parts = []
+    if len(plan.inventory):
+        parts.append(recorded_shelves(full, settings, start, plan.inventory, fill))
+    if len(plan.pre_window):
+        parts.append(pre_window_shelves(full, assortment, settings, start, plan.pre_window, fill))
+    return WindowShelves.concat(parts)
+
+
 ESTIMATOR_SCALARS = ("u", "x", "e", "r", "sigma")
+
+
+@dataclass
+class _Run:
+    """What the scoring steps share."""
+
+    grid: EvalGrid
+    shelves: WindowShelves
+    model: DemandModel
+    level: LevelChoice | None
+    replay: ReplaySettings
+    scorer: Scorer
+    seconds: float = 0.0
+
+    def multiplier(self, shelves: WindowShelves) -> np.ndarray | float:
+        if self.level is None or not self.level.follows:
+            return 1.0
+        pos = np.searchsorted(self.level.machines, shelves.m)
+        return self.level.multiplier[pos]
+
+    def play(
+        self,
+        name: str,
+        rates: np.ndarray,
+        *,
+        shelves: WindowShelves | None = None,
+        shock: bool = True,
+        model: DemandModel | None = None,
+        level: bool = True,
+    ) -> Forecast:
+        sh = self.shelves if shelves is None else shelves
+        r = rates * (self.multiplier(sh) if level else 1.0)
+        f, sec = replay(name, self.grid, sh, r, (model or self.model).shock, self.replay, shock=shock)
+        if name == "model":
+            self.seconds = sec
+        return f
 
 
 def validate(
@@ -230,15 +189,10 @@ def validate(
     settings: DemandSettings | None = None,
     estimators: tuple[str, ...] = ESTIMATORS,
 ) -> ValidationResult:
-    """Run the held-out validation of a checked source (module docstring).
-
-    The model, its ablations and the references use the default estimator's training calibration; every
-    estimator in `estimators` is also scored on the same held-out shelves and seeds (`metrics["estimators"]`).
-    """
+    """Run the held-out validation of a checked source (module docstring)."""
     cal_config = cal_config or CalibrationConfig()
     config = config or ValidationConfig()
     settings = settings or DemandSettings()
-    notes: list[str] = []
     full = build_panel(source, cal_config.model_copy(update={"until": None}))
     n_test = 7 * config.test_weeks
     if full.n_days < n_test + 28:
@@ -248,164 +202,146 @@ def validate(
         )
     train_days = full.n_days - n_test
     test_start: dt.date = full.days["date"].iat[train_days].date()
-    cal = calibrate(source, cal_config.model_copy(update={"until": test_start}), settings)
-    machines, known = _evaluable(full, train_days, config)
-    if len(machines) == 0:
-        raise InsufficientDataError("validation needs machines with records in both the training and the test window")
-    if not known:
-        notes.append("no inventory records: test-window shelves come from the sales rule (quantities unknown)")
-    notes += _training_caveats(cal)
-
-    # parameters of the training calibration, in the full panel's order
-    ids = full.machines["machine_id"].to_numpy()
-    skus = full.products["sku_id"].to_numpy()
-    model = _demand_model(cal, full, settings)
-    b = model.b
-    shelves = window_shelves(full, settings, train_days, machines, float(cal.scalars["typical_fill"]))
-    rates = expected_rates(shelves, model)
+    until = cal_config.model_copy(update={"until": test_start})
+    cal = calibrate(source, until, settings)
+    train = build_panel(source, until)
+    if train.days["date"].iat[0] != full.days["date"].iat[0]:
+        raise InsufficientDataError("the training panel must start on the records' first day")
+    assortment = pre_window_assortment(train, full, config.shelf_weeks)
+    plan = _plan(full, train_days, assortment, config)
+    if len(plan.machines) == 0:
+        raise InsufficientDataError(
+            "validation needs machines with enough training days and a shelf in the test window "
+            "(inventory records, or sales in the last training weeks)"
+        )
+    notes = list(plan.notes) + _training_caveats(cal)
+    fill = float(cal.scalars["typical_fill"])
+    shelves = _shelves(full, plan, assortment, settings, train_days, fill)
+    sales = window_sales(full, train_days, plan.machines)
+    model = demand_model(cal, full, settings)
     g2_names = sorted(full.products["category_l2"].unique())
     g2 = pd.Series(np.arange(len(g2_names)), index=g2_names).reindex(full.products["category_l2"]).to_numpy()
-    n_weeks = int(np.ceil(shelves.n_days / 7))
-    common = {"seeds": config.seeds, "seed": config.seed, "g2": g2, "n_g2": len(g2_names)}
-    full_rep = replay(shelves, rates, model.shock, **common)
-    scores = _scores(shelves, full_rep, g2, len(g2_names), n_weeks)
+    persist_pairs = persistence_pairs(full, train_days, plan.machines, config.persistence_weeks)
+    stub = make_grid(plan.machines, sales, shelves, full.n_products, g2, len(g2_names))
+    grid = make_grid(
+        plan.machines,
+        sales,
+        shelves,
+        full.n_products,
+        g2,
+        len(g2_names),
+        extra_keys=(stub.keys(persist_pairs["m"].to_numpy(), persist_pairs["k"].to_numpy()),),
+    )
+    md = full.machine_days
+    level = (
+        choose_level(md[md["d"] < train_days], plan.machines, train_days, n_test, config.seed)
+        if config.level == "backtest"
+        else None
+    )
+    run = _Run(
+        grid,
+        shelves,
+        model,
+        level,
+        ReplaySettings(config.seeds, config.seed),
+        Scorer(grid, config.bootstrap, config.seed),
+    )
 
-    # ablations
-    no_shock = _scores(shelves, replay(shelves, rates, model.shock, shock=False, **common), g2, len(g2_names), n_weeks)
-    pop = cal.popularity.set_index("sku_id")
-    uniform_b = b / np.where(pop["omega"].reindex(skus).to_numpy() > 0, pop["omega"].reindex(skus).to_numpy(), 1.0)
-    rates_uni = expected_rates(shelves, model.with_b(uniform_b))
-    key = shelves.m.astype(np.int64) * (shelves.n_days + 1) + shelves.d
-    tot = pd.Series(rates).groupby(key).transform("sum").to_numpy()
-    tot_uni = pd.Series(rates_uni).groupby(key).transform("sum").to_numpy()
-    rates_uni = rates_uni * np.where(tot_uni > 0, tot / np.where(tot_uni > 0, tot_uni, 1.0), 0.0)
-    uniform = _scores(shelves, replay(shelves, rates_uni, model.shock, **common), g2, len(g2_names), n_weeks)
+    def base_rates(m: DemandModel) -> np.ndarray:
+        """The model's cell rates, pre-window machines at their training level (`training_level_anchor`)."""
+        anchor = training_level_anchor(train, full, m, plan.machines, assortment, fill)
+        on_pre = np.isin(shelves.m, plan.pre_window)
+        return expected_rates(shelves, m) * np.where(on_pre, anchor[grid.m_pos(shelves.m)], 1.0)
 
-    # each estimator's training calibration on the same held-out shelves and seeds
-    by_estimator: dict[str, dict[str, Any]] = {}
+    rates = base_rates(model)
+    forecasts: dict[str, Forecast] = {"model": run.play("model", rates)}
+    forecasts["persistence"] = persistence(grid, full, train_days, persist_pairs, config.persistence_weeks)
+    forecasts["naive"] = naive(grid, full, train_days, shelves)
+    forecasts.update(_controls(run, cal, full, rates, config.seed))
+    variants: dict[str, Forecast] = {}
+    if level is not None and level.follows:
+        variants["model_without_level"] = run.play("model_without_level", rates, level=False)
+    if len(plan.pre_window):
+        oracle = recorded_shelves(full, settings, train_days, plan.pre_window, fill)
+        oracle_grid_ok = np.isin(grid.keys(oracle.m, oracle.k), grid.pair_key)
+        if not oracle_grid_ok.all():  # the sales rule's shelf pairs all sold in the window, so they are on the grid
+            raise ValueError("a sales-rule shelf pair is off the grid")
+        oracle_rates = expected_rates(oracle, model)
+        variants["sales_rule_upper_bound"] = run.play("sales_rule_upper_bound", oracle_rates, shelves=oracle)
+    by_estimator = _estimators(run, source, until, settings, full, estimators, notes, base_rates)
+    return summarise(
+        run.scorer,
+        forecasts,
+        variants,
+        by_estimator,
+        cal,
+        plan.shelves,
+        level,
+        notes,
+        info={
+            "n_machines_inventory": len(plan.inventory),
+            "n_machines_pre_window": len(plan.pre_window),
+            "test_start": str(test_start),
+            "test_end": str(full.days["date"].iat[-1].date()),
+            "config": config,
+            "source_hash": full.source_hash,
+            "code_version": __version__,
+            "train_md": md[md["d"] < train_days],
+            "assortment_coverage": _coverage(grid, shelves),
+            "machine_ids": full.machines["machine_id"].to_numpy()[grid.machines],
+            "g2_names": g2_names,
+        },
+        replay_seconds=run.seconds,
+    )
+
+
+def _coverage(grid: EvalGrid, shelves: WindowShelves) -> float:
+    """Share of the window's realised units sold by products on the forecast shelf (pairs)."""
+    on_shelf = np.isin(grid.pair_key, np.unique(grid.keys(shelves.m, shelves.k)))
+    total = grid.real_pair.sum()
+    return float(grid.real_pair[on_shelf].sum() / total) if total > 0 else float("nan")
+
+
+def _controls(run: _Run, cal: CalibrationResult, full: Panel, rates: np.ndarray, seed: int) -> dict[str, Forecast]:
+    skus = full.products["sku_id"].to_numpy()
+    omega, exposed = ctl.omega_by_code(cal.popularity, skus)
+    g2 = full.products["category_l2"].astype(str).to_numpy()
+    _, g2_code = np.unique(g2, return_inverse=True)
+    out = {}
+    for name in ctl.POPULARITY_CONTROLS:
+        new = ctl.control_omega(name, omega, exposed, g2_code, seed)
+        out[name] = run.play(name, ctl.popularity_rates(run.shelves, run.model, rates, omega, new))
+    kappa = cal.machines.set_index("machine_id")["kappa"].reindex(full.machines["machine_id"]).to_numpy(dtype=float)
+    out["flat_machine_scale"] = run.play("flat_machine_scale", ctl.flat_scale_rates(run.shelves, rates, kappa))
+    out["no_shock"] = run.play("no_shock", rates, shock=False)
+    return {k: out[k] for k in ctl.CONTROLS}
+
+
+def _estimators(
+    run: _Run,
+    source: Source,
+    until: CalibrationConfig,
+    settings: DemandSettings,
+    full: Panel,
+    estimators: tuple[str, ...],
+    notes: list[str],
+    base_rates: Callable[[DemandModel], np.ndarray],
+) -> dict[str, dict[str, Any]]:
+    """Each estimator's training calibration on the same shelves, seeds and level rule."""
+    out: dict[str, dict[str, Any]] = {}
     for name in estimators:
         if name == DEFAULT_ESTIMATOR:
-            alt_cal, alt_scores = cal, scores
-        else:
-            try:
-                alt_cal = calibrate(
-                    source, cal_config.model_copy(update={"until": test_start}), settings, check_estimator(name)
-                )
-            except (InsufficientDataError, CalibrationError, NonFiniteError) as exc:
-                notes.append(f"the {name} estimator could not calibrate the training window: {exc}")
-                by_estimator[name] = {k: float("nan") for k in (*ESTIMATOR_SCORES, *ESTIMATOR_SCALARS)}
-                continue
-            alt_model = _demand_model(alt_cal, full, settings)
-            alt_rep = replay(shelves, expected_rates(shelves, alt_model), alt_model.shock, **common)
-            alt_scores = _scores(shelves, alt_rep, g2, len(g2_names), n_weeks)
-        by_estimator[name] = {
-            **{k: alt_scores[k] for k in ESTIMATOR_SCORES},
-            **{k: alt_cal.scalars[k] for k in ESTIMATOR_SCALARS},
-        }
+            continue
+        try:
+            alt = calibrate(source, until, settings, check_estimator(name))
+        except (InsufficientDataError, CalibrationError, NonFiniteError) as exc:
+            notes.append(f"the {name} estimator could not calibrate the training window: {exc}")
+            out[name] = {"scalars": {k: float("nan") for k in ESTIMATOR_SCALARS}, "forecast": None}
+            continue
+        alt_model = demand_model(alt, full, settings)
+        f = run.play(f"estimator_{name}", base_rates(alt_model), model=alt_model)
+        out[name] = {"scalars": {k: alt.scalars[k] for k in ESTIMATOR_SCALARS}, "forecast": f}
+    return out
 
-    # references on the same machine-weeks
-    md = full.machine_days
-    m_pos = pd.Series(np.arange(len(machines)), index=machines)
-    mw_idx = m_pos.reindex(shelves.m).to_numpy() * n_weeks + shelves.d // 7
-    real_mw = np.bincount(mw_idx, weights=shelves.sales, minlength=len(machines) * n_weeks).reshape(
-        len(machines), n_weeks
-    )
-    days_in_week = np.array([min(7, shelves.n_days - 7 * w) for w in range(n_weeks)], dtype=float)
-    look = md[(md["d"] >= train_days - 7 * config.persistence_weeks) & (md["d"] < train_days)]
-    persist_daily = look.groupby("m")["units"].sum().reindex(machines).fillna(0.0).to_numpy() / (
-        7 * config.persistence_weeks
-    )
-    train_md = md[md["d"] < train_days]
-    naive_daily = train_md.groupby("m")["units"].mean().reindex(machines).fillna(0.0).to_numpy()
-    persistence_mw = persist_daily[:, None] * days_in_week[None, :]
-    naive_mw = naive_daily[:, None] * days_in_week[None, :]
-    n_on_shelf = pd.Series(1.0, index=key).groupby(key).transform("sum").to_numpy()
-    naive_cell = naive_daily[m_pos.reindex(shelves.m).to_numpy()] / n_on_shelf
-    real_g2 = np.bincount(g2[shelves.k], weights=shelves.sales, minlength=len(g2_names))
-    naive_g2 = np.bincount(g2[shelves.k], weights=naive_cell, minlength=len(g2_names))
 
-    metrics: dict[str, Any] = {
-        **scores,
-        "wape_persistence": wape(real_mw.ravel(), persistence_mw.ravel()),
-        "wape_naive": wape(real_mw.ravel(), naive_mw.ravel()),
-        "tvd_naive": tvd(real_g2, naive_g2),
-        "ablation_no_shock": {
-            k: no_shock[k] for k in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
-        },
-        "ablation_uniform_popularity": {
-            k: uniform[k] for k in ("volume_error", "wape", "tvd", "spearman_median", "wape_seed_mean")
-        },
-        "estimators": by_estimator,
-        "n_machines": int(len(machines)),
-        "n_machine_weeks": int(real_mw.size),
-        "shelves_known": bool(known),
-        "test_start": str(test_start),
-        "test_end": str(full.days["date"].iat[-1].date()),
-        "test_weeks": config.test_weeks,
-        "seeds": config.seeds,
-        "units_realised": float(shelves.sales.sum()),
-        "units_simulated": float(full_rep.mean_sales.sum()),
-        "train": {k: cal.scalars[k] for k in ("u", "x", "e", "r", "rho", "sigma", "u_source")},
-        "source_hash": full.source_hash,
-        "code_version": __version__,
-    }
-    metrics["not_computed"] = _not_computed(
-        metrics, float(shelves.sales.sum()), float(full_rep.mean_sales.sum()), float(naive_g2.sum())
-    )
-    metrics["references"] = compare_with_references(metrics)
-    verdicts = [c["model_beats_reference"] for c in metrics["references"].values()]
-    metrics["beats_all_references"] = None if None in verdicts else all(verdicts)
-    weeks = np.tile(np.arange(n_weeks), len(machines))
-    sim = full_rep.machine_week
-    weekly = pd.DataFrame(
-        {
-            "machine_id": np.repeat(ids[machines], n_weeks),
-            "week": weeks + 1,
-            "realised": real_mw.ravel(),
-            "simulated": sim.mean(axis=0).ravel(),
-            "simulated_p05": np.percentile(sim, 5, axis=0).ravel(),
-            "simulated_p95": np.percentile(sim, 95, axis=0).ravel(),
-            "persistence": persistence_mw.ravel(),
-            "naive": naive_mw.ravel(),
-        }
-    )
-    sim_g2 = _shares(full_rep.subcategory)
-    sim_ok = np.isfinite(sim_g2[:, 0]) if len(g2_names) else np.zeros(0, dtype=bool)  # seeds that sold something
-    subcategory = pd.DataFrame(
-        {
-            "category_l2": g2_names,
-            "realised_share": _shares(real_g2),
-            "simulated_share": sim_g2[sim_ok].mean(axis=0) if sim_ok.any() else np.nan,
-            "simulated_share_sd": sim_g2[sim_ok].std(axis=0) if sim_ok.any() else np.nan,
-            "naive_share": _shares(naive_g2),
-        }
-    )
-    rows = [("model", scores), ("no shock", no_shock), ("uniform popularity", uniform)]
-    ablation = pd.DataFrame(
-        [{"variant": n, **{k: s[k] for k in ("volume_error", "wape", "tvd", "spearman_median")}} for n, s in rows]
-        + [
-            {
-                "variant": "persistence reference",
-                "volume_error": np.nan,
-                "wape": metrics["wape_persistence"],
-                "tvd": np.nan,
-                "spearman_median": np.nan,
-            },
-            {
-                "variant": "naive reference",
-                "volume_error": np.nan,
-                "wape": metrics["wape_naive"],
-                "tvd": metrics["tvd_naive"],
-                "spearman_median": np.nan,
-            },
-        ]
-    )
-    return ValidationResult(
-        metrics=metrics,
-        weekly=weekly,
-        subcategory=subcategory,
-        ablation=ablation,
-        calibration=cal,
-        notes=notes,
-        replay_seconds=float(full_rep.seconds),
-    )
+__all__ = ["REFERENCES", "ValidationResult", "demand_model", "validate"]

@@ -37,6 +37,7 @@ class WorldEntry:
     source: str
     world_hash: str
     state: str  # "verified", or why not
+    verdict: str = "none"  # the shipped validation's verdict (`autovend.export.validation`), "none" if unshipped
 
 
 def _entry(folder: Path) -> WorldEntry:
@@ -64,7 +65,15 @@ def _entry(folder: Path) -> WorldEntry:
         source=str(manifest.get("params", {}).get("source_name", "")),
         world_hash=str(manifest.get("world_hash", "")),
         state=state,
+        verdict=shipped_verdict(manifest),
     )
+
+
+def shipped_verdict(manifest: dict[str, Any]) -> str:
+    """The validation verdict a shipped world's manifest records ("none" when it records none)."""
+    validation = manifest.get("validation")
+    verdict = validation.get("verdict") if isinstance(validation, dict) else None
+    return verdict if isinstance(verdict, str) and verdict else "none"
 
 
 def find_worlds(folders: list[Path] | None = None) -> list[WorldEntry]:

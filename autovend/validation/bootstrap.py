@@ -1,0 +1,185 @@
+"""Scores of forecasts on the grid, with machine-cluster bootstrap intervals and paired differences.
+
+Every metric is a function of per-machine sums, so a bootstrap resample of machines (drawn with
+replacement, each machine with all of its weeks and products: the cluster) is a vector of integer weights
+over the machines, and all forecasts are scored on the same resamples: a difference between two
+forecasts is taken resample by resample (paired). Intervals are percentile intervals (2.5% and 97.5%).
+
+Metrics (lower is better but for the Spearman):
+
+- `wape`: machine-week WAPE of the mean forecast (eq. 5);
+- `tvd`: total variation distance between the realised and forecast subcategory shares;
+- `spearman`: median over machines of the within-machine Spearman correlation of product sales;
+- `wape_product`: WAPE over machine x product pairs, each summed over the window: it fails a forecast whose
+  totals are right but whose products are wrong;
+- `crps`: the machine-week CRPS of the replay's distribution over seeds, summed and divided by the realised
+  units (for a point forecast it equals the WAPE), which scores the spread as well as the level;
+- `volume_error`: (forecast - realised) / realised over all cells (reported, not compared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from autovend.rng import stream
+from autovend.validation.grid import EvalGrid, Forecast, crps_by_machine
+from autovend.validation.metrics import within_spearman
+
+METRICS = ("wape", "tvd", "spearman", "wape_product", "crps", "volume_error")
+COMPARED = ("wape", "tvd", "spearman", "wape_product", "crps")
+HIGHER_IS_BETTER = frozenset({"spearman"})
+LEVEL = 0.95
+MIN_MACHINES = 3  # fewer machines give no interval: a resample of one or two clusters says nothing of the spread
+
+
+@dataclass(frozen=True)
+class MachineStats:
+    """Per-machine sums of one forecast's errors and predictions (M,), (M, G) for the subcategories."""
+
+    abs_mw: np.ndarray
+    crps: np.ndarray
+    abs_pair: np.ndarray
+    total: np.ndarray
+    g2: np.ndarray
+    rho: np.ndarray
+
+
+def machine_stats(grid: EvalGrid, f: Forecast) -> MachineStats:
+    """The per-machine sums every metric of `f` is made of."""
+    m_of_pair = grid.pair_machine
+    M = grid.n_machines
+    g2 = np.zeros((M, grid.n_g2))
+    np.add.at(g2, (m_of_pair, grid.pair_g2), f.pair)
+    ranked = grid.ranked
+    return MachineStats(
+        abs_mw=np.abs(grid.real_mw - f.mw).sum(axis=1),
+        crps=crps_by_machine(grid.real_mw, f),
+        abs_pair=np.bincount(m_of_pair, weights=np.abs(grid.real_pair - f.pair), minlength=M),
+        total=f.mw.sum(axis=1),
+        g2=g2,
+        rho=within_spearman(m_of_pair[ranked], M, grid.real_pair[ranked], f.pair[ranked]),
+    )
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.full(np.shape(num), np.nan), where=den > 0)
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The median of `values` (M,) repeated `weights` (B, M) integer times, per row; NaN values are left out.
+
+    With all weights 1 it is numpy's median of the finite values.
+    """
+    ok = np.isfinite(values)
+    v = values[ok]
+    if v.size == 0:
+        return np.full(weights.shape[0], np.nan)
+    order = np.argsort(v, kind="stable")
+    v = v[order]
+    w = weights[:, ok][:, order]
+    c = np.cumsum(w, axis=1)
+    n = c[:, -1]
+    lo = np.minimum(((c <= ((n - 1) // 2)[:, None]).sum(axis=1)), len(v) - 1)
+    hi = np.minimum(((c <= (n // 2)[:, None]).sum(axis=1)), len(v) - 1)
+    return np.where(n > 0, (v[lo] + v[hi]) / 2, np.nan)
+
+
+def metric_values(grid: EvalGrid, s: MachineStats, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Each metric of one forecast under machine weights (B, M): arrays of B values."""
+    real = weights @ grid.real_mw.sum(axis=1)
+    real_g2 = np.zeros((grid.n_machines, grid.n_g2))
+    np.add.at(real_g2, (grid.pair_machine, grid.pair_g2), grid.real_pair)
+    y = weights @ real_g2
+    f = weights @ s.g2
+    y_sh = _ratio(y, y.sum(axis=1, keepdims=True))
+    f_sh = _ratio(f, f.sum(axis=1, keepdims=True))
+    return {
+        "wape": _ratio(weights @ s.abs_mw, real),
+        "tvd": 0.5 * np.abs(y_sh - f_sh).sum(axis=1),
+        "spearman": weighted_median(s.rho, weights),
+        "wape_product": _ratio(weights @ s.abs_pair, real),
+        "crps": _ratio(weights @ s.crps, real),
+        "volume_error": _ratio(weights @ s.total - real, real),
+    }
+
+
+def resample_weights(n_machines: int, n_boot: int, seed: int) -> np.ndarray:
+    """(n_boot, M) counts of each machine in each resample (integer draws only: the same on every CPU)."""
+    rng = stream(seed, "validation-bootstrap")
+    idx = rng.integers(0, n_machines, size=(n_boot, n_machines))
+    flat = (np.arange(n_boot)[:, None] * n_machines + idx).ravel()
+    return np.bincount(flat, minlength=n_boot * n_machines).reshape(n_boot, n_machines).astype(np.int64)
+
+
+def interval(values: np.ndarray) -> tuple[float, float]:
+    """The percentile interval of bootstrap values (NaN when none are given or fewer than half are finite)."""
+    ok = values[np.isfinite(values)]
+    if values.size == 0 or ok.size < max(1, values.size // 2):
+        return float("nan"), float("nan")
+    tail = (1 - LEVEL) / 2 * 100
+    lo, hi = np.percentile(ok, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Score:
+    """A metric of one forecast: the point value and its bootstrap interval."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The model against another forecast on one metric: difference model - other and its interval.
+
+    `better`: True when the interval excludes zero on the model's side, False on the other's, None otherwise.
+    """
+
+    against: str
+    metric: str
+    model: float
+    other: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    better: bool | None
+
+
+class Scorer:
+    """Scores forecasts on one grid with one set of bootstrap resamples."""
+
+    def __init__(self, grid: EvalGrid, n_boot: int, seed: int) -> None:
+        self.grid = grid
+        self.ones = np.ones((1, grid.n_machines), dtype=np.int64)
+        few = grid.n_machines < MIN_MACHINES
+        self.weights = resample_weights(grid.n_machines, 0 if few else n_boot, seed)
+        self._point: dict[str, dict[str, float]] = {}
+        self._boot: dict[str, dict[str, np.ndarray]] = {}
+
+    def add(self, f: Forecast) -> dict[str, Score]:
+        """Score a forecast (kept under its name for comparisons)."""
+        s = machine_stats(self.grid, f)
+        point = {k: float(v[0]) for k, v in metric_values(self.grid, s, self.ones).items()}
+        boot = metric_values(self.grid, s, self.weights)
+        self._point[f.name], self._boot[f.name] = point, boot
+        return self.scores(f.name)
+
+    def scores(self, name: str) -> dict[str, Score]:
+        """The scores of a forecast added before."""
+        return {k: Score(v, *interval(self._boot[name][k])) for k, v in self._point[name].items()}
+
+    def compare(self, model: str, other: str, metric: str) -> Comparison:
+        """`model` against `other` on `metric`, paired over the resamples."""
+        a, b = self._point[model][metric], self._point[other][metric]
+        lo, hi = interval(self._boot[model][metric] - self._boot[other][metric])
+        better: bool | None = None
+        if np.isfinite(lo) and np.isfinite(hi):
+            if metric in HIGHER_IS_BETTER:
+                better = True if lo > 0 else False if hi < 0 else None
+            else:
+                better = True if hi < 0 else False if lo > 0 else None
+        return Comparison(other, metric, a, b, a - b, lo, hi, better)

@@ -1,0 +1,112 @@
+"""The validation's verdict, made only of comparisons whose 95% interval excludes zero.
+
+The model is compared with each reference and each control on each metric (`bootstrap.COMPARED`), the
+difference model - other over the same machine-cluster resamples. The verdict:
+
+- `validated`: the model is better than the persistence and the naive references on machine-week WAPE and
+  better than reversed popularity on the product-level WAPE, each interval excluding zero;
+- `worse_than_reference`: one of those three comparisons is significantly in the other's favour;
+- `not_distinguishable`: anything else (the data cannot tell the model from one of them).
+
+A control is rejected on a metric when the model is better there with the interval excluding zero: the
+list of what the data could reject is the validation's power.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict
+from typing import Any, Literal
+
+from autovend.validation.bootstrap import COMPARED, Comparison, Scorer
+from autovend.validation.controls import CONTROLS, EQUAL_BY_CONSTRUCTION
+
+REFERENCES = ("persistence", "naive")
+PRODUCT_METRIC = "wape_product"
+KEY_COMPARISONS = (("persistence", "wape"), ("naive", "wape"), ("reversed_popularity", PRODUCT_METRIC))
+Verdict = Literal["validated", "not_distinguishable", "worse_than_reference"]
+Shelves = Literal["inventory", "pre_window", "mixed"]
+VERDICT_RULE = (
+    "validated: better than the persistence and naive references on machine-week WAPE and than reversed "
+    "popularity on product-level WAPE, each with its 95% machine-cluster bootstrap interval of the difference "
+    "excluding zero; worse_than_reference: one of those intervals excludes zero in the other's favour; "
+    "not_distinguishable: otherwise"
+)
+
+
+def comparisons(scorer: Scorer, model: str, others: tuple[str, ...]) -> list[Comparison]:
+    """The model against each of `others` on each compared metric (but those equal by construction)."""
+    return [
+        scorer.compare(model, other, metric)
+        for other in others
+        for metric in COMPARED
+        if (other, metric) not in EQUAL_BY_CONSTRUCTION
+    ]
+
+
+def decide(comps: list[Comparison]) -> Verdict:
+    """The verdict from the key comparisons (module docstring)."""
+    key = {(c.against, c.metric): c.better for c in comps}
+    outcomes = [key.get(k) for k in KEY_COMPARISONS]
+    if any(o is False for o in outcomes):
+        return "worse_than_reference"
+    if all(o is True for o in outcomes):
+        return "validated"
+    return "not_distinguishable"
+
+
+def rejected(comps: list[Comparison]) -> dict[str, list[str]]:
+    """Per control, the metrics on which the data rejected it (the model better, interval excluding zero)."""
+    out: dict[str, list[str]] = {c: [] for c in CONTROLS}
+    for c in comps:
+        if c.against in out and c.better is True:
+            out[c.against].append(c.metric)
+    return out
+
+
+def verdict_payload(comps: list[Comparison], shelves: Shelves, n_machines: int, n_boot: int) -> dict[str, Any]:
+    """verdict.json: the verdict, the shelves, and every comparison with its interval."""
+    return {
+        "verdict": decide(comps),
+        "shelves": shelves,
+        "rule": VERDICT_RULE,
+        "interval": f"95% percentile interval over {n_boot} machine-cluster bootstrap resamples "
+        f"of {n_machines} machines",
+        "rejected_controls": {k: v for k, v in rejected(comps).items() if v},
+        "not_rejected_controls": [k for k, v in rejected(comps).items() if not v],
+        "comparisons": [asdict(c) for c in comps],
+    }
+
+
+def _pct(c: dict[str, Any]) -> str:
+    return f"{c['difference']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
+
+
+def headline(verdict: dict[str, Any]) -> list[str]:
+    """Sentences for the first lines of a report: the verdict, its key intervals, and what it cannot reject."""
+    v = verdict["verdict"]
+    comps = {(c["against"], c["metric"]): c for c in verdict["comparisons"]}
+    words = {
+        "validated": "**Validated**",
+        "not_distinguishable": "**Not distinguishable**",
+        "worse_than_reference": "**Worse than a reference**",
+    }
+    parts = []
+    for against, metric in KEY_COMPARISONS:
+        c = comps.get((against, metric))
+        if c is None or not all(isinstance(c[k], float) and math.isfinite(c[k]) for k in ("ci_low", "ci_high")):
+            parts.append(f"{metric} against {against}: not compared")
+            continue
+        side = {True: "better", False: "worse", None: "not distinguishable"}[c["better"]]
+        parts.append(f"{metric} against {against} {_pct(c)} ({side})")
+    lines = [f"{words[v]}: " + "; ".join(parts) + " (model - other, 95% interval)."]
+    rev = comps.get(("reversed_popularity", PRODUCT_METRIC))
+    if rev is None or rev["better"] is not True:
+        lines.append(
+            "**This validation cannot reject reversed popularity** on the product-level WAPE: it cannot tell the "
+            "fitted product mix from one with the best sellers made the worst."
+        )
+    not_rej = verdict["not_rejected_controls"]
+    if not_rej:
+        lines.append("Controls the data could not reject on any metric: " + ", ".join(f"`{c}`" for c in not_rej) + ".")
+    return lines
