@@ -101,6 +101,9 @@ def validate_cmd(
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     calibration_out: Path | None = typer.Option(None, "--calibration-out", help="Keep the training calibration."),
     figures_only: bool = typer.Option(False, "--figures-only", help="Redraw a report's figures from its plot data."),
+    ignore_inventory: bool = typer.Option(
+        False, "--ignore-inventory", help="Validate as if the source had no inventory records (pre-window shelves)."
+    ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
@@ -118,7 +121,9 @@ def validate_cmd(
     from autovend.pipeline.validate import run
 
     with console.status(f"validating {source_dir}..."):
-        res, seconds = run(source_dir, out, params, settings, calibration_out, force=force)
+        res, seconds = run(
+            source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory
+        )
     m, v = res.metrics, res.verdict
     console.print(
         f"verdict: {v['verdict']} (shelves: {v['shelves']}); volume error {m['volume_error']:+.2%}; "

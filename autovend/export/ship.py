@@ -113,8 +113,7 @@ def ship_world(
     seeds = [r.seed for r in baseline]
     if len(set(seeds)) != len(seeds):
         raise ExportError(f"the runs repeat a seed ({sorted(seeds)}); give one run per seed")
-    readme = (src / README).read_text(encoding="utf-8").split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n")
-    readme = _without_verdict(readme)
+    readme = unshipped_readme((src / README).read_text(encoding="utf-8"))
     title, _, rest = readme.partition("\n")
     opening = (
         verdict_lines(shipped)
@@ -133,6 +132,11 @@ def ship_world(
     write_bundle(out, files, new, force=force)
     verify_bundle(out)
     return new
+
+
+def unshipped_readme(text: str) -> str:
+    """A shipped README as export wrote it: without the verdict lines and the Results section."""
+    return _without_verdict(text.split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n"))
 
 
 def _without_verdict(readme: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -24,8 +25,12 @@ def run(
     calibration_out: Path | None = None,
     *,
     force: bool = False,
+    ignore_inventory: bool = False,
 ) -> tuple[ValidationResult, float]:
     """Check the output folders, validate and write; `calibration_out` keeps the training-window calibration.
+
+    `ignore_inventory` validates the source as if it had no inventory records (every machine sales-only, on
+    pre-window shelves): what an operator without inventory exports would get, on records whose shelves are known.
 
     An output folder must be absent, empty or an earlier output of its kind unless `force`
     (`autovend.io.check_output_dir`), and never holds or lies inside an input.
@@ -38,9 +43,12 @@ def run(
         check_output_dir(calibration_out, OutputKind.CALIBRATION, force=force, inputs=inputs)
     lean_allocation()  # an operator-scale source: large blocks come from and go back to the system
     source = load_source(source_dir, load_check_settings(params))
+    if ignore_inventory:
+        source = dataclasses.replace(source, inventory=None)
     vconf = load_validation_config(params)
     res = validate(source, load_calibration_config(params), vconf, load_demand_settings(settings))
-    write_validation(res, out_dir, source.meta.name, vconf.limits.strip(), vconf.other_share, force=force)
+    name = f"{source.meta.name} (inventory records ignored)" if ignore_inventory else source.meta.name
+    write_validation(res, out_dir, name, vconf.limits.strip(), vconf.other_share, force=force)
     if calibration_out is not None:
         res.calibration.write(calibration_out, force=force)
     return res, time.perf_counter() - t0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from autovend.validation.bootstrap import COMPARED
+from autovend.validation.bootstrap import COMPARED, MIN_MACHINES
 from autovend.validation.controls import CONTROLS
 from autovend.validation.verdict import REFERENCES, headline
 
@@ -198,8 +198,15 @@ FEW_MACHINES = 20
 
 
 def _few_machines(m: dict[str, Any]) -> list[str]:
-    if m["n_machines"] >= FEW_MACHINES:
+    n = m["n_machines"]
+    if n >= FEW_MACHINES:
         return []
+    if n < MIN_MACHINES:
+        return [
+            f"With {n} machine{'s' if n != 1 else ''} no interval is computed (the machine-cluster bootstrap needs "
+            f"at least {MIN_MACHINES}), so no comparison is a result.",
+            "",
+        ]
     return [
         f"With {m['n_machines']} machines the bootstrap has few distinct resamples: its intervals are rough and "
         "tend to be too narrow (a percentile bootstrap over n clusters understates the spread by about "

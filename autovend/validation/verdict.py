@@ -94,8 +94,13 @@ def headline(verdict: dict[str, Any]) -> list[str]:
     parts = []
     for against, metric in KEY_COMPARISONS:
         c = comps.get((against, metric))
-        if c is None or not all(isinstance(c[k], float) and math.isfinite(c[k]) for k in ("ci_low", "ci_high")):
+        if c is None:
             parts.append(f"{metric} against {against}: not compared")
+            continue
+        if not all(isinstance(c[k], float) and math.isfinite(c[k]) for k in ("ci_low", "ci_high")):
+            diff = c["difference"]
+            shown = f"{diff:+.3f}" if isinstance(diff, float) and math.isfinite(diff) else "not computed"
+            parts.append(f"{metric} against {against} {shown} (no interval)")
             continue
         side = {True: "better", False: "worse", None: "not distinguishable"}[c["better"]]
         parts.append(f"{metric} against {against} {_pct(c)} ({side})")

@@ -195,13 +195,17 @@ def test_validate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(t
     assert set(first) == {
         OUTPUT_MARKER,
         "metrics.json",
+        "verdict.json",
+        "provenance.json",
         "validation.md",
         "weekly.png",
         "subcategory.png",
-        "ablation.png",
+        "comparisons.png",
         "plots/weekly.csv",
         "plots/subcategory.csv",
-        "plots/ablation.csv",
+        "plots/scores.csv",
+        "plots/comparisons.csv",
+        "plots/level_backtest.csv",
     }
     # as `dvc repro` leaves it: the files DVC tracks removed, the marker and the empty plots/ kept
     for name in set(first) - {OUTPUT_MARKER}:

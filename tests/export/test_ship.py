@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from autovend.cli import app
 from autovend.errors import ExportError
-from autovend.export.ship import ship_world
+from autovend.export.ship import ship_world, unshipped_readme
 from autovend.world.bundle import load_world, read_manifest
 from autovend.world.catalogue import find_worlds
 from tests.world.test_bundle import export_paper, write_small_inputs
@@ -39,36 +39,116 @@ def fake_run(folder: Path, seed: int, net_assets: float, world_hash: str, days: 
     return folder
 
 
-VALIDATION = {
-    "test_weeks": 8,
-    "test_start": "2024-10-06",
-    "test_end": "2024-11-30",
-    "n_machines": 67,
-    "seeds": 100,
-    "volume_error": -0.0042,
-    "wape": 0.203,
-    "wape_persistence": 0.320,
-    "wape_naive": 0.291,
-    "tvd": 0.0093,
-    "tvd_naive": 0.198,
-    "spearman_median": 0.923,
-}
+def fake_validation(folder: Path, verdict: str = "not_distinguishable", **metrics_update) -> Path:
+    """A validation folder as far as shipping reads it (the files `autovend validate` writes)."""
+    folder.mkdir(parents=True)
+    metrics = {
+        "test_weeks": 8,
+        "n_machines": 5,
+        "volume_error": 0.214,
+        "wape": 0.320,
+        "wape_product": 0.956,
+        "tvd": 0.022,
+        "spearman": 0.329,
+        "intervals": {"wape": {"low": 0.238, "high": 0.474}, "volume_error": {"low": 0.108, "high": 0.354}},
+        "persistence": {"wape": 0.270, "wape_product": 0.824},
+        "naive": {"wape": 0.327, "tvd": 0.178},
+        **metrics_update,
+    }
+    comparisons = [
+        {
+            "against": "persistence",
+            "metric": "wape",
+            "model": 0.32,
+            "other": 0.27,
+            "difference": 0.05,
+            "ci_low": -0.004,
+            "ci_high": 0.127,
+            "better": None,
+        },
+        {
+            "against": "naive",
+            "metric": "wape",
+            "model": 0.32,
+            "other": 0.327,
+            "difference": -0.007,
+            "ci_low": -0.019,
+            "ci_high": 0.003,
+            "better": None,
+        },
+        {
+            "against": "reversed_popularity",
+            "metric": "wape_product",
+            "model": 0.956,
+            "other": 1.039,
+            "difference": -0.083,
+            "ci_low": -0.105,
+            "ci_high": -0.05,
+            "better": True,
+        },
+    ]
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    (folder / "verdict.json").write_text(
+        json.dumps({"verdict": verdict, "shelves": "pre_window", "comparisons": comparisons})
+    )
+    (folder / "provenance.json").write_text(json.dumps({"test_start": "2022-11-06", "test_end": "2022-12-31"}))
+    return folder
 
 
-def test_shipping_adds_results_and_keeps_the_world(bundle, tmp_path):
+def test_shipping_adds_the_verdict_and_results_and_keeps_the_world(bundle, tmp_path):
     h = read_manifest(bundle)["world_hash"]
     runs = [fake_run(tmp_path / f"s{s}", s, a, h) for s, a in ((2, 110.0), (1, 100.0), (3, 120.0))]
-    (tmp_path / "metrics.json").write_text(json.dumps(VALIDATION))
-    manifest = ship_world(bundle, tmp_path / "worlds" / "tiny20", validation=tmp_path / "metrics.json", runs=runs)
+    val = fake_validation(tmp_path / "val")
+    manifest = ship_world(bundle, tmp_path / "worlds" / "tiny20", validation=val, runs=runs)
     out = tmp_path / "worlds" / "tiny20"
     assert manifest["world_hash"] == h == load_world(out).world_hash
     readme = (out / "README.md").read_text()
-    assert "| machine-week WAPE | 0.203 | persistence 0.320, naive 0.291 |" in readme
+    first = readme.splitlines()[2]
+    assert first.startswith("> **Validation verdict: not distinguishable** (pre-window shelves (sales-only records), 5")
+    assert "wape against persistence +0.050 [-0.004, +0.127] (not distinguishable)" in first
+    assert "wape_product against reversed_popularity -0.083 [-0.105, -0.050] (better)" in first
+    assert "| machine-week WAPE | 0.320 | [0.238, 0.474] | 0.270 / 0.327 |" in readme
+    assert "| volume error | +21.4% | [+10.8%, +35.4%] | – / – |" in readme
     assert readme.index("| 1 | 100.00 |") < readme.index("| 2 | 110.00 |") < readme.index("| 3 | 120.00 |")
     assert "Mean 110.00 CNY, standard deviation 10.00." in readme
-    # shipping again (new results) replaces the section instead of adding a second one
-    ship_world(out, tmp_path / "again", runs=runs[:1])
-    assert (tmp_path / "again" / "README.md").read_text().count("## Results") == 1
+    assert manifest["validation"]["verdict"] == "not_distinguishable"
+    assert [c["against"] for c in manifest["validation"]["key"]] == ["persistence", "naive", "reversed_popularity"]
+    assert unshipped_readme(readme) == (bundle / "README.md").read_text().rstrip("\n")
+    # shipping again (new results, no validation) replaces the verdict and the section instead of adding more
+    again = ship_world(out, tmp_path / "again", runs=runs[:1])
+    text = (tmp_path / "again" / "README.md").read_text()
+    assert text.count("## Results") == 1 and text.count("Validation verdict") == 1
+    assert text.splitlines()[2].startswith("> **Validation verdict: none**") and again["validation"] == {
+        "verdict": "none"
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"wape": float("nan")}, "wape is nan, not a finite number"),
+        ({"test_weeks": None}, "test_weeks is None, not a positive whole number"),
+        ({"n_machines": 0}, "n_machines is 0, not a positive whole number"),
+        ({"intervals": {"wape": {"low": "x"}}}, "intervals.wape.low is 'x'"),
+    ],
+)
+def test_a_validation_of_nans_or_nonsense_is_refused(bundle, tmp_path, change, message):
+    val = fake_validation(tmp_path / "val", **change)
+    text = (val / "metrics.json").read_text().replace("NaN", "NaN")
+    (val / "metrics.json").write_text(text)
+    with pytest.raises(ExportError, match=message):
+        ship_world(bundle, tmp_path / "out", validation=val)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_old_validation_without_a_verdict_is_refused(bundle, tmp_path):
+    val = fake_validation(tmp_path / "val")
+    (val / "verdict.json").unlink()
+    with pytest.raises(ExportError, match="verdict.json is missing.*re-run `autovend validate"):
+        ship_world(bundle, tmp_path / "out", validation=val / "metrics.json")
+    (val / "verdict.json").write_text(json.dumps({"verdict": "great", "shelves": "inventory", "comparisons": []}))
+    with pytest.raises(ExportError, match="verdict 'great' is not one of"):
+        ship_world(bundle, tmp_path / "out", validation=val)
 
 
 def test_runs_of_another_world_or_unfinished_ones_are_refused(bundle, tmp_path):
@@ -84,8 +164,20 @@ def test_runs_of_another_world_or_unfinished_ones_are_refused(bundle, tmp_path):
 
 def test_world_list_shows_shipped_and_local_worlds(bundle, tmp_path, monkeypatch):
     found = find_worlds([bundle.parent])
-    assert [(w.name, w.devices, w.products, w.days, w.currency, w.state) for w in found] == [
-        ("tiny20", 20, 8, 180, "CNY", "verified")
+    assert [(w.name, w.devices, w.products, w.days, w.currency, w.state, w.verdict) for w in found] == [
+        ("tiny20", 20, 8, 180, "CNY", "verified", "none")
     ]
     res = CliRunner().invoke(app, ["world", "list", str(bundle.parent)], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and "tiny20" in res.output and found[0].world_hash[:12] in res.output
+
+
+def test_world_list_and_info_show_the_shipped_verdict(bundle, tmp_path):
+    ship_world(bundle, tmp_path / "worlds" / "tiny20", validation=fake_validation(tmp_path / "val", "validated"))
+    assert [w.verdict for w in find_worlds([tmp_path / "worlds"])] == ["validated"]
+    res = CliRunner().invoke(app, ["world", "list", str(tmp_path / "worlds")], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "validated" in res.output
+    res = CliRunner().invoke(app, ["world", "info", str(tmp_path / "worlds" / "tiny20")], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "validated (pre-window shelves (sales-only records), 5 machines): wape against persistence +0.050" in (
+        " ".join(res.output.split())
+    )

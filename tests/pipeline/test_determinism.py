@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from autovend.export.network import PAPER_NETWORK
-from autovend.export.ship import RESULTS_HEADING
+from autovend.export.ship import unshipped_readme
 from autovend.world.bundle import MANIFEST, README
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,17 +184,18 @@ def test_full_pipeline_on_baseline_kernels_and_one_blas_thread_rebuilds_the_comm
     assert res["calibration"] == committed["calibration_hash"]
     assert res["world"] == committed["world_hash"]
     # byte for byte, with the locked libraries; the committed bundle is shipped (`autovend world ship`), which
-    # adds a Results section to its README and so changes the README's entry and the manifest's own hash
+    # adds the verdict and a Results section to its README and so changes the README's entry and the manifest's own hash
     shipped = {README, MANIFEST}
     exported = tmp_path / "cn20"
     assert {k: v for k, v in res["world_files"].items() if k not in shipped} == {
         k: v for k, v in _tree_hashes(COMMITTED).items() if k not in shipped
     }
     ours = (exported / README).read_text(encoding="utf-8").rstrip("\n")
-    theirs = (COMMITTED / README).read_text(encoding="utf-8").split(f"\n{RESULTS_HEADING}\n")[0].rstrip("\n")
+    theirs = unshipped_readme((COMMITTED / README).read_text(encoding="utf-8"))
     assert ours == theirs
     unshipped = json.loads((exported / MANIFEST).read_text())
     for manifest in (unshipped, committed):
         manifest["files"].pop(README)
         manifest.pop("manifest_hash")
+        manifest.pop("validation", None)
     assert unshipped == committed

@@ -22,6 +22,7 @@ from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, ExportError, OutputExistsError
 from autovend.export.build import export_world
 from autovend.export.network import PAPER_NETWORK, paper_devices
+from autovend.export.ship import unshipped_readme
 from autovend.sim import Simulator
 from autovend.world.bundle import (
     BUNDLE_FILES,
@@ -589,8 +590,8 @@ def test_committed_bundle_verifies_and_is_reproducible(real):
         k: v for k, v in res.manifest["files"].items() if k != "README.md"
     }
     assert manifest["world_hash"] == res.manifest["world_hash"] == committed.world_hash
-    # the shipped README adds the Results section (autovend world ship) to the exported one
-    shipped = (COMMITTED / "README.md").read_text().split("\n## Results\n")[0].rstrip("\n")
+    # the shipped README adds the verdict and the Results section (autovend world ship) to the exported one
+    shipped = unshipped_readme((COMMITTED / "README.md").read_text())
     assert shipped == (out / "README.md").read_text().rstrip("\n")
 
 
