@@ -86,6 +86,19 @@ def canonical_frame(
     return out
 
 
+def diagnostic_frame(frame: pd.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> pd.DataFrame:
+    """A copy with every float column rounded to `digits` significant digits, NaN and infinities kept.
+
+    For diagnostics (figures, tables written beside the estimates): their unrounded values move in the last bits
+    with numpy's SIMD kernels, and a figure or file drawn from them must not.
+    """
+    out = frame.reset_index(drop=True).copy()
+    for col in out.columns:
+        if _is_float(out[col]):
+            out[col] = round_array(out[col].to_numpy(dtype=np.float64), digits)
+    return out
+
+
 def canonical_value(obj: Any, *, digits: int = SIGNIFICANT_DIGITS, path: str = "") -> Any:
     """Plain JSON data with floats rounded; NaN becomes None; infinities raise NonFiniteError."""
     if isinstance(obj, dict):

@@ -15,6 +15,7 @@ import pandas as pd  # noqa: E402
 from autovend.calibration.estimator import estimator_of  # noqa: E402
 from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
 from autovend.calibration.result import CalibrationResult  # noqa: E402
+from autovend.canonical import diagnostic_frame, round_sig  # noqa: E402
 from autovend.demand.model import DemandModel, ShockProcess  # noqa: E402
 from autovend.demand.settings import DemandSettings  # noqa: E402
 from autovend.io import OutputKind, output_dir  # noqa: E402
@@ -326,19 +327,21 @@ def write_report(res: CalibrationResult, out_dir: str | Path, *, force: bool = F
     """
     with output_dir(out_dir, OutputKind.CALIBRATION_REPORT, force=force) as tmp:
         figs = []
-        shrinkage_figure(res.popularity, tmp / "shrinkage.png")
+        shrinkage_figure(diagnostic_frame(res.popularity), tmp / "shrinkage.png")
         figs.append("shrinkage.png")
-        if "overdispersion" in res.diagnostics:
+        # figures are drawn from rounded diagnostics and scalars: their last bits depend on the CPU
+        diagnostics = {name: diagnostic_frame(table) for name, table in res.diagnostics.items()}
+        if "overdispersion" in diagnostics:
             overdispersion_figure(
-                res.diagnostics["overdispersion"],
-                res.scalars["r"],
-                res.scalars["r_median"],
+                diagnostics["overdispersion"],
+                round_sig(float(res.scalars["r"])),
+                round_sig(float(res.scalars["r_median"])),
                 tmp / "overdispersion.png",
             )
             figs.append("overdispersion.png")
-        site_preference_figure(res.site_preference, tmp / "site_preference.png")
+        site_preference_figure(diagnostic_frame(res.site_preference), tmp / "site_preference.png")
         figs.append("site_preference.png")
-        if "machine_days" in res.diagnostics:
-            demand_fit_figure(res.diagnostics["machine_days"], tmp / "demand_fit.png")
+        if "machine_days" in diagnostics:
+            demand_fit_figure(diagnostics["machine_days"], tmp / "demand_fit.png")
             figs.append("demand_fit.png")
         (tmp / "calibration.md").write_text(render_markdown(res, figs), encoding="utf-8")

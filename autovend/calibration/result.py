@@ -19,6 +19,7 @@ from autovend.calibration.normalise import Factors
 from autovend.canonical import (
     canonical_frame,
     canonical_value,
+    diagnostic_frame,
     frame_hash,
     json_bytes,
     json_hash,
@@ -92,8 +93,8 @@ class CalibrationResult:
                 (tmp / f"{name}.parquet").write_bytes(parquet_bytes(getattr(self, name)))
             if self.diagnostics:
                 (tmp / "diagnostics").mkdir()
-                for name, table in self.diagnostics.items():
-                    table.to_parquet(tmp / "diagnostics" / f"{name}.parquet", index=False)
+                for name, table in self.diagnostics.items():  # rounded: their last bits depend on the CPU
+                    (tmp / "diagnostics" / f"{name}.parquet").write_bytes(parquet_bytes(diagnostic_frame(table)))
 
     @classmethod
     def read(cls, out_dir: str | Path) -> CalibrationResult:

@@ -63,6 +63,9 @@ class SourceMeta(BaseModel):
     country: str
     description: str
     licence: str | None = None
+    # what the records cannot tell: the products are made to order (brewed or mixed per sale), so there is no
+    # stock to run out and nothing expires; a world made from them marks shelves and shelf lives as settings
+    made_to_order: bool = False
 
     @field_validator("timezone")
     @classmethod

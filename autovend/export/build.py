@@ -235,8 +235,49 @@ def _estimate_line(name: str, value: object, record: Estimate | None) -> tuple[b
     return False, f"{name} = {value}: {record.status}, {record.reason}"
 
 
+def _settings_not_estimates(world: World, source: SourceTables, params: ExportParams) -> tuple[list[str], list[str]]:
+    """(from the source, settings) README lines for what the records may not tell: stock, capacity, shelf life."""
+    m, c = world.machines, world.catalog
+    given, settings = [], []
+    if source.meta.made_to_order:
+        settings.append(
+            "stock and expiry: the source's products are made to order (source.yaml `made_to_order`), so its records "
+            "know no stock, no empty shelf and no expiry; the world's shelves, facings, restocking and shelf lives "
+            "are benchmark settings, not estimates"
+        )
+    src_cap = source.machines.assign(machine_id=source.machines["machine_id"].astype(str)).set_index("machine_id")
+    cap_col = src_cap["capacity"] if "capacity" in src_cap else pd.Series(np.nan, index=src_cap.index)
+    source_cap = cap_col.reindex(m["source_machine_id"].astype(str)).to_numpy(dtype=float)
+    own = np.isfinite(source_cap) & (source_cap == m["capacity"].to_numpy(dtype=float))
+    if own.all():
+        given.append("device capacities: the source's machines table")
+    else:
+        caps = sorted(set(int(v) for v in m["capacity"].to_numpy()[~own]))
+        why = (
+            "export.capacity"
+            if params.capacity is not None
+            else "the network file's, or the calibration's fill-in for an unknown capacity"
+        )
+        settings.append(
+            f"capacity of {int((~own).sum())} of {len(m)} devices ({', '.join(map(str, caps))} units): a setting, "
+            f"not an estimate ({why}): the source gives no capacity for their machines, or another one"
+        )
+    origin = c["shelf_life_source"].astype(str) if "shelf_life_source" in c else pd.Series("default", index=c.index)
+    from_source = int(origin.isin(["source", "mapped"]).sum())
+    if from_source:
+        given.append(f"shelf lives of {from_source} products: the source's, mapped to 30 or 90 days")
+    rest = len(c) - from_source
+    if rest:
+        by_sub = int((origin == "subcategory").sum())
+        settings.append(
+            f"shelf lives of {rest} products: benchmark settings, not estimates (the source gives none: {by_sub} "
+            f"take their subcategory's majority in the source, {rest - by_sub} the perishable rule)"
+        )
+    return given, settings
+
+
 def _origin(
-    world: World, est: Estimates, params: ExportParams, economics: Economics
+    world: World, est: Estimates, params: ExportParams, economics: Economics, source: SourceTables
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the world's numbers came from: (estimated, borrowed) lines for the README."""
     m, c = world.machines, world.catalog
@@ -269,12 +310,18 @@ def _origin(
     if eco.currency != economics.currency:
         rate = eco.visit_fee / economics.visit_fee
         borrowed.append(
-            f"operating rules: the paper's, converted from {economics.currency} to {eco.currency} at about "
-            f"{rate:.3g} (export.economics_rate, else the catalog's price level against "
-            f"{REFERENCE_PRICE_LEVEL_CNY} CNY)"
+            "operating rules (start cash, fees, rents, fines, order lead times, restock visits): the paper's, "
+            f"converted from {economics.currency} to {eco.currency} at about {rate:.3g} (export.economics_rate, "
+            f"else the catalog's price level against {REFERENCE_PRICE_LEVEL_CNY} CNY)"
         )
     else:
-        borrowed.append(f"operating rules (start cash, fees, rents, fines): the paper's, in {eco.currency}")
+        borrowed.append(
+            "operating rules (start cash, fees, rents, fines, order lead times, restock visits): the paper's, "
+            f"in {eco.currency}"
+        )
+    given, settings = _settings_not_estimates(world, source, params)
+    estimated += given
+    borrowed = settings + borrowed
     drawn = int((c["unit_cost_source"].astype(str) == "margin_draw").sum()) if "unit_cost_source" in c else 0
     if drawn:
         borrowed.append(f"unit costs of {drawn} products: drawn in their category's margin band (export.margins)")
@@ -317,7 +364,7 @@ def export_world(
     choice = NetworkChoice.from_file(network) if network is not None else NetworkChoice(n_machines=n_machines)
     world = build_world(calibration, source, out_dir.name, params, demand, economics, choice)
     estimates = calibration.estimates  # checked by build_world
-    estimated, borrowed = _origin(world, estimates, params, economics)
+    estimated, borrowed = _origin(world, estimates, params, economics, source)
     command = " ".join(
         [
             f"autovend export-world CALIBRATION_DIR SOURCE_DIR -o worlds/{out_dir.name}",

@@ -63,9 +63,11 @@ class WindowShelves:
 
     @staticmethod
     def concat(parts: list[WindowShelves]) -> WindowShelves:
-        """The cells of several shelf sets (of disjoint machines), in (m, d, k) order."""
+        """The cells of several shelf sets (of disjoint machines), in (m, d, k) order; one set as it is."""
         if not parts:
             raise ValueError("no shelves to join")
+        if len(parts) == 1:
+            return parts[0]
         cols = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("m", "k", "d", "q", "depth", "fill", "env")}
         order = np.lexsort((cols["k"], cols["d"], cols["m"]))
         return WindowShelves(**{f: v[order] for f, v in cols.items()}, n_days=parts[0].n_days)

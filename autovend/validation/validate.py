@@ -215,6 +215,11 @@ def validate(
             "(inventory records, or sales in the last training weeks)"
         )
     notes = list(plan.notes) + _training_caveats(cal)
+    if getattr(source.meta, "made_to_order", False):
+        notes.append(
+            "the source's products are made to order (source.yaml `made_to_order`): nothing runs out, so sales are "
+            "demand and a shelf's depth plays no part; the forecast's stock is unlimited"
+        )
     fill = float(cal.scalars["typical_fill"])
     shelves = _shelves(full, plan, assortment, settings, train_days, fill)
     sales = window_sales(full, train_days, plan.machines)

@@ -69,16 +69,28 @@ def own_site_types(src: Path, out: Path) -> Path:
 
 
 def two_dollar_machines(src: Path, out: Path) -> Path:
-    """Two machines of the source, no inventory records, in US dollars in New York."""
+    """Two machines of the source, no inventory records, in US dollars in New York; the records cannot tell
+    capacities or shelf lives, and the products are made to order."""
     shutil.copytree(src, out)
     machines = pd.read_csv(out / "machines.csv", dtype=str, keep_default_na=False)
     orders = pd.read_csv(out / "orders.csv", dtype=str, keep_default_na=False)
     keep = orders["machine_id"].value_counts().index[:2]
-    machines[machines["machine_id"].isin(keep)].to_csv(out / "machines.csv", index=False, lineterminator="\n")
+    machines = machines[machines["machine_id"].isin(keep)].assign(capacity="")
+    machines.to_csv(out / "machines.csv", index=False, lineterminator="\n")
+    products = pd.read_csv(out / "products.csv", dtype=str, keep_default_na=False)
+    products.assign(shelf_life_days="").to_csv(out / "products.csv", index=False, lineterminator="\n")
     orders[orders["machine_id"].isin(keep)].to_csv(out / "orders.csv", index=False, lineterminator="\n")
     (out / "inventory.csv").unlink()
     meta = yaml.safe_load((out / "source.yaml").read_text())
-    meta.update({"name": "two-dollar-machines", "currency": "USD", "timezone": "America/New_York", "country": "US"})
+    meta.update(
+        {
+            "name": "two-dollar-machines",
+            "currency": "USD",
+            "timezone": "America/New_York",
+            "country": "US",
+            "made_to_order": True,
+        }
+    )
     (out / "source.yaml").write_text(yaml.safe_dump(meta))
     return out
 
@@ -114,6 +126,15 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
         u_line = next(line for line in readme.splitlines() if line.startswith("- no-purchase weight u"))
         assert "weak" in u_line or "borrowed" in u_line  # no inventory records: u rests on sales-rule shelves
         assert world.country == "US" and world.timezone == "America/New_York"
+        # what the records cannot tell is marked as a setting, not an estimate
+        borrowed = readme.split("### Borrowed (not identified by this source)")[1].split("###")[0]
+        assert "- stock and expiry: the source's products are made to order" in borrowed
+        assert "- capacity of 2 of 2 devices (200 units): a setting" in borrowed
+        assert f"- shelf lives of {world.n_products} products: benchmark settings, not estimates" in borrowed
+        assert "order lead times, restock visits" in borrowed
+        verdict = json.loads((tmp_path / "validation" / "verdict.json").read_text())
+        assert verdict["shelves"] == "pre_window"
+        assert "made to order" in (tmp_path / "validation" / "validation.md").read_text()
     else:
         assert "use the pooled `unknown` ones: hospital, school" in readme
     invoke(

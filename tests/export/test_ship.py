@@ -181,3 +181,29 @@ def test_world_list_and_info_show_the_shipped_verdict(bundle, tmp_path):
     assert "validated (pre-window shelves (sales-only records), 5 machines): wape against persistence +0.050" in (
         " ".join(res.output.split())
     )
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_readme_worlds_table_states_each_shipped_worlds_verdict():
+    """The README's verdicts and intervals are the pipeline's, as shipped in each world's manifest."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    words = {"validated": "validated", "not_distinguishable": "not distinguishable", "worse_than_reference": "worse"}
+    for name in ("cn20", "cn99", "nj5"):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}` |"))
+        cell = row.split(" | ")[3]
+        v = read_manifest(ROOT / "worlds" / name)["validation"]
+        assert cell.startswith(words[v["verdict"]]), (name, cell)
+        if ":" in cell:  # the intervals are given: they must be the shipped ones
+            key = {(c["against"], c["metric"]): c for c in v["key"]}
+            for (against, metric), label in (
+                (("persistence", "wape"), "WAPE vs persistence"),
+                (("naive", "wape"), "vs naive"),
+                (("reversed_popularity", "wape_product"), "product-level WAPE vs reversed popularity"),
+            ):
+                c = key[(against, metric)]
+                assert f"{label} {c['difference']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]" in cell, (
+                    name,
+                    label,
+                )

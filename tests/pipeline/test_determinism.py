@@ -92,8 +92,9 @@ def run_pipeline(out: Path, params: Path, env_extra: dict[str, str]) -> dict[str
     network = ["--network", str(PAPER_NETWORK)]
     steps = [
         ["synth", "-o", str(out / "source"), "--truth", str(out / "truth"), *common],
-        ["calibrate", str(out / "source"), "-o", str(out / "calibration"), *common],
+        ["calibrate", str(out / "source"), "-o", str(out / "calibration"), "--report", str(out / "report"), *common],
         ["export-world", str(out / "calibration"), str(out / "source"), "-o", str(out / "cn20"), *network, *common],
+        ["validate", str(out / "source"), "-o", str(out / "validation"), *common],
     ]
     for step in steps:
         done = subprocess.run([*cli, *step], env=env, capture_output=True, text=True, check=False)
@@ -104,9 +105,15 @@ def run_pipeline(out: Path, params: Path, env_extra: dict[str, str]) -> dict[str
         "source": _tree_hashes(out / "source"),
         "truth": _tree_hashes(out / "truth"),
         "calibration": calibration["content_hash"],
+        "calibration_files": _tree_hashes(out / "calibration"),  # the diagnostics and the figures too: every
+        "report_files": _tree_hashes(out / "report"),  # byte DVC tracks must be the same on every CPU
         "world": manifest["world_hash"],
         "world_files": _tree_hashes(out / "cn20"),
+        "validation_files": _tree_hashes(out / "validation"),
     }
+
+
+PARTS = ("source", "truth", "calibration", "calibration_files", "report_files", "world", "world_files")
 
 
 @x86_only
@@ -120,7 +127,7 @@ def test_reduced_pipeline_gives_one_world_under_every_simd_level_and_blas_thread
         results = {name: f.result() for name, f in futures.items()}
     first_name, first = next(iter(results.items()))
     for name, res in results.items():
-        for part in ("source", "truth", "calibration", "world", "world_files"):
+        for part in (*PARTS, "validation_files"):
             assert res[part] == first[part], f"{part} differs between '{first_name}' and '{name}'"
 
 
@@ -145,13 +152,18 @@ def _ulp_noise(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
         monkeypatch.setattr(np, name, noisy(getattr(np, name)))
 
 
-def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, monkeypatch):
-    """An emulated AVX-512 machine (1-ulp noise) gets the calibration and world of an unperturbed run."""
+def test_every_stage_absorbs_one_ulp_errors_in_math_kernels(tmp_path, monkeypatch):
+    """An emulated AVX-512 machine (1-ulp noise) writes the bytes of an unperturbed run at every stage:
+    calibration folder (diagnostics included), calibration report (figures included), world, validation report."""
     from autovend.calibration.calibrate import calibrate
     from autovend.calibration.config import load_calibration_config
+    from autovend.calibration.report import write_report
     from autovend.data.load import load_source
     from autovend.demand.settings import load_demand_settings
     from autovend.export.build import export_world
+    from autovend.validation.config import load_validation_config
+    from autovend.validation.report import write_validation
+    from autovend.validation.validate import validate
 
     params = reduced_params(tmp_path)
     reference = run_pipeline(tmp_path / "reference", params, {})
@@ -160,6 +172,16 @@ def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, 
     noisy = calibrate(source, load_calibration_config(params), load_demand_settings(SETTINGS))
     assert noisy.content_hash() == reference["calibration"]
     noisy.write(tmp_path / "noisy-calibration")
+    write_report(noisy, tmp_path / "noisy-report")
+    assert _tree_hashes(tmp_path / "noisy-calibration") == reference["calibration_files"]
+    assert _tree_hashes(tmp_path / "noisy-report") == reference["report_files"]
+    val = validate(
+        source, load_calibration_config(params), load_validation_config(params), load_demand_settings(SETTINGS)
+    )
+    write_validation(
+        val, tmp_path / "noisy-validation", source.meta.name, load_validation_config(params).limits.strip()
+    )
+    assert _tree_hashes(tmp_path / "noisy-validation") == reference["validation_files"]
     res = export_world(
         tmp_path / "noisy-calibration",
         tmp_path / "reference" / "source",
@@ -175,11 +197,16 @@ def test_calibration_and_export_absorb_one_ulp_errors_in_math_kernels(tmp_path, 
 @x86_only
 @pytest.mark.skipif(not (COMMITTED / "manifest.json").is_file(), reason="no committed worlds/cn20")
 def test_full_pipeline_on_baseline_kernels_and_one_blas_thread_rebuilds_the_committed_world(tmp_path):
-    """The embedded operator on numpy's SSE-level kernels with one BLAS thread rebuilds worlds/cn20 exactly.
+    """The embedded operator on numpy's SSE-level kernels with one BLAS thread rebuilds worlds/cn20 exactly, and
+    the committed calibration and validation reports byte for byte (figures included): `make repro` on a machine
+    with any SIMD level leaves them as they are.
 
     (The native code path is covered by tests/world/test_bundle.py, which rebuilds it in process.)
     """
     res = run_pipeline(tmp_path, DEFAULT_PARAMS, VARIANTS["SSE-level, 1 BLAS thread"])
+    reports = ROOT / "reports" / "synthetic-cn"
+    assert res["report_files"] == _tree_hashes(reports / "calibration"), "reports/synthetic-cn/calibration"
+    assert res["validation_files"] == _tree_hashes(reports / "validation"), "reports/synthetic-cn/validation"
     committed = json.loads((COMMITTED / "manifest.json").read_text())
     assert res["calibration"] == committed["calibration_hash"]
     assert res["world"] == committed["world_hash"]
