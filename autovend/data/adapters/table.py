@@ -118,7 +118,7 @@ def adapt_table(raw: pd.DataFrame, mapping: TableMapping, file: str = "the expor
         )
     sku_of = product_ids(pd.Index(sorted(written.lines.sku.unique())), mapping)
     return AdaptResult(
-        source=mapping.source.model_dump(exclude_none=True),
+        source=mapping.source.model_dump(exclude_none=True, exclude_defaults=True),
         machines=machines.table,
         products=products.table,
         orders=_orders(written.lines, mapping, sku_of),
