@@ -136,3 +136,48 @@ def test_nothing_the_gym_env_hands_out_reaches_the_truth(world, monkeypatch):
     assert find_privileged(handed, cn20) == []
     made.close()
     env.close()
+
+
+@pytest.mark.parametrize(
+    "action,message",
+    [
+        pytest.param(
+            '{"tool": "get_warehouse", "args": {"page": 1' + "0" * 5000 + "}}",
+            "args.page in the action is an integer of 5,001 digits, outside the integers JSON readers hold exactly",
+            id="int-5001-digits",
+        ),
+        pytest.param("[" * 50_000 + "]" * 50_000, "the action is nested too deeply to read", id="nested-50000"),
+        pytest.param(
+            '{"tool": "get_weather", "args": ' + "[" * 40 + "]" * 40 + "}",
+            "args[0][0]",
+            id="nested-41",
+        ),
+        pytest.param(
+            '{"tool": "get_weather", "tool": "end_day"}', "the action gives the key 'tool' twice", id="duplicate-tool"
+        ),
+        pytest.param(
+            '{"tool": "write_memory", "args": {"text": "a", "text": "b"}}',
+            "args in the action gives the key 'text' twice",
+            id="duplicate-arg",
+        ),
+        pytest.param(
+            '{"tool": "get_catalog", "args": {"price_min": NaN}}', "args.price_min in the action is NaN", id="nan"
+        ),
+        pytest.param(
+            '{"tool": "write_memory", "args": {"text": "\\ud800"}}',
+            "args.text in the action holds a lone UTF-16 surrogate (U+D800)",
+            id="surrogate",
+        ),
+        pytest.param(" " * 131_073, "the action has 131,073 characters, over the limit of 131,072", id="too-long"),
+    ],
+)
+def test_a_hostile_action_is_refused_and_changes_nothing(world, tmp_path, action, message):
+    env = AutoVendEnv(world)
+    env.reset(seed=1)
+    before = (env._env.day, env._env.notebook, env._env.counters)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert (info["ok"], reward, terminated, truncated, obs["kind"]) == (False, 0.0, False, False, "result")
+    assert message in info["error"] and len(info["error"]) < 500
+    assert json.loads(obs["text"])["error"] == info["error"] and obs in env.observation_space
+    assert (env._env.day, env._env.notebook, env._env.counters) == before  # nothing ran, nothing was counted
+    env.close()
