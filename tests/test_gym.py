@@ -146,7 +146,7 @@ def test_nothing_the_gym_env_hands_out_reaches_the_truth(world, monkeypatch):
             "args.page in the action is an integer of 5,001 digits, outside the integers JSON readers hold exactly",
             id="int-5001-digits",
         ),
-        pytest.param("[" * 50_000 + "]" * 50_000, "the action is nested too deeply to read", id="nested-50000"),
+        pytest.param("[" * 50_000 + "]" * 50_000, "the action: nested too deeply to read", id="nested-50000"),
         pytest.param(
             '{"tool": "get_weather", "args": ' + "[" * 40 + "]" * 40 + "}",
             "args[0][0]",

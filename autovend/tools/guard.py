@@ -348,8 +348,7 @@ def loads(
             text = bytes(data).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(
-                f"{where} is not UTF-8 text (byte {exc.start:,} cannot be read: {exc.reason}); send JSON encoded "
-                "as UTF-8"
+                f"{where}: not UTF-8 text (byte {exc.start:,} cannot be read: {exc.reason}); send JSON encoded as UTF-8"
             ) from None
     else:
         text = data
@@ -361,11 +360,11 @@ def loads(
         )
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (character {exc.pos:,})"
+            f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}, character {exc.pos:,})"
         ) from None
     except RecursionError:
         raise InputError(
-            f"{where} is nested too deeply to read (hundreds of levels of objects and arrays); at most {MAX_DEPTH} "
+            f"{where}: nested too deeply to read (hundreds of levels of objects and arrays); at most {MAX_DEPTH} "
             "are allowed: send a flatter value",
             recordable=False,
         ) from None
