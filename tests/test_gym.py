@@ -156,11 +156,13 @@ def test_nothing_the_gym_env_hands_out_reaches_the_truth(world, monkeypatch):
             id="nested-41",
         ),
         pytest.param(
-            '{"tool": "get_weather", "tool": "end_day"}', "the action gives the key 'tool' twice", id="duplicate-tool"
+            '{"tool": "get_weather", "tool": "end_day"}',
+            "the action: the key 'tool' is given twice",
+            id="duplicate-tool",
         ),
         pytest.param(
             '{"tool": "write_memory", "args": {"text": "a", "text": "b"}}',
-            "args in the action gives the key 'text' twice",
+            "args in the action: the key 'text' is given twice",
             id="duplicate-arg",
         ),
         pytest.param(

@@ -230,7 +230,7 @@ def _container(
         )
     if isinstance(v, _Duplicates):
         raise InputError(
-            f"{_where(where, node)} gives the key {_short_repr(v.key)} twice; send each key once in an object "
+            f"{_where(where, node)}: the key {_short_repr(v.key)} is given twice; send each key once in an object "
             "(readers disagree on which copy counts)"
         )
     size = 1 + max(len(v), 1)  # brackets and commas

@@ -148,7 +148,7 @@ def test_each_console_has_its_own_csrf_token(served, tmp_path):
             b'{"a":' * 40 + b"1" + b"}" * 40, 400, "in the body is nested deeper than 32 levels", id="deep-40"
         ),
         pytest.param(b'{"price_min": NaN}', 400, "price_min in the body is NaN, which is not JSON", id="nan"),
-        pytest.param(b'{"page": 1, "page": 2}', 400, "the body gives the key 'page' twice", id="duplicate"),
+        pytest.param(b'{"page": 1, "page": 2}', 400, "the body: the key 'page' is given twice", id="duplicate"),
         pytest.param(
             b'{"text": "\\ud800"}', 400, "text in the body holds a lone UTF-16 surrogate (U+D800)", id="surrogate"
         ),

@@ -17,8 +17,8 @@ from .test_hostile_input import HUGE_INT, nested
 @pytest.mark.parametrize(
     "text,message",
     [
-        ('{"page": 1, "page": 2}', "the body gives the key 'page' twice; send each key once"),
-        ('{"items": [{"qty": 1, "qty": 2}]}', "items[0] in the body gives the key 'qty' twice"),
+        ('{"page": 1, "page": 2}', "the body: the key 'page' is given twice; send each key once"),
+        ('{"items": [{"qty": 1, "qty": 2}]}', "items[0] in the body: the key 'qty' is given twice"),
         ('{"price_min": NaN}', "price_min in the body is NaN, which is not JSON"),
         ('{"price_min": -Infinity}', "price_min in the body is -Infinity, which is not JSON"),
         ('{"price_min": 1e999}', "price_min in the body is the number '1e999', too large for a double"),

@@ -268,7 +268,7 @@ CALL = '{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name": 
             CALL.replace("ID", "1").replace("ARGS", '{"page": 1, "page": 2}'),
             400,
             -32700,
-            "params.arguments in the request body gives the key 'page' twice",
+            "params.arguments in the request body: the key 'page' is given twice",
             id="duplicate-key",
         ),
         pytest.param(

@@ -60,7 +60,7 @@ def test_result_text():
     [
         pytest.param('{"page": 1' + "0" * 5000 + "}", "page in the arguments is an integer of 5,001 digits", id="int"),
         pytest.param("[" * 100_000 + "]" * 100_000, "the arguments: nested too deeply to read", id="deep"),
-        pytest.param('{"page": 1, "page": 2}', "the arguments gives the key 'page' twice", id="duplicate"),
+        pytest.param('{"page": 1, "page": 2}', "the arguments: the key 'page' is given twice", id="duplicate"),
         pytest.param('{"price_min": NaN}', "price_min in the arguments is NaN, which is not JSON", id="nan"),
         pytest.param(
             '{"text": "\\ud800"}', "text in the arguments holds a lone UTF-16 surrogate (U+D800)", id="surrogate"
