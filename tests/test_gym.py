@@ -188,7 +188,7 @@ def test_a_hostile_action_is_refused_and_changes_nothing(world, tmp_path, action
     env.close()
 
 
-@fuzz(200)
+@fuzz(400)
 @given(
     action=st.one_of(
         st.tuples(st.one_of(st.sampled_from(QUIET_TOOLS), text), arguments).map(

@@ -52,7 +52,7 @@ def _state(session: ToolSession) -> tuple[Any, ...]:
     return fingerprint(episode_of(session).sim, session.notebook)
 
 
-@fuzz(300)
+@fuzz(500)
 @given(name=st.one_of(st.sampled_from(QUIET_TOOLS), text), args=arguments)
 def test_session_any_call_is_a_result_and_a_refused_one_changes_nothing(fuzzed, name, args):
     session = fuzzed
@@ -90,7 +90,7 @@ def _sdk_sendable(value: Any) -> bool:
     return True
 
 
-@fuzz(150)
+@fuzz(200)
 @given(
     name=st.one_of(st.sampled_from(QUIET_TOOLS), text).filter(_sdk_sendable),
     args=st.dictionaries(st.one_of(text, st.just("items")), values, max_size=3).filter(_sdk_sendable),
@@ -203,7 +203,7 @@ def _unicode(text: str) -> bool:
     return True
 
 
-@fuzz(300)
+@fuzz(400)
 @given(line=lines)
 def test_stdio_every_message_but_a_notification_gets_one_answer_and_serving_goes_on(stdio_server, line):
     server = stdio_server
