@@ -48,6 +48,7 @@ from autovend.tools.jsonrpc import bad_line_error, id_problem
 from autovend.tools.mcp_http import Gate, Plays, loopback_security, play_key
 from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
 from autovend.tools.prompts import system_prompt
+from autovend.tools.schemas import quote
 from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import World
 
@@ -331,7 +332,7 @@ def build_server(
             day, text = await anyio.to_thread.run_sync(play.daily)
             what = f"The prompt of day {day}."
         else:
-            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; the prompts are: system, daily")
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {quote(params.name)}; the prompts are: system, daily")
         return types.GetPromptResult(
             description=what,
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
