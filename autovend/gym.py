@@ -19,13 +19,15 @@ of the tool. The reward is 0 for tool calls and, for ending a day, the day's cha
 day of the horizon, `truncated` with `days`. `info` has `ok`, `error` and `tool`, and `settled`
 (the day's settlement) after end_day.
 
-A malformed action (not JSON, not one of the two forms, an unknown tool) is an error result with
-reward 0 that changes nothing; actions after the end get an error result too. A result longer than
-`MAX_TEXT` characters (only a huge query_sql answer can be) is replaced by an error asking for a
-narrower query. `render()` (render_mode "ansi") gives the last observation as an agent reads it: the
-daily prompt after a report, the result's JSON after a tool call. The env holds a `VendingEnv`, so
-the privilege boundary of `autovend.env.boundary` holds here too; pass the world as a path (a
-`World` object passed to `gymnasium.make` would stay in `env.spec.kwargs`).
+A malformed action (not JSON, not one of the two forms, an unknown tool, JSON that breaks the rules
+of `autovend.tools.guard`: a key twice, NaN, an integer beyond 2^53, over 32 levels deep, a lone
+surrogate, over `MAX_ACTION` characters) is an error result with reward 0 that changes nothing;
+actions after the end get an error result too. A result longer than `MAX_TEXT` characters (only a
+huge query_sql answer can be) is replaced by an error asking for a narrower query. `render()`
+(render_mode "ansi") gives the last observation as an agent reads it: the daily prompt after a
+report, the result's JSON after a tool call. The env holds a `VendingEnv`, so the privilege boundary
+of `autovend.env.boundary` holds here too; pass the world as a path (a `World` object passed to
+`gymnasium.make` would stay in `env.spec.kwargs`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from gymnasium import spaces
 
 from autovend.env import VendingEnv
 from autovend.env.types import Observation
+from autovend.tools.guard import InputError, loads
 from autovend.tools.result import ToolResult
 from autovend.world.model import World
 
@@ -58,10 +61,12 @@ def parse_action(action: Any) -> tuple[str, dict[str, Any]] | str:
     forms = 'an action is a JSON text {"tool": NAME, "args": {...}} or {"end_day": true}'
     if not isinstance(action, str):
         return f"{forms}, got a {type(action).__name__}"
-    try:
-        data = json.loads(action)
-    except json.JSONDecodeError as exc:
-        return f"the action is not valid JSON ({exc}); {forms}"
+    if len(action) > MAX_ACTION:
+        return f"the action has {len(action):,} characters, over the limit of {MAX_ACTION:,}; send less"
+    try:  # the JSON rules of every door: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text
+        data = loads(action, "the action", max_chars=MAX_ACTION)
+    except InputError as exc:
+        return f"{exc}; {forms}"
     if isinstance(data, dict) and data.get("end_day") is True and set(data) == {"end_day"}:
         return "end_day", {}
     if isinstance(data, dict) and isinstance(data.get("tool"), str) and set(data) <= {"tool", "args"}:

@@ -9,6 +9,8 @@ from pathlib import Path
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given
+from hypothesis import strategies as st
 
 import autovend.gym  # noqa: F401 - registers AutoVend-v0
 from autovend.env.boundary import simulator_of
@@ -18,6 +20,7 @@ from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 
 from .env.walker import find_privileged
+from .fuzz import QUIET_TOOLS, arguments, dumps_hostile, fingerprint, fuzz, json_texts, text
 
 ROOT = Path(__file__).resolve().parents[1]
 FEE = 3 * 4.0  # the daily fee of the toy world's 3 machines
@@ -135,4 +138,79 @@ def test_nothing_the_gym_env_hands_out_reaches_the_truth(world, monkeypatch):
     cn20 = simulator_of(made.unwrapped._env).world
     assert find_privileged(handed, cn20) == []
     made.close()
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "action,message",
+    [
+        pytest.param(
+            '{"tool": "get_warehouse", "args": {"page": 1' + "0" * 5000 + "}}",
+            "args.page in the action is an integer of 5,001 digits, outside the integers JSON readers hold exactly",
+            id="int-5001-digits",
+        ),
+        pytest.param("[" * 50_000 + "]" * 50_000, "the action: nested too deeply to read", id="nested-50000"),
+        pytest.param(
+            '{"tool": "get_weather", "args": ' + "[" * 40 + "]" * 40 + "}",
+            "args[0][0]",
+            id="nested-41",
+        ),
+        pytest.param(
+            '{"tool": "get_weather", "tool": "end_day"}',
+            "the action: the key 'tool' is given twice",
+            id="duplicate-tool",
+        ),
+        pytest.param(
+            '{"tool": "write_memory", "args": {"text": "a", "text": "b"}}',
+            "args in the action: the key 'text' is given twice",
+            id="duplicate-arg",
+        ),
+        pytest.param(
+            '{"tool": "get_catalog", "args": {"price_min": NaN}}', "args.price_min in the action is NaN", id="nan"
+        ),
+        pytest.param(
+            '{"tool": "write_memory", "args": {"text": "\\ud800"}}',
+            "args.text in the action holds a lone UTF-16 surrogate (U+D800)",
+            id="surrogate",
+        ),
+        pytest.param(" " * 131_073, "the action has 131,073 characters, over the limit of 131,072", id="too-long"),
+    ],
+)
+def test_a_hostile_action_is_refused_and_changes_nothing(world, tmp_path, action, message):
+    env = AutoVendEnv(world)
+    env.reset(seed=1)
+    before = (env._env.day, env._env.notebook, env._env.counters)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert (info["ok"], reward, terminated, truncated, obs["kind"]) == (False, 0.0, False, False, "result")
+    assert message in info["error"] and len(info["error"]) < 500
+    assert json.loads(obs["text"])["error"] == info["error"] and obs in env.observation_space
+    assert (env._env.day, env._env.notebook, env._env.counters) == before  # nothing ran, nothing was counted
+    env.close()
+
+
+@fuzz(400)
+@given(
+    action=st.one_of(
+        st.tuples(st.one_of(st.sampled_from(QUIET_TOOLS), text), arguments).map(
+            lambda t: dumps_hostile({"tool": t[0], "args": t[1]})
+        ),
+        json_texts,
+    )
+)
+def test_fuzz_any_action_is_an_observation_and_a_refused_one_changes_nothing(fuzzed_env, action):
+    env = fuzzed_env
+    before = fingerprint(simulator_of(env._env), env._env.notebook)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs in env.observation_space and reward == 0.0 and not (terminated or truncated)
+    assert json.loads(obs["text"])["ok"] == info["ok"]
+    if not info["ok"]:
+        assert 0 < len(info["error"]) < 2_000
+        assert fingerprint(simulator_of(env._env), env._env.notebook) == before
+
+
+@pytest.fixture(scope="module")
+def fuzzed_env(world):
+    env = AutoVendEnv(world)
+    env.reset(seed=1)
+    yield env
     env.close()

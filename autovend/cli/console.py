@@ -8,6 +8,8 @@ import typer
 
 from autovend.cli.app import app
 
+TOKEN_ENV = "AUTOVEND_CONSOLE_TOKEN"
+
 
 @app.command("console")
 def console_cmd(
@@ -19,25 +21,33 @@ def console_cmd(
     out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Play: days to play; default the world's horizon."),
     force: bool = typer.Option(False, "--force", help="Play: replace a finished or unfinished run in --out."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (the console has no login)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on; anything but loopback requires a bearer token."
+    ),
     port: int = typer.Option(8770, "--port", min=1, max=65535, help="Port to listen on."),
+    token_env: str = typer.Option(
+        TOKEN_ENV, "--token-env", help="Environment variable holding the bearer token every request must carry."
+    ),
 ) -> None:
     """A local web console: replay runs with a day slider, or play an episode through the 18 tools."""
     from autovend.console.server import serve
     from autovend.errors import ConfigError
+    from autovend.tools.mcp_http import bearer_token
 
     runs = list(run or [])
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(f"note: listening on {host}: the console has no login; anyone who reaches it can use it", err=True)
     if runs and (world is not None or out is not None):
         raise ConfigError("give either --run RUN (replay) or --world W --out RUN (play), not both")
+    token = bearer_token(host, token_env)  # the same rule as `autovend serve`: off loopback a token is required
+    login = f" (open http://{host}:{port}/?token=<the token in ${token_env}> once)" if token else ""
     if runs:
         from autovend.console.replay import replay_app
         from autovend.evaluation.rundata import RunData
 
         loaded = [RunData.load(r) for r in runs]
-        typer.echo(f"AutoVend console: replay of {len(loaded)} run(s) on http://{host}:{port}/ (Ctrl-C stops it)")
-        serve(replay_app(loaded), host, port)
+        typer.echo(
+            f"AutoVend console: replay of {len(loaded)} run(s) on http://{host}:{port}/{login} (Ctrl-C stops it)"
+        )
+        serve(replay_app(loaded, host=host, token=token), host, port)
         return
     if world is None or out is None:
         raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
@@ -52,9 +62,10 @@ def console_cmd(
         state = episode.state()
         how = f"resumed at day {state.day}" if episode.resumed else "day 1"
         typer.echo(
-            f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/ "
+            f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/{login} "
             "(Ctrl-C stops; run the same command again to continue from the last settled day)"
         )
-        serve(play_app(episode, title=f"AutoVend · play {path.name} seed {seed} → {out}"), host, port)
+        title = f"AutoVend · play {path.name} seed {seed} → {out}"
+        serve(play_app(episode, title=title, host=host, token=token), host, port)
     finally:
         episode.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,7 @@ def serve(
 ) -> None:
     """Serve episodes over MCP: the 18 tools, the system prompt and the daily prompt (docs/mcp-clients.md)."""
     from autovend.errors import ConfigError
-    from autovend.tools.mcp_http import is_loopback
+    from autovend.tools.mcp_http import bearer_token
 
     if transport not in ("stdio", "http"):
         raise ConfigError(f"--transport must be stdio or http, got {transport!r}")
@@ -67,14 +66,7 @@ def serve(
         raise ConfigError("--force replaces the run in --out: give --out RUN too")
     if finish and (out is None or force):
         raise ConfigError("--finish scores the runs in --out as they stand: give --out RUN, and no --force")
-    token = None
-    if transport == "http":
-        token = os.environ.get(token_env) or None
-        if token is None and not is_loopback(host):
-            raise ConfigError(
-                f"--host {host} is reachable from other machines: clients must send a bearer token. Set it in the "
-                f"environment variable {token_env} (or name another with --token-env) and start again"
-            )
+    token = bearer_token(host, token_env) if transport == "http" else None
     from autovend.tools.mcp_server import build_server
 
     world_path = None

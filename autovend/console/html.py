@@ -16,6 +16,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from starlette.responses import HTMLResponse, JSONResponse
+
 PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#d62728")
 
 
@@ -33,6 +35,25 @@ def asset(name: str) -> str:
 def script_json(obj: Any) -> str:
     """JSON safe inside a <script type="application/json"> element."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+class Html(HTMLResponse):
+    """An HTML response that can always be sent: a lone surrogate (in an old run's records) shows as its escape."""
+
+    def render(self, content: Any) -> bytes:
+        """The page as UTF-8."""
+        if isinstance(content, str):
+            return content.encode("utf-8", "backslashreplace")
+        return bytes(super().render(content))
+
+
+class Json(JSONResponse):
+    """A JSON response that can always be sent: a lone surrogate is written as its JSON escape."""
+
+    def render(self, content: Any) -> bytes:
+        """The content as compact UTF-8 JSON."""
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
 
 
 def page(title: str, header: str, body: str, script: str | None = None, extra_head: str = "") -> str:

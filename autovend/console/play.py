@@ -7,12 +7,18 @@ Routes:
 - `GET /api/state`: the state as JSON (`PlayState.to_json` plus the date): {"day": n, "days", "settled",
   "finished", "report", "notebook", "tool_calls", "metrics", ...};
 - `GET /api/tools`: the 18 tools (name, kind, description, input JSON schema);
+- `GET /api/csrf`: {"csrf_token", "header"}, the token a `POST` needs (`autovend.console.security`);
 - `POST /api/tools/<name>`: the tool's arguments as a JSON object (Content-Type application/json) -> the
   tool's result content, exactly as an agent gets it; the header `X-AutoVend-Tool-Ok` says whether the call
   was accepted (a refused call is a result with "error", status 200, and is recorded like any agent's).
-  404 for a name that is no tool, 400 for a body that is not a JSON object, 415 for another content type
-  (which also keeps other web sites' plain form posts out), 409 once the episode is over;
+  404 for a name that is no tool; 400 for a body that is not a JSON object or breaks the JSON rules of every
+  door (`autovend.tools.guard`: a key twice, NaN, an integer beyond 2^53, over 32 levels, a lone surrogate);
+  413 for a body over `MAX_BODY_BYTES` or arguments over 131,072 characters of JSON; 415 for another content
+  type (which also keeps other web sites' plain form posts out); 409 once the episode is over. Refused at the
+  door, nothing is run or recorded;
 - `GET /report`: the run's report.html once the episode is finished.
+
+Every request passes `ConsoleGate` first (Host, Origin, the CSRF token of a POST, the bearer token if set).
 """
 
 from __future__ import annotations
@@ -21,17 +27,22 @@ import json
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from autovend.console.episode import EpisodeOver, PlayEpisode, PlayState
 from autovend.console.forms import datalists, tool_form
-from autovend.console.html import esc, kpis, money, page, pretty, script_json, table
+from autovend.console.html import Html, Json, esc, kpis, money, page, pretty, script_json, table
+from autovend.console.security import CSRF_HEADER, ConsoleGate, new_csrf_token
+from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
 from autovend.evaluation.rundata import read_calls
+from autovend.tools.guard import MAX_TEXT_CHARS, InputError, loads
 
 MAX_RESULT_CHARS = 2000
+MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
 
 
 def metrics_html(metrics: dict[str, Any]) -> str:
@@ -94,11 +105,12 @@ def head_line(state: PlayState, date: str) -> str:
 
 
 class PlayPage:
-    """The pages of one played episode (the app's views hold one of these)."""
+    """The pages of one played episode (the app's views hold one of these); `csrf` goes into every page."""
 
-    def __init__(self, episode: PlayEpisode, title: str) -> None:
+    def __init__(self, episode: PlayEpisode, title: str, csrf: str = "") -> None:
         self.episode = episode
         self.title = title
+        self.csrf = csrf
         env = VendingEnv(episode.world)
         self.tools = env.tools()
         self.tool_names = [t["name"] for t in self.tools]
@@ -181,56 +193,79 @@ class PlayPage:
         if state.finished:
             tools = '<div class="tools"><h2>Tools</h2><p>The episode is over: no tool can be used any more.</p></div>'
         body = f'<div class="play"><div id="state">{state_panel}</div>{tools}</div>'
-        return page(self.title, header, body, script="play.js")
+        meta = f'<meta name="autovend-csrf" content="{esc(self.csrf)}">'
+        return page(self.title, header, body, script="play.js", extra_head=meta)
 
 
-def play_app(episode: PlayEpisode, title: str = "AutoVend · play") -> Starlette:
-    """The play app of a started episode (see the module docstring)."""
-    view = PlayPage(episode, title)
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None once it is over `limit` bytes (the rest is not read)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
-    def index(request: Request) -> HTMLResponse:
-        return HTMLResponse(view.page())
 
-    def state_fragment(request: Request) -> HTMLResponse:
-        return HTMLResponse(view.state_html())
+def play_app(
+    episode: PlayEpisode, title: str = "AutoVend · play", *, host: str = DEFAULT_HOST, token: str | None = None
+) -> Starlette:
+    """The play app of a started episode (see the module docstring), behind `ConsoleGate` for `host` and `token`."""
+    csrf = new_csrf_token()
+    view = PlayPage(episode, title, csrf)
 
-    def state(request: Request) -> JSONResponse:
-        return JSONResponse(view.state_json())
+    def index(request: Request) -> Html:
+        return Html(view.page())
 
-    def tools(request: Request) -> JSONResponse:
-        return JSONResponse(view.tools)
+    def state_fragment(request: Request) -> Html:
+        return Html(view.state_html())
+
+    def state(request: Request) -> Json:
+        return Json(view.state_json())
+
+    def tools(request: Request) -> Json:
+        return Json(view.tools)
+
+    def csrf_token(request: Request) -> Json:
+        return Json({"csrf_token": csrf, "header": CSRF_HEADER})
 
     async def call(request: Request) -> Response:
         name = request.path_params["name"]
         if name not in view.tool_names:
             known = ", ".join(view.tool_names)
-            return JSONResponse({"error": f"there is no tool {name!r}; the tools are: {known}"}, status_code=404)
+            return Json({"error": f"there is no tool {name!r}; the tools are: {known}"}, status_code=404)
         if not request.headers.get("content-type", "").startswith("application/json"):
-            return JSONResponse(
+            return Json(
                 {"error": "send the arguments as a JSON object with Content-Type: application/json"}, status_code=415
             )
-        raw = await request.body()
+        raw = await read_body(request, MAX_BODY_BYTES)
+        if raw is None:
+            error = f"the body is over {MAX_BODY_BYTES:,} bytes; send less. Nothing was done"
+            return Json({"error": error}, status_code=413)
         try:
-            args = json.loads(raw) if raw.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return JSONResponse(
-                {"error": f"the body is not valid JSON ({exc}); send the arguments as a JSON object"}, 400
-            )
+            args = loads(raw, "the body") if raw.strip() else {}
+        except InputError as exc:
+            status = 413 if exc.too_large else 400
+            return Json({"error": f"{exc}; send the arguments as a JSON object. Nothing was done"}, status)
         if not isinstance(args, dict):
-            return JSONResponse({"error": f"the arguments must be a JSON object, got {type(args).__name__}"}, 400)
+            return Json({"error": f"the arguments must be a JSON object, got {type(args).__name__}"}, 400)
         from starlette.concurrency import run_in_threadpool
 
         try:
             result = await run_in_threadpool(episode.call, name, args)
         except EpisodeOver as exc:
-            return JSONResponse({"error": str(exc)}, status_code=409)
+            return Json({"error": str(exc)}, status_code=409)
         headers = {"X-AutoVend-Tool-Ok": "true" if result.ok else "false"}
         return Response(result.text, media_type="application/json", headers=headers)
 
     def report(request: Request) -> Response:
         path = episode.run_dir / "report.html"
         if not episode.finished or not path.exists():
-            return JSONResponse({"error": "report.html is written when the episode is over"}, status_code=404)
+            return Json({"error": "report.html is written when the episode is over"}, status_code=404)
         return FileResponse(path, media_type="text/html")
 
     routes = [
@@ -238,7 +273,8 @@ def play_app(episode: PlayEpisode, title: str = "AutoVend · play") -> Starlette
         Route("/fragment/state", state_fragment),
         Route("/api/state", state),
         Route("/api/tools", tools),
+        Route("/api/csrf", csrf_token),
         Route("/api/tools/{name}", call, methods=["POST"]),
         Route("/report", report),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(ConsoleGate, host=host, csrf=csrf, token=token)])

@@ -2,7 +2,8 @@
 
 Routes: `GET /` the page (day 1 rendered in it); `GET /runs/<i>/days/<d>` the HTML of run i's day d (what
 the slider fetches); `GET /api/runs` the runs' facts and daily series, `GET /api/runs/<i>/days/<d>` a day as
-JSON (`DayView.to_json`). A run shorter than the slider's day shows its last day.
+JSON (`DayView.to_json`). A run shorter than the slider's day shows its last day. Every request passes
+`autovend.console.security.ConsoleGate` first (Host, Origin, the bearer token if set).
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from autovend.console.html import PALETTE, Series, esc, kpis, line_chart, money, page, pretty, table
+from autovend.console.html import PALETTE, Html, Json, Series, esc, kpis, line_chart, money, page, pretty, table
+from autovend.console.security import ConsoleGate, new_csrf_token
+from autovend.console.server import DEFAULT_HOST
 from autovend.console.timeline import DayView, Timeline
 from autovend.evaluation.rundata import RunData
 
@@ -129,36 +132,36 @@ def _labels(runs: Sequence[RunData]) -> list[str]:
     return [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
 
 
-def replay_app(runs: Sequence[RunData]) -> Starlette:
-    """The replay app of loaded runs (see the module docstring)."""
+def replay_app(runs: Sequence[RunData], *, host: str = DEFAULT_HOST, token: str | None = None) -> Starlette:
+    """The replay app of loaded runs (see the module docstring), behind `ConsoleGate` for `host` and `token`."""
     items = [ReplayRun(label, Timeline.of(r)) for label, r in zip(_labels(runs), runs, strict=True)]
     body = replay_page(items)
 
-    def pick(request: Request) -> tuple[Timeline, int] | JSONResponse:
+    def pick(request: Request) -> tuple[Timeline, int] | Json:
         i, d = int(request.path_params["run"]), int(request.path_params["day"])
         if not 0 <= i < len(items):
-            return JSONResponse({"error": f"there is no run {i}; the runs are 0-{len(items) - 1}"}, status_code=404)
+            return Json({"error": f"there is no run {i}; the runs are 0-{len(items) - 1}"}, status_code=404)
         tl = items[i].timeline
         if not 1 <= d <= tl.n_days:
-            return JSONResponse({"error": f"run {i} has days 1-{tl.n_days}, not {d}"}, status_code=404)
+            return Json({"error": f"run {i} has days 1-{tl.n_days}, not {d}"}, status_code=404)
         return tl, d
 
-    def index(request: Request) -> HTMLResponse:
-        return HTMLResponse(body)
+    def index(request: Request) -> Html:
+        return Html(body)
 
-    def day_fragment(request: Request) -> HTMLResponse | JSONResponse:
+    def day_fragment(request: Request) -> Html | Json:
         picked = pick(request)
-        if isinstance(picked, JSONResponse):
+        if isinstance(picked, Json):
             return picked
-        return HTMLResponse(day_html(picked[0].day(picked[1])))
+        return Html(day_html(picked[0].day(picked[1])))
 
-    def day_json(request: Request) -> JSONResponse:
+    def day_json(request: Request) -> Json:
         picked = pick(request)
-        if isinstance(picked, JSONResponse):
+        if isinstance(picked, Json):
             return picked
-        return JSONResponse(picked[0].day(picked[1]).to_json())
+        return Json(picked[0].day(picked[1]).to_json())
 
-    def runs_json(request: Request) -> JSONResponse:
+    def runs_json(request: Request) -> Json:
         out = []
         for i, item in enumerate(items):
             tl = item.timeline
@@ -175,7 +178,7 @@ def replay_app(runs: Sequence[RunData]) -> Starlette:
                     "inventory_at_cost": tl.daily["inventory_at_cost"].tolist(),
                 }
             )
-        return JSONResponse(out)
+        return Json(out)
 
     routes = [
         Route("/", index),
@@ -183,4 +186,5 @@ def replay_app(runs: Sequence[RunData]) -> Starlette:
         Route("/api/runs", runs_json),
         Route("/api/runs/{run:int}/days/{day:int}", day_json),
     ]
-    return Starlette(routes=routes)
+    gate = Middleware(ConsoleGate, host=host, csrf=new_csrf_token(), token=token)
+    return Starlette(routes=routes, middleware=[gate])

@@ -1,7 +1,7 @@
 """Serving a console app with uvicorn: in the foreground (`serve`) or on a background thread (`running`).
 
-The console binds to 127.0.0.1 unless another host is given: it carries no authentication, and a played
-episode takes tool calls from whoever reaches the port.
+The console binds to 127.0.0.1 unless another host is given. Who may use it is decided by the apps' own gate
+(`autovend.console.security.ConsoleGate`: Host and Origin, a CSRF token, a bearer token off loopback).
 """
 
 from __future__ import annotations

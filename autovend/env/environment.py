@@ -67,6 +67,14 @@ class VendingEnv:
 
     def begin(self, seed: int = 0, *, notebook: str = "", trajectory_path: str | Path | None = None) -> None:
         """`reset` without building day 1's report (a tool session reads it only when asked)."""
+        if not notebook.isascii():
+            try:
+                notebook.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"notebook holds a lone UTF-16 surrogate (U+{ord(notebook[exc.start]):04X}) at character "
+                    f"{exc.start + 1:,}: it is no Unicode text; pass valid Unicode text"
+                ) from None
         record = sealed(self)
         if record.episode is not None:
             record.episode.close()

@@ -29,11 +29,12 @@ from autovend.io import write_pickle
 from autovend.sim import Simulator
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.context import ToolContext, ToolError
+from autovend.tools.guard import InputError, check_arguments
 from autovend.tools.observation import build_observation
 from autovend.tools.prompts import daily_prompt, prompt_facts, system_prompt
 from autovend.tools.registry import STATE_READ_TOOLS, TOOLS_BY_NAME, ToolDef, tool_facts, tool_listing
 from autovend.tools.result import ToolResult
-from autovend.tools.schemas import validation_message
+from autovend.tools.schemas import clip, quote, validation_message
 from autovend.tools.sql import SqlSandbox
 from autovend.tools.trajectory import TrajectoryWriter, dumps
 from autovend.tools.views import Views
@@ -45,11 +46,14 @@ SESSION_FORMAT = "autovend-tool-session"
 SESSION_VERSION = 1
 
 
+MAX_TOOL_NAME_RECORDED = 200  # characters of an unknown tool's name kept in the trajectory
+
+
 def _arguments_key(raw: dict[str, Any]) -> str | None:
     """The arguments as canonical JSON (sorted keys), the key of a kept answer; None if they have no such form."""
     try:
         return json.dumps(raw, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
 
 
@@ -117,19 +121,27 @@ class Episode:
         day = sim.day
         tool = TOOLS_BY_NAME.get(name) if isinstance(name, str) else None
         answer: ToolResult | None = None  # a read-only tool's kept answer (Views.answer)
+        recorded: Any = arguments  # what the trajectory holds as the arguments
+        arguments_json: str | None = None  # the same as compact JSON, when the guard wrote it
         try:
             if tool is None:
                 known = ", ".join(TOOLS_BY_NAME)
-                raise ToolError(f"there is no tool {name!r}; the tools are: {known}")
+                raise ToolError(f"there is no tool {quote(name)}; the tools are: {known}")
             if sim.done:
                 raise ToolError(self.over_message())
             if arguments is None:
-                arguments = {}
+                arguments = recorded = {}
             if not isinstance(arguments, Mapping):
                 raise ToolError(
                     f"{name}: arguments must be a JSON object of named parameters, got {type(arguments).__name__}"
                 )
             raw = dict(arguments)
+            try:
+                arguments_json = check_arguments(raw)
+            except InputError as exc:
+                if not exc.recordable:
+                    recorded = f"<not recorded: {exc}>"
+                raise ToolError(f"{name}: refused, nothing was done: {exc}") from None
             try:
                 args = tool.args.model_validate(raw)
             except ValidationError as exc:
@@ -155,17 +167,19 @@ class Episode:
         text = answer.text if answer is not None else dumps(content)
         wall_ms = (time.perf_counter() - start) * 1000.0
         self._seq += 1
-        self._by_tool[str(name)] += 1
+        label = str(name) if tool is not None else clip(str(name), MAX_TOOL_NAME_RECORDED)
+        self._by_tool[label] += 1
         self._errors += not ok
         self._writer.call(
             seq=self._seq,
             day=day,
-            tool=str(name),
-            arguments=arguments,
+            tool=label,
+            arguments=recorded,
             ok=ok,
             result_json=text,
             error=error,
             wall_ms=wall_ms,
+            arguments_json=arguments_json,
         )
         if answer is not None:
             return answer
@@ -282,7 +296,13 @@ class Episode:
             sim_path = Path(tmp) / "sim.ckpt"
             sim_path.write_bytes(payload["sim"])
             sim = Simulator.load(sim_path, world)
-        return cls(sim, payload["notebook"], trajectory_path, payload["sql_time_limit_s"], payload["counters"])
+        notebook = str(payload["notebook"])
+        if not notebook.isascii():  # AutoVend before the input guard saved lone surrogates, which no page can show
+            safe = notebook.encode("utf-8", "replace").decode("utf-8")
+            if safe != notebook:
+                log.warning("%s: the notebook held lone UTF-16 surrogates; they are loaded as '?'", path)
+                notebook = safe
+        return cls(sim, notebook, trajectory_path, payload["sql_time_limit_s"], payload["counters"])
 
     def close(self) -> None:
         """Close the trajectory file and the SQL sandbox."""

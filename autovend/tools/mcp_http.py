@@ -8,7 +8,12 @@ an HTTP DELETE releases an episode keyed by its id (one whose session ends other
 SDK's idle timeout, stays open until the server stops), and `close_all` releases all at shutdown.
 
 `Gate` wraps the streamable-HTTP app: with a token, every HTTP request must carry
-`Authorization: Bearer TOKEN` (else 401); after a DELETE it releases that session's episode.
+`Authorization: Bearer TOKEN` (else 401); a POST body is read by the JSON rules of every door
+(`autovend.tools.guard.loads`: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text;
+else 400 with a JSON-RPC Parse error) and a request whose id is not a string or an integer is
+answered with an Invalid Request error (400; the SDK would take it for a notification and never
+answer); after a DELETE it releases that session's episode. `bearer_authorized` and `bearer_token`
+are the token check and the token's source, shared with the web console.
 """
 
 from __future__ import annotations
@@ -16,18 +21,23 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from autovend.errors import ConfigError
+from autovend.tools.guard import InputError, loads
+from autovend.tools.jsonrpc import id_problem, parse_error
 from autovend.tools.mcp_play import Play
 
 RUN_QUERY = "run"  # ?run=NAME in the server URL names the run a client plays
 SESSION_HEADER = "mcp-session-id"
+MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's limit of a request body (4 MiB; larger: 413)
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -106,40 +116,117 @@ class Plays:
             play.close()
 
 
+def bearer_token(host: str, token_env: str, flag: str = "--token-env") -> str | None:
+    """The bearer token in the environment variable `token_env`, None if unset; required off loopback.
+
+    Raises `ConfigError` when `host` is reachable from other machines and no token is set.
+    """
+    token = os.environ.get(token_env) or None
+    if token is None and not is_loopback(host):
+        raise ConfigError(
+            f"--host {host} is reachable from other machines: clients must send a bearer token. Set it in the "
+            f"environment variable {token_env} (or name another with {flag}) and start again"
+        )
+    return token
+
+
+def bearer_authorized(headers: Mapping[bytes, bytes], token: bytes | None) -> bool:
+    """True if `token` is None or the headers carry `Authorization: Bearer TOKEN` (compared in constant time)."""
+    if token is None:
+        return True
+    scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
+
+
+def loopback_security(host: str) -> TransportSecuritySettings | None:
+    """The SDK's Host and Origin checks (421, 403) for an app bound to loopback `host`, None for another host.
+
+    The SDK turns them on by itself only for 127.0.0.1, localhost and ::1; any loopback address gets them here.
+    """
+    if not is_loopback(host):
+        return None
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    bound = f"[{host.strip('[]')}]" if ":" in host else host
+    if bound not in names:
+        names.append(bound)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names],
+        allowed_origins=[f"http://{n}:*" for n in names],
+    )
+
+
+async def _json_error(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [(b"content-type", b"application/json"), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_body(receive: Any, limit: int) -> tuple[bytes, bool]:
+    """The request body, read up to `limit` bytes; (bytes read, whether the whole body was read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+        if size > limit:
+            return b"".join(chunks), False
+
+
 class Gate:
-    """ASGI wrapper of the streamable-HTTP app: bearer token check, and episode release after DELETE."""
+    """ASGI wrapper of the streamable-HTTP app (see the module docstring)."""
 
     def __init__(self, app: Any, plays: Plays, token: str | None = None) -> None:
         self.app = app
         self.plays = plays
         self._token = None if token is None else token.encode()
 
-    def _authorized(self, scope: dict[str, Any]) -> bool:
-        if self._token is None:
-            return True
-        header = dict(scope.get("headers") or []).get(b"authorization", b"")
-        scheme, _, given = header.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+    async def _checked(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        """The receive channel replaying a POST body that passed the checks; None if an error was sent."""
+        body, whole = await _read_body(receive, MAX_BODY_BYTES)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": not whole}
+            return dict(await receive())
+
+        if not whole:  # too large or cut off: the SDK answers it (413)
+            return replay
+        try:
+            message = loads(body, "the request body", max_chars=MAX_BODY_BYTES, max_text_chars=MAX_BODY_BYTES)
+        except InputError as exc:
+            error = parse_error(str(exc))
+            await _json_error(send, 413 if exc.too_large else 400, error.model_dump_json(by_alias=True).encode())
+            return None
+        problem = id_problem(message)
+        if problem is not None:
+            await _json_error(send, 400, problem.model_dump_json(by_alias=True).encode())
+            return None
+        return replay
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """Serve one ASGI event (lifespan events pass through)."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if not self._authorized(scope):
+        headers = dict(scope.get("headers") or [])
+        if not bearer_authorized(headers, self._token):
             body = json.dumps({"error": "unauthorized: send the header Authorization: Bearer <token>"}).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b'Bearer realm="autovend"'),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await _json_error(send, 401, body, [(b"www-authenticate", b'Bearer realm="autovend"')])
             return
+        if scope.get("method") == "POST" and headers.get(b"content-type", b"").startswith(b"application/json"):
+            receive = await self._checked(scope, receive, send)
+            if receive is None:
+                return
         await self.app(scope, receive, send)
         if scope.get("method") == "DELETE":
             session = dict(scope.get("headers") or []).get(SESSION_HEADER.encode())

@@ -22,8 +22,8 @@ token can be required (`run_http(token=...)`).
 
 The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
 the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
-a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message; id null) and serving
-goes on.
+a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message or a request whose id is
+not a string or an integer; id null) and serving goes on (`autovend.tools.jsonrpc`).
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
-from autovend.tools.mcp_http import Gate, Plays, play_key
+from autovend.tools.jsonrpc import bad_line_error, id_problem
+from autovend.tools.mcp_http import Gate, Plays, loopback_security, play_key
 from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
 from autovend.tools.prompts import system_prompt
+from autovend.tools.schemas import quote
 from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import World
 
@@ -127,30 +128,14 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
 
 
-def bad_line_error(exc: Exception) -> types.JSONRPCError:
-    """The JSON-RPC 2.0 answer to a line that is no message: -32700 for invalid JSON, else -32600; id null.
-
-    The line itself is not repeated (it may be huge); only the kind of problem is named.
-    """
-    kinds = {e.get("type") for e in exc.errors()} if isinstance(exc, ValidationError) else set()
-    if kinds and "json_invalid" not in kinds:
-        error = types.ErrorData(
-            code=types.INVALID_REQUEST,
-            message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 request, notification or response",
-        )
-    else:
-        error = types.ErrorData(
-            code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON (send one JSON object per line)"
-        )
-    return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
-
-
 class AnswerBadLines:
     """The stdio read stream with every unreadable line answered by an error instead of dropped.
 
     The SDK's stdio transport puts the exception of a line it cannot parse on the read stream, and
     the server drops it silently; here each such exception is answered on the write stream with
     `bad_line_error` and the next message is read, so the client learns of it and serving goes on.
+    A request whose id is not a string or an integer reads as a notification (which gets no answer):
+    it is answered with an Invalid Request error (`autovend.tools.jsonrpc.id_problem`).
     """
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], answers: WriteStream[SessionMessage]) -> None:
@@ -166,9 +151,16 @@ class AnswerBadLines:
         """The next message that parsed; unreadable lines before it are answered."""
         while True:
             item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                return item
-            await self._answers.send(SessionMessage(bad_line_error(item)))
+            if isinstance(item, Exception):
+                await self._answers.send(SessionMessage(bad_line_error(item)))
+                continue
+            message = item.message
+            if isinstance(message, types.JSONRPCNotification):
+                problem = id_problem({"method": message.method})  # the SDK keeps no id of a notification
+                if problem is not None:
+                    await self._answers.send(SessionMessage(problem))
+                    continue
+            return item
 
     async def aclose(self) -> None:
         """Close the underlying stream."""
@@ -220,9 +212,11 @@ class MCPApp:
     def http_app(self, host: str = HTTP_HOST, token: str | None = None) -> Any:
         """The ASGI app of the streamable-HTTP transport (path /mcp), behind `Gate` (bearer `token`, if any).
 
-        For a loopback `host` the SDK checks Host and Origin headers against loopback names.
+        For a loopback `host` the SDK checks Host and Origin headers against loopback names (421, 403).
         """
-        app = self.server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+        app = self.server.streamable_http_app(
+            streamable_http_path=HTTP_PATH, host=host, transport_security=loopback_security(host)
+        )
         return Gate(app, self.plays, token)
 
     def run_http(self, port: int, host: str = HTTP_HOST, token: str | None = None, log_level: str = "warning") -> None:
@@ -338,7 +332,7 @@ def build_server(
             day, text = await anyio.to_thread.run_sync(play.daily)
             what = f"The prompt of day {day}."
         else:
-            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; the prompts are: system, daily")
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {quote(params.name)}; the prompts are: system, daily")
         return types.GetPromptResult(
             description=what,
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],

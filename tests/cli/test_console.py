@@ -34,6 +34,16 @@ def test_the_command_says_what_to_give(args, message):
     assert isinstance(result.exception, ConfigError) and message in str(result.exception)
 
 
+def test_a_console_reachable_from_other_machines_needs_a_token(monkeypatch, baseline_runs):  # noqa: F811
+    monkeypatch.delenv("AUTOVEND_CONSOLE_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["console", "--run", str(baseline_runs[0]), "--host", "0.0.0.0"])
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception).startswith(
+        "--host 0.0.0.0 is reachable from other machines: clients must send a bearer token. Set it in the "
+        "environment variable AUTOVEND_CONSOLE_TOKEN"
+    )
+
+
 def test_a_finished_run_is_not_played_again(small_bundle, tmp_path):  # noqa: F811
     out = tmp_path / "done"
     out.mkdir()

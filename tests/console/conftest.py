@@ -65,16 +65,26 @@ def get_json(url: str) -> Any:
         return json.loads(r.read())
 
 
-def post_json(url: str, body: Any, content_type: str = "application/json") -> tuple[int, Any, Any]:
-    """POST `body` as JSON; (status, headers, decoded body) whatever the status."""
-    req = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": content_type}, method="POST"
-    )
+def csrf_token(url: str) -> str:
+    """The console's CSRF token (`GET /api/csrf` beside the tool URL `url`)."""
+    base = url.split("/api/")[0].rstrip("/") + "/"
+    return get_json(base + "api/csrf")["csrf_token"]
+
+
+def post_raw(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, Any, Any]:
+    """POST `data` with `headers`; (status, headers, decoded JSON body) whatever the status."""
+    req = urllib.request.Request(url, data=data, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
             return r.status, r.headers, json.loads(r.read())
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers, json.loads(exc.read())
+
+
+def post_json(url: str, body: Any, content_type: str = "application/json") -> tuple[int, Any, Any]:
+    """POST `body` as JSON with the console's CSRF token; (status, headers, decoded body) whatever the status."""
+    headers = {"Content-Type": content_type, "X-AutoVend-CSRF": csrf_token(url)}
+    return post_raw(url, json.dumps(body).encode(), headers)
 
 
 @contextmanager

@@ -11,18 +11,26 @@ from autovend.tools.handlers.actions import _accepted
 
 from .conftest import fail, ok
 
-BIG = "SKU" + "9" * 999_997  # 1,000,000 characters
-SHOWN = "SKU" + "9" * 57 + "... (1,000,000 characters)"
+BIG = "SKU" + "9" * 99_997  # 100,000 characters (arguments may take 131,072: autovend.tools.guard)
+SHOWN = "SKU" + "9" * 57 + "... (100,000 characters)"
+LONG = "SKU" + "9" * 1_197  # 1,200 characters: 100 items of it fit in the arguments' limit
 
 
 def test_a_batch_of_huge_bad_ids_is_answered_briefly(session):
-    res = session.call("place_order", {"items": [{"sku_id": BIG, "qty": 1}] * 100})
+    res = session.call("place_order", {"items": [{"sku_id": LONG, "qty": 1}] * 100})
     assert res.ok
     out = res.content
     assert (out["n_accepted"], out["n_rejected"]) == (0, 100)
-    assert [r["item"] for r in out["rejected"]] == [{"sku_id": SHOWN, "qty": 1}] * 100
+    shown = "SKU" + "9" * 57 + "... (1,200 characters)"
+    assert [r["item"] for r in out["rejected"]] == [{"sku_id": shown, "qty": 1}] * 100
     assert {r["code"] for r in out["rejected"]} == {"unknown_sku"}
-    assert len(res.to_json()) < 100 * 400  # not 100 MB
+    assert len(res.to_json()) < 100 * 400  # not 120,000 characters
+
+
+def test_a_batch_over_the_size_limit_is_refused_whole_and_briefly(session):
+    msg = fail(session, "place_order", {"items": [{"sku_id": BIG, "qty": 1}] * 100})
+    assert msg.startswith("place_order: refused, nothing was done: the arguments: 10,002,211 characters as JSON, over")
+    assert len(msg) < 300
 
 
 def test_items_are_echoed_as_sent_with_long_strings_clipped(session):
@@ -45,7 +53,7 @@ def test_accepted_items_are_shown_in_plain_json_values_with_long_strings_clipped
 
 
 def test_unknown_ids_in_queries_are_quoted(session):
-    quoted = f"'{SHOWN[:-26]}...' (1,000,000 characters)"
+    quoted = f"'{SHOWN[:-24]}...' (100,000 characters)"
     msg = fail(session, "get_device_detail", {"device_id": BIG})
     assert msg.startswith(f"device_id {quoted} is not one of the machines; use one of: CN_WORKSITE_01")
     msg = fail(session, "get_sku_across_devices", {"sku_id": BIG})

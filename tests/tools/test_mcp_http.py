@@ -239,3 +239,84 @@ def test_a_token_is_required_when_one_is_set():
     assert (bare.status_code, wrong.status_code) == (401, 401)
     assert bare.headers["www-authenticate"].startswith("Bearer") and "Authorization: Bearer" in bare.json()["error"]
     assert n_tools == 18
+
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+CALL = '{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name": "get_warehouse", "arguments": ARGS}}'
+
+
+@pytest.mark.parametrize(
+    "body,status,code,message",
+    [
+        pytest.param(
+            CALL.replace("ID", '{"a": 1}').replace("ARGS", "{}"),
+            400,
+            -32600,
+            "'tools/call' is a request",
+            id="id-object",
+        ),
+        pytest.param(
+            CALL.replace("ID", "[1]").replace("ARGS", "{}"), 400, -32600, "'tools/call' is a request", id="id-array"
+        ),
+        pytest.param(
+            CALL.replace("ID", "2.5").replace("ARGS", "{}"), 400, -32600, "'tools/call' is a request", id="id-float"
+        ),
+        pytest.param(
+            CALL.replace("ID", "false").replace("ARGS", "{}"), 400, -32600, "'tools/call' is a request", id="id-bool"
+        ),
+        pytest.param(
+            CALL.replace("ID", "1").replace("ARGS", '{"page": 1, "page": 2}'),
+            400,
+            -32700,
+            "params.arguments in the request body: the key 'page' is given twice",
+            id="duplicate-key",
+        ),
+        pytest.param(
+            CALL.replace("ID", "1").replace("ARGS", '{"page": NaN}'),
+            400,
+            -32700,
+            "params.arguments.page in the request body is NaN",
+            id="nan",
+        ),
+        pytest.param(
+            CALL.replace("ID", "1").replace("ARGS", "[" * 100_000 + "]" * 100_000),
+            400,
+            -32700,
+            "the request body: nested too deeply to read",
+            id="deep",
+        ),
+    ],
+)
+def test_a_body_breaking_the_json_rules_or_with_no_valid_id_is_answered_400(body, status, code, message):
+    import httpx2
+
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.toy import toy_world
+
+    app = build_server(toy_world(3, 12, seed=0), seed=1)
+    with served_over_http(app) as url:
+        answer = httpx2.post(url, content=body, headers=HEADERS, timeout=30)
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        fine = httpx2.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=HEADERS
+        )
+        assert app.plays.opened(None) is None  # no episode was touched
+    assert answer.status_code == status
+    got = answer.json()
+    assert (got["id"], got["error"]["code"]) == (None, code) and message in got["error"]["message"]
+    assert fine.status_code == 200  # serving goes on
+
+
+def test_any_loopback_address_gets_the_host_and_origin_checks():
+    import httpx2
+
+    from autovend.tools.mcp_server import build_server
+    from autovend.world.toy import toy_world
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with served_over_http(build_server(toy_world(3, 12, seed=0), seed=1), host="127.0.0.2") as url:
+        rebound = httpx2.post(url, json=ping, headers={**HEADERS, "Host": "evil.example"})
+        origin = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": "http://evil.example"})
+        own = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp")})
+    assert (rebound.status_code, origin.status_code) == (421, 403)
+    assert own.status_code not in (421, 403)

@@ -7,6 +7,7 @@ import json
 import anyio
 import pytest
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
 
 from autovend.env.boundary import simulator_of
 from autovend.errors import BundleError
@@ -99,3 +100,18 @@ def test_a_repeated_read_is_answered_from_the_kept_answer_until_the_state_change
     assert json.loads(after.content[0].text) == after.structured_content
     assert app.session.counters["by_tool"] == {"get_device_detail": 3, "adjust_price": 1}
     app.close()
+
+
+def test_an_unknown_prompt_of_a_million_characters_is_named_briefly(world):
+    app = build_server(world, seed=1)
+
+    async def run():
+        async with Client(app.server) as c:
+            with pytest.raises(MCPError) as caught:
+                await c.get_prompt("p" * 1_000_000)
+            return caught.value
+
+    error = anyio.run(run)
+    app.close()
+    assert str(error).startswith(f"unknown prompt '{'p' * 60}...' (1,000,000 characters); the prompts are: system")
+    assert len(str(error)) < 200

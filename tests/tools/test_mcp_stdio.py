@@ -271,3 +271,47 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
         proc.stdout.close()
+
+
+def test_a_request_with_an_id_that_is_no_id_is_answered_and_serving_goes_on():
+    proc = subprocess.Popen(
+        [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+
+    def ask(line: str) -> dict[str, Any]:
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        return json.loads(lines.get(timeout=60))  # before the fix an object id got no answer: this waited forever
+
+    call = '{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name": "get_weather", "arguments": {}}}'
+    try:
+        init = {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": {"name": "raw"}}
+        assert ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))["id"] == 1
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        for bad in ('{"a": 1}', "[1]", "1.5", "true", "null"):
+            answer = ask(call.replace("ID", bad))
+            assert (answer["id"], answer["error"]["code"]) == (None, -32600), bad
+            assert answer["error"]["message"].startswith("Invalid Request: 'tools/call' is a request, and a request's")
+        no_id = ask('{"jsonrpc": "2.0", "method": "ping"}')  # a request's method without an id
+        assert (no_id["id"], no_id["error"]["code"]) == (None, -32600) and "'ping' is a request" in no_id["error"][
+            "message"
+        ]
+        huge = ask(call.replace("ID", "1" + "0" * 5000))  # the SDK's reader refuses it: a parse error with its reason
+        assert (huge["id"], huge["error"]["code"]) == (None, -32700) and "number out of range" in huge["error"][
+            "message"
+        ]
+        big = ask(
+            call.replace("ID", "7")
+            .replace("{}}", '{"query": "' + "x" * 2_000_000 + '"}}')
+            .replace("get_weather", "get_catalog")
+        )
+        assert big["id"] == 7 and big["result"]["isError"]
+        assert "over the limit of 131,072 characters" in big["result"]["content"][0]["text"]
+        fine = ask(call.replace("ID", '"s-1"'))  # a string id is an id: answered with it
+        assert fine["id"] == "s-1" and not fine["result"]["isError"]
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+        proc.stdout.close()

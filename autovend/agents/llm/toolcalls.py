@@ -7,10 +7,11 @@ so there is one source of truth. Results go back to the model as the tool's JSON
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from autovend.tools.guard import InputError, loads
+from autovend.tools.schemas import quote
 from autovend.tools.session import ToolResult
 from autovend.tools.trajectory import dumps
 
@@ -57,24 +58,26 @@ def parse_arguments(name: str, raw: Any) -> tuple[Any, str | None]:
 
     Empty text means no arguments ({}); an object already decoded by the server is taken as is.
     Valid JSON that is not an object is passed on: the tool session refuses it with its own message.
+    The text is read by the JSON rules of every door (`autovend.tools.guard.loads`): a key twice,
+    NaN, an integer beyond 2^53, nesting over 32 levels or a lone surrogate is an error, not a guess.
     """
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
     if not isinstance(raw, str):
         return raw, None
     try:
-        return json.loads(raw), None
-    except json.JSONDecodeError as exc:
-        shown = raw if len(raw) <= 200 else raw[:200] + "..."
+        return loads(raw, "the arguments"), None
+    except InputError as exc:
+        shown = quote(raw, 200)
         return None, (
-            f"{name}: the arguments are not valid JSON ({exc.msg} at character {exc.pos}): {shown!r}. "
-            "The call was not run; send the arguments as one JSON object of the tool's parameters."
+            f"{name}: {exc}; the text was {shown}. The call was not run; send the arguments as one JSON "
+            "object of the tool's parameters."
         )
 
 
 def sanitized_arguments(raw: str) -> str:
     """Valid JSON text standing in for malformed arguments in the kept conversation (servers re-parse it)."""
-    return json.dumps({MALFORMED_KEY: raw}, ensure_ascii=False)
+    return dumps({MALFORMED_KEY: raw})
 
 
 def result_text(name: str, result: ToolResult, max_chars: int, next_report: bool = True) -> str:

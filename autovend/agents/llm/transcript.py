@@ -47,7 +47,8 @@ class Transcript:
             self.discarded = read_transcript(self.path, start=truncate_to)
             with self.path.open("r+b") as fh:
                 fh.truncate(truncate_to)
-        self._fh: IO[str] | None = self.path.open("w" if fresh else "a", encoding="utf-8")
+        # backslashreplace: a lone surrogate in a model's text (invalid in UTF-8) is written as its JSON escape
+        self._fh: IO[str] | None = self.path.open("w" if fresh else "a", encoding="utf-8", errors="backslashreplace")
 
     def write(self, kind: str, day: int, **fields: Any) -> None:
         """Append one record."""

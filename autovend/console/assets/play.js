@@ -1,6 +1,7 @@
 // autovend console, play: each tool form becomes a JSON object posted to /api/tools/<name>; the state panel reloads.
 (function () {
   var schemas = JSON.parse(document.getElementById('tool-schemas').textContent);
+  var csrf = document.querySelector('meta[name="autovend-csrf"]').content;  // every POST carries it
   var out = document.getElementById('result');
   var status = document.getElementById('result-status');
 
@@ -58,7 +59,8 @@
       status.textContent = name + ' …';
       status.className = 'status';
       fetch('api/tools/' + name, {
-        method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(args)
+        method: 'POST', headers: {'Content-Type': 'application/json', 'X-AutoVend-CSRF': csrf},
+        body: JSON.stringify(args)
       }).then(function (r) {
         var ok = r.headers.get('X-AutoVend-Tool-Ok') === 'true';
         return r.json().then(function (body) {
