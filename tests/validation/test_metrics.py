@@ -55,3 +55,16 @@ def test_beats_is_strict_and_none_without_both_numbers():
     assert beats(0.61, 0.56) is False
     assert beats(0.56, 0.56) is False  # a tie does not beat the reference
     assert beats(math.nan, 0.56) is None and beats(0.47, math.nan) is None
+
+
+def test_within_machine_correlation_is_of_ranks_not_of_values():
+    """Monotone but not linear: the ranks agree exactly (Spearman 1), the values do not (Pearson about 0.87)."""
+    from autovend.validation.metrics import within_spearman
+
+    group = np.zeros(5, dtype=np.int64)
+    actual = np.array([1.0, 2.0, 3.0, 4.0, 40.0])
+    predicted = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert within_spearman(group, 1, actual, predicted)[0] == pytest.approx(1.0)
+    # ties take their mean rank: ranks (1.5, 1.5, 3, 4, 5) against (1, 2, 3, 4, 5)
+    tied = within_spearman(group, 1, np.array([2.0, 2.0, 3.0, 4.0, 9.0]), predicted)[0]
+    assert tied == pytest.approx(np.corrcoef([1.5, 1.5, 3, 4, 5], [1, 2, 3, 4, 5])[0, 1])
