@@ -32,6 +32,9 @@ TABLES = ("popularity", "site_preference", "subcategory", "machines")
 INPUT_SCALARS = frozenset({"params", "settings"})  # what the calibration was given, kept as given
 # scalars that describe the run rather than the estimates: not part of the content hash
 DIAGNOSTIC_SCALARS = frozenset({"code_version", "choice_iterations", "notes", "content_hash", "identification"})
+# kept in memory but not written: the MM fit's sweep count moves with the last bits of numpy's SIMD kernels, and
+# calibration.json is a DVC output that must be the same bytes on every CPU
+UNWRITTEN_SCALARS = frozenset({"choice_iterations"})
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ class CalibrationResult:
 
         `out_dir` must be absent, empty or an earlier calibration (`autovend.io.output_dir`) unless `force`.
         """
-        scalars = {**self.scalars, "content_hash": self.content_hash()}
+        scalars = {k: v for k, v in self.scalars.items() if k not in UNWRITTEN_SCALARS}
+        scalars["content_hash"] = self.content_hash()
         with output_dir(out_dir, OutputKind.CALIBRATION, force=force) as tmp:
             (tmp / "calibration.json").write_bytes(json_bytes(scalars))
             for name in TABLES:
