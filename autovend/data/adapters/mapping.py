@@ -209,6 +209,14 @@ class FileFormat(_Model):
 
     encoding: str = "utf-8"
     delimiter: str = Field(default=",", min_length=1, max_length=1)
+    max_text_mb: int = Field(default=1024, ge=1, le=1_000_000)  # text read at most, after decompression
+
+    @field_validator("delimiter")
+    @classmethod
+    def _plain_delimiter(cls, value: str) -> str:
+        if value in ('"', "\r", "\n") or value.isalnum():
+            raise ValueError(f"delimiter {value!r} cannot separate cells; use ',', ';', a tab or '|'")
+        return value
 
 
 class Money(_Model):
