@@ -61,3 +61,11 @@ class LLMError(AutoVendError):
 
 class MCPBridgeError(AutoVendError):
     """The MCP tool server is unreachable or serves another episode: check its command or URL, world and seed."""
+
+
+class AgentError(AutoVendError):
+    """An agent broke the run protocol (no end_day, a second one, sys.exit): fix the agent, then `--resume`."""
+
+
+class RunFolderBusyError(RunFolderError):
+    """Another process is writing the run folder: wait for it to end (or stop it), then run again."""
