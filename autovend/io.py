@@ -32,6 +32,7 @@ class OutputKind(StrEnum):
     CALIBRATION_REPORT = "calibration-report"  # calibrate --report
     VALIDATION_REPORT = "validation-report"  # validate -o
     WORLD = "world"  # export-world -o (recognised by its manifest.json, no marker)
+    SWEEP = "sweep"  # sweep --out (continued, not replaced: autovend.sweep.folder)
 
 
 OUTPUT_MARKER = ".autovend-output.json"
