@@ -33,6 +33,7 @@ class OutputKind(StrEnum):
     VALIDATION_REPORT = "validation-report"  # validate -o
     WORLD = "world"  # export-world -o (recognised by its manifest.json, no marker)
     SWEEP = "sweep"  # sweep --out (continued, not replaced: autovend.sweep.folder)
+    COMPARISON = "comparison"  # compare --out
 
 
 OUTPUT_MARKER = ".autovend-output.json"

@@ -143,6 +143,22 @@ def run_cmd(
         console.print(f"run folder: {run_dir}")
 
 
+def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:
+    """Refuse an --out that is, holds or lies in a run folder, or holds anything but an earlier comparison.
+
+    compare's --force is for incomparable runs, so no flag replaces a folder compare did not write.
+    """
+    from autovend.errors import OutputExistsError
+    from autovend.io import FORCE_FIX, OutputKind, check_output_dir, output_refusal
+
+    check_output_dir(out, OutputKind.COMPARISON, force=True, inputs=run_dirs)  # inputs: refused always
+    reason = output_refusal(out, OutputKind.COMPARISON)
+    if reason is not None:
+        raise OutputExistsError(
+            reason.replace(FORCE_FIX, "choose another --out (compare never replaces a folder it did not write)")
+        )
+
+
 @app.command("compare")
 def compare_cmd(
     run_dirs: list[Path] = typer.Argument(..., help="Run folders written by `autovend run`."),
@@ -154,7 +170,8 @@ def compare_cmd(
     """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures.
 
     Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
-    refused (exit 1) unless --force.
+    refused (exit 1) unless --force. --out must be new, empty or an earlier comparison (replaced whole),
+    and never a run folder.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -163,6 +180,7 @@ def compare_cmd(
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
+    from autovend.io import OutputKind, output_dir
     from autovend.world.bundle import load_world
 
     console = Console(highlight=False)
@@ -189,8 +207,9 @@ def compare_cmd(
         console.print(f"[yellow]not comparable, compared with --force:[/] {escape(reason)}", soft_wrap=True)
     for note in check.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
-    with console.status(f"comparing {len(runs)} runs..."):
-        table, summary = write_comparison(runs, out, force=force)
+    _check_compare_out(out, run_dirs)
+    with console.status(f"comparing {len(runs)} runs..."), output_dir(out, OutputKind.COMPARISON, force=True) as tmp:
+        table, summary = write_comparison(runs, tmp, force=force)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")
