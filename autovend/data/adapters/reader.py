@@ -46,6 +46,11 @@ _MAGIC: Final = (
     (b"PAR1", "parquet"),
 )
 _UTF16_BOMS: Final = (b"\xff\xfe", b"\xfe\xff")
+ENCODING_FIX: Final = "set file.encoding in the mapping to the export's encoding (e.g. cp1252, latin-1, utf-16)"
+SIZE_FIX: Final = (
+    "export only the rows and columns the mapping needs, or raise file.max_text_mb in the mapping if the machine "
+    "has the memory (about ten times the text)"
+)
 _COMPRESSED_ERRORS = (OSError, EOFError, lzma.LZMAError, zipfile.BadZipFile, zlib.error)
 _UNDECODED: Final = re.compile("[\udc80-\udcff]")  # bytes surrogateescape kept: not text in the encoding
 
@@ -121,10 +126,11 @@ class _Lines:
     last `mark()` and `first_number` its number: where the record being read starts.
     """
 
-    def __init__(self, text: IO[str], where: str, encoding: str) -> None:
+    def __init__(self, text: IO[str], where: str, encoding: str, encoding_fix: str) -> None:
         self._text = text
         self._where = where
         self._encoding = encoding
+        self._encoding_fix = encoding_fix
         self.number = 0
         self.first = ""
         self.first_number = 1
@@ -148,8 +154,7 @@ class _Lines:
                 byte = ord(bad.group()) - 0xDC00
                 raise AdaptError(
                     f"{self._where}, line {self.number}: the byte 0x{byte:02x} cannot be read as {self._encoding} "
-                    "text. Fix: set file.encoding in the mapping to the export's encoding (e.g. cp1252, latin-1, "
-                    "utf-16)"
+                    f"text. Fix: {self._encoding_fix}"
                 )
             if not self.first:
                 self.first = line
@@ -210,7 +215,7 @@ def _csv_problem(exc: csv.Error, where: str, lines: _Lines, fmt: FileFormat, hea
     )
 
 
-def _decoded(binary: _Capped, path: Path, fmt: FileFormat) -> tuple[IO[str], str]:
+def _decoded(binary: _Capped, path: Path, fmt: FileFormat, encoding_fix: str) -> tuple[IO[str], str]:
     """The export as text in the mapping's encoding (a UTF-8 byte-order mark is skipped), and the encoding."""
     encoding = "utf-8-sig" if fmt.encoding.lower().replace("_", "-") in ("utf-8", "utf8") else fmt.encoding
     try:
@@ -221,14 +226,14 @@ def _decoded(binary: _Capped, path: Path, fmt: FileFormat) -> tuple[IO[str], str
         ) from exc
     buffered = io.BufferedReader(binary)
     if encoding == "utf-8-sig" and buffered.peek(2)[:2] in _UTF16_BOMS:
-        raise AdaptError(f"{path} is UTF-16 text, not UTF-8. Fix: set file.encoding: utf-16 in the mapping")
+        raise AdaptError(f"{path} is UTF-16 text, not UTF-8. Fix: {encoding_fix}")
     return io.TextIOWrapper(buffered, encoding=encoding, errors="surrogateescape", newline=""), encoding
 
 
-def _rows(text: IO[str], encoding: str, path: Path, fmt: FileFormat) -> tuple[list[str], list[list[str]]]:
+def _rows(text: IO[str], path: Path, fmt: FileFormat, encoding_fix: str) -> tuple[list[str], list[list[str]]]:
     """The header and the data rows (blank lines skipped), as `csv` reads them."""
     where = path.name
-    lines = _Lines(text, where, fmt.encoding)
+    lines = _Lines(text, where, fmt.encoding, encoding_fix)
     reader = csv.reader(lines, delimiter=fmt.delimiter, strict=True)
     header: list[str] | None = None
     rows: list[list[str]] = []
@@ -261,7 +266,7 @@ def _check_header(header: list[str], where: str) -> None:
             label = repr(name) if name else "(blank)"
             raise AdaptError(
                 f"{where}, line 1 (the header), column {index + 1}: the header repeats the column name {label} "
-                f"(columns {seen[name] + 1} and {index + 1}), so the mapping cannot tell them apart. Fix: give each "
+                f"(columns {seen[name] + 1} and {index + 1}), so they cannot be told apart. Fix: give each "
                 "column its own name in the export (delete empty columns at the end of a spreadsheet)"
             )
         seen[name] = index
@@ -281,12 +286,19 @@ def _frame(header: list[str], rows: list[list[str]]) -> pd.DataFrame:
     return frame
 
 
-def read_export(path: str | Path, file_format: FileFormat | None = None) -> pd.DataFrame:
+def read_export(
+    path: str | Path,
+    file_format: FileFormat | None = None,
+    *,
+    encoding_fix: str = ENCODING_FIX,
+    size_fix: str = SIZE_FIX,
+) -> pd.DataFrame:
     """Read a one-table CSV export (plain or compressed) with every cell as text ('' for blank).
 
     The rows whose number of cells differs from the header's are listed in `frame.attrs[RAGGED_ATTR]`
     (0-based index -> cells found); their cells are padded or cut to the header. AdaptError names the file,
-    line, column and fix of anything that cannot be read; nothing is written.
+    line, column and fix of anything that cannot be read (`encoding_fix` and `size_fix` say what to do about
+    text in another encoding and too much text: by default, what to change in the mapping); nothing is written.
     """
     path = Path(path)
     fmt = file_format or FileFormat()
@@ -296,21 +308,16 @@ def read_export(path: str | Path, file_format: FileFormat | None = None) -> pd.D
     kind = compression(path)
     try:
         with contextlib.ExitStack() as stack:
-            text, encoding = _decoded(_Capped(_open_binary(path, kind, stack), limit), path, fmt)
-            header, rows = _rows(text, encoding, path, fmt)
+            text, _ = _decoded(_Capped(_open_binary(path, kind, stack), limit), path, fmt, encoding_fix)
+            header, rows = _rows(text, path, fmt, encoding_fix)
     except _TooLarge:
         inflated = f" (it is {kind}-compressed)" if kind is not None and kind != "zip" else ""
         inflated = " (it is a zip archive)" if kind == "zip" else inflated
         raise AdaptError(
-            f"{path} holds more than {fmt.max_text_mb:,} MB of text{inflated}; reading stopped there. Fix: export "
-            "only the rows and columns the mapping needs, or raise file.max_text_mb in the mapping if the machine "
-            "has the memory (about ten times the text)"
+            f"{path} holds more than {fmt.max_text_mb:,} MB of text{inflated}; reading stopped there. Fix: {size_fix}"
         ) from None
     except UnicodeDecodeError as exc:
-        raise AdaptError(
-            f"cannot read {path} as {fmt.encoding} text ({exc.reason}). Fix: set file.encoding in the mapping to the "
-            "export's encoding (e.g. cp1252, latin-1, utf-16)"
-        ) from exc
+        raise AdaptError(f"cannot read {path} as {fmt.encoding} text ({exc.reason}). Fix: {encoding_fix}") from exc
     except _COMPRESSED_ERRORS as exc:
         what = f"{kind} data" if kind is not None else "a file"
         raise AdaptError(
