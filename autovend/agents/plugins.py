@@ -108,9 +108,9 @@ def _file_module(spec: str, path: Path) -> ModuleType:
     sys.modules[name] = module  # before running it: dataclasses and pickling look the module up by name
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: a script's sys.exit() must not end the run quietly
         del sys.modules[name]
-        raise ConfigError(f"--agent {spec}: running {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"--agent {spec}: running {path} failed: {_why(exc)}") from exc
     return module
 
 
@@ -121,8 +121,8 @@ def _import_module(spec: str, target: str) -> ModuleType:
         raise ConfigError(
             f"--agent {spec}: cannot import module {target!r} ({exc}); install its package, or give FILE.py:Class"
         ) from exc
-    except Exception as exc:
-        raise ConfigError(f"--agent {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(f"--agent {spec}: importing {target} failed: {_why(exc)}") from exc
 
 
 def _attribute(spec: str, module: ModuleType, attr: str) -> Any:
@@ -162,5 +162,11 @@ def _construct(spec: str, factory: Any, seed: int, config_path: Path | None) -> 
         return factory(**kwargs)
     except ConfigError:
         raise
-    except Exception as exc:
-        raise ConfigError(f"--agent {spec}: creating the agent failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(f"--agent {spec}: creating the agent failed: {_why(exc)}") from exc
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}); a plugin defines an agent and never exits the process"
+    return f"{type(exc).__name__}: {exc}"

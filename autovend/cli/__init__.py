@@ -34,8 +34,10 @@ def main() -> None:
         sys.exit(130)
     except AutoVendError as exc:
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        # the message is text, not markup: it may quote a user's cells ("[/x]") or names (":a:" is an emoji code)
+        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     except ModuleNotFoundError as exc:
         message = missing_extra(exc)
@@ -44,7 +46,7 @@ def main() -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
         sys.exit(2)
 
 

@@ -61,6 +61,7 @@ def run_cmd(
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
@@ -73,7 +74,7 @@ def run_cmd(
         raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
     if resume and force:
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     world = resolve_world(world)
     w = load_world(world)
     llm = None
@@ -95,7 +96,7 @@ def run_cmd(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"{ag.name} s{seed}", total=total, net="–", cash="–")
+        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net="–", cash="–")
 
         def on_day(p: DayProgress) -> None:
             last[:] = [p]
@@ -126,21 +127,22 @@ def run_cmd(
             again += [f"--mcp-url {mcp_url}"] if mcp_url else []
             again += [f"--prices {prices}"] if prices else []
             console.print(
-                f"[yellow]interrupted[/] after day {done}; continue with: autovend run {' '.join(again)} --resume"
+                f"[yellow]interrupted[/] after day {done}; continue with: autovend run {escape(' '.join(again))} "
+                "--resume"
             )
             raise typer.Exit(130) from None
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
-        f"{summary.agent} seed {summary.seed}: {summary.days} days{start}, final net assets "
+        f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
         f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
     )
     if summary.metrics:
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}")
+        console.print(escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"))
     else:
-        console.print(f"run folder: {run_dir}")
+        console.print(escape(f"run folder: {run_dir}"))
 
 
 def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:

@@ -226,7 +226,8 @@ def _decoded(binary: _Capped, path: Path, fmt: FileFormat, encoding_fix: str) ->
         ) from exc
     buffered = io.BufferedReader(binary)
     if encoding == "utf-8-sig" and buffered.peek(2)[:2] in _UTF16_BOMS:
-        raise AdaptError(f"{path} is UTF-16 text, not UTF-8. Fix: {encoding_fix}")
+        fix = "set file.encoding: utf-16 in the mapping" if encoding_fix == ENCODING_FIX else encoding_fix
+        raise AdaptError(f"{path} is UTF-16 text, not UTF-8. Fix: {fix}")
     return io.TextIOWrapper(buffered, encoding=encoding, errors="surrogateescape", newline=""), encoding
 
 
