@@ -198,3 +198,19 @@ def test_the_command_exits_2_with_one_message(
     assert "shop.csv, row 4, column Date: Date is outside the years 1900-2200" in err
     assert "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_report_prints_cells_as_text_not_markup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [HEADER, *GOOD, "T4;M1;eau;14/02/2025;1;1,20;[/x]:a:"]
+    mapping = {"column": "Pay", "values": {"cash": "cash"}, "otherwise": "keep"}
+    orders = {**MAPPING["orders"], "extra": {"payment": mapping}}
+    args = ["adapt", "table", str(_export(tmp_path, rows)), "--map", str(_map(tmp_path, orders=orders))]
+    monkeypatch.setattr(sys, "argv", ["autovend", *args, "-o", str(tmp_path / "o"), "--force"])
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as exc:
+        main()  # no MarkupError after the source is written
+    assert exc.value.code == 0
+    assert "Pay [/x]:a:: 1 rows, kept as is" in capsys.readouterr().out
+    assert (tmp_path / "o" / "orders.csv").is_file()
