@@ -47,6 +47,10 @@ class OutputExistsError(AutoVendError):
     """An output folder is not empty: choose another folder, or pass `--force` to replace it."""
 
 
+class OutputWriteError(AutoVendError):
+    """An output folder cannot be made or written (no such place, no permission, no space): choose another."""
+
+
 class CheckpointError(AutoVendError):
     """A simulator checkpoint is unreadable or of another world: load it with the world it was saved from."""
 

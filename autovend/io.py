@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from autovend.errors import OutputExistsError
+from autovend.errors import OutputExistsError, OutputWriteError
 
 
 class OutputKind(StrEnum):
@@ -71,8 +71,13 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     replaced whole: check it first (`check_output_dir`).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as exc:
+        raise OutputWriteError(
+            f"cannot write the output folder {target}: {exc.strerror or exc}; choose a folder you can write to"
+        ) from exc
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the folder gets the usual mode
     try:
         yield tmp

@@ -150,6 +150,11 @@ class _Lines:
                     "the file is not a table of one row per line. Fix: give the export as a CSV file with one order "
                     f"line per line (see {DOC})"
                 )
+            if "\x00" in line:
+                raise AdaptError(
+                    f"{self._where}, line {self.number}: the line holds a NUL byte, as binary files and UTF-16 text "
+                    f"do, not CSV text. Fix: {self._encoding_fix}, or remove the NUL bytes"
+                )
             if (bad := _UNDECODED.search(line)) is not None:
                 byte = ord(bad.group()) - 0xDC00
                 raise AdaptError(
@@ -303,6 +308,10 @@ def read_export(
     """
     path = Path(path)
     fmt = file_format or FileFormat()
+    if path.is_dir():
+        raise AdaptError(f"{path} is a folder; give the path of the export file")
+    if path.exists() and not path.is_file():
+        raise AdaptError(f"{path} is not a regular file (a device or a pipe); give the path of the export file")
     if not path.is_file():
         raise AdaptError(f"input CSV not found: {path}; give the path of the export file")
     limit = fmt.max_text_mb * MEGABYTE

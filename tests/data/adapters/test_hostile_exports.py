@@ -214,3 +214,19 @@ def test_the_report_prints_cells_as_text_not_markup(
     assert exc.value.code == 0
     assert "Pay [/x]:a:: 1 rows, kept as is" in capsys.readouterr().out
     assert (tmp_path / "o" / "orders.csv").is_file()
+
+
+def test_a_nul_byte_a_folder_or_a_device_is_refused_as_an_export(tmp_path: Path) -> None:
+    (tmp_path / "nul.csv").write_bytes(("\n".join([HEADER, *GOOD]) + "\n").replace("T2", "T\x002").encode())
+    _refused(tmp_path, tmp_path / "nul.csv", r"nul\.csv, line 3: the line holds a NUL byte")
+    (tmp_path / "folder.csv").mkdir()
+    _refused(tmp_path, tmp_path / "folder.csv", r"folder\.csv is a folder; give the path of the export file")
+    _refused(tmp_path, Path("/dev/zero"), r"/dev/zero is not a regular file")
+
+
+def test_an_output_folder_that_cannot_be_made_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    from autovend.errors import OutputWriteError
+
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(OutputWriteError, match=r"cannot write the output folder .*file/sub/out: .*choose a folder"):
+        write_table_source(_export(tmp_path, [HEADER, *GOOD]), _map(tmp_path), tmp_path / "file" / "sub" / "out")
