@@ -225,3 +225,33 @@ def test_ctrl_c_prints_one_message_exits_130_and_keeps_the_checkpoint(tmp_path: 
     again = subprocess.run([*args, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert "(resumed from day 2)" in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--days", "1000000000"], r"--days 1000000000 is longer than the world's horizon \(20 days\)"),
+        (["--agent", "openai:m", "--base-url", "http://[::1"], r"--base-url 'http://\[::1' is not a URL"),
+        (["--agent", "openai:m", "--base-url", "http://h:99999/v1"], r"is not a URL \(Port out of range"),
+        (["--agent", "openai:m", "--base-url", "ftp://h"], r"is not an http\(s\) URL with a host"),
+    ],
+)
+def test_run_options_that_cannot_work_exit_2_with_a_message(
+    args: list[str], match: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from autovend.cli import main
+    from autovend.world.bundle import make_manifest, world_files, write_bundle
+
+    w = toy_world(4, 60, seed=0, economics=Economics(horizon_days=20))
+    files = world_files(w)
+    files["README.md"] = b"# toy\n"
+    write_bundle(tmp_path / "w", files, make_manifest(w, files, "toy", "toy", {}))
+    monkeypatch.setattr(sys, "argv", ["autovend", "run", "--world", str(tmp_path / "w"), "--out", str(tmp_path / "r")])
+    monkeypatch.setattr(sys, "argv", [*sys.argv, *args])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    import re
+
+    assert re.search(match, " ".join(capsys.readouterr().err.split()))
+    assert not (tmp_path / "r").exists()

@@ -56,6 +56,9 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
         from autovend.agents.llm import build_llm_agent
 
         opts = llm or LLMOptions()
+        for option, url in (("--base-url", opts.base_url), ("--mcp-url", opts.mcp)):
+            if url is not None and "://" in url:
+                _check_url(option, url)
         return build_llm_agent(
             spec,
             base_url=opts.base_url,
@@ -85,6 +88,19 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
             "see docs/agents.md for the interface"
         )
     return agent  # type: ignore[no-any-return]
+
+
+def _check_url(option: str, url: str) -> None:
+    """Refuse a URL httpx would refuse with a traceback: no http(s) scheme, no host, or a bad port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        raise ConfigError(f"{option} {url!r} is not a URL ({exc}); give e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{option} {url!r} is not an http(s) URL with a host; give e.g. http://127.0.0.1:8000/v1")
 
 
 def is_plugin_file(target: str) -> bool:

@@ -83,6 +83,8 @@ def run_cmd(
 
         target = mcp_url or (serve_command(world, seed) if mcp else None)
         llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
+    if days is not None and days > w.horizon_days:
+        raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
     run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', ag.name)}-s{seed}"
     total = days or w.horizon_days
