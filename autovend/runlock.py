@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import socket
 import time
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from autovend.errors import RunFolderBusyError
+from autovend.errors import RunFolderBusyError, RunFolderError
 
 try:
     import fcntl
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 LOCK_FILE = ".autovend-run.lock"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,10 @@ def hold_run_folder(run_dir: str | Path) -> Iterator[RunLock]:
     if fcntl is None:  # pragma: no cover - Windows
         yield RunLock(path)
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise RunFolderError(f"cannot write the run folder {run_dir}: {exc.strerror or exc}; choose another") from exc
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -93,6 +98,10 @@ def hold_run_folder(run_dir: str | Path) -> Iterator[RunLock]:
                 f"{run_dir} is being written by {holder} (it holds {LOCK_FILE}); two processes never write one run "
                 "folder: wait for that run to end or stop it, then run again (with --resume to continue it)"
             ) from None
+        except OSError as exc:  # a file system without locks (some network mounts): go on, as before locks
+            log.warning("%s: cannot lock %s (%s); make sure no other process writes it", run_dir, LOCK_FILE, exc)
+            yield RunLock(path)
+            return
         if os.fstat(fd).st_ino != _inode(path):  # the file was removed by its holder as we took it: take the new one
             raise RunFolderBusyError(
                 f"{run_dir} was being released by another process as this one started; run the command again"

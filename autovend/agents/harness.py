@@ -14,6 +14,8 @@ The run folder keeps its last checkpoint, so once the agent is fixed `--resume` 
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from autovend.env.boundary import episode_of
@@ -31,25 +33,40 @@ if TYPE_CHECKING:
 RESUME = "fix the agent, then run the same command with --resume (the run folder keeps its last checkpoint)"
 
 
+@dataclass
+class _Step:
+    """The step an agent is in: `start` or `act_day`, the settled days it may reach, why a call was refused."""
+
+    name: str = ""
+    most_settled: int | None = None  # None outside a step
+    refused: str | None = None
+
+
+# kept beside the sessions, not in them: the agent's session holds its environment and nothing else
+_STEPS: weakref.WeakKeyDictionary[HarnessSession, _Step] = weakref.WeakKeyDictionary()
+
+
 class HarnessSession(ToolSession):
     """A ToolSession that refuses an `end_day` past the days the current step may end (see the module)."""
 
-    _most_settled: int | None = None  # settled days the current step may reach; None outside a step
-    _step: str = ""
-    refused: str | None = None  # why a call was refused in the current step
+    @property
+    def refused(self) -> str | None:
+        """Why a call was refused in the current step, or None."""
+        return _STEPS.get(self, _Step()).refused
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """As `ToolSession.call`; an `end_day` beyond the step's one day raises `AgentError` and is not run."""
-        if name == "end_day" and self._most_settled is not None and settled_days(self) >= self._most_settled:
-            day = settled_days(self)
-            if self._step == "start":
+        step = _STEPS.get(self)
+        limit = None if step is None or name != "end_day" else step.most_settled
+        if step is not None and limit is not None and (day := settled_days(self)) >= limit:
+            if step.name == "start":
                 why = f"called end_day in start(), before day {day + 1}; start() prepares, act_day() ends the day"
             else:
                 why = (
                     f"called end_day a second time in one act_day (day {day} was already ended); the call was "
                     "refused. An act_day ends exactly one day: its last call is end_day, and only one"
                 )
-            self.refused = why
+            step.refused = why
             raise AgentError(why)
         return super().call(name, arguments)
 
@@ -64,11 +81,11 @@ class HarnessSession(ToolSession):
 
     def begin(self, step: str, most_settled: int) -> None:
         """Start a step (`start` or `act_day`) that may reach `most_settled` settled days."""
-        self._step, self._most_settled, self.refused = step, most_settled, None
+        _STEPS[self] = _Step(step, most_settled)
 
     def end(self) -> None:
         """End the current step: calls are no longer checked."""
-        self._most_settled = None
+        _STEPS.get(self, _Step()).most_settled = None
 
 
 def settled_days(session: ToolSession) -> int:
