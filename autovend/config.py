@@ -93,8 +93,9 @@ def read_yaml_value(path: str | Path, what: str = "settings file") -> Any:
         line = data[: exc.start].count(b"\n") + 1
         byte = data[exc.start]
         raise ConfigError(f"{label}, line {line}: not UTF-8 text (byte 0x{byte:02x}). Fix: save it as UTF-8") from None
-    loader = yaml.SafeLoader(text)
+    loader: yaml.SafeLoader | None = None
     try:
+        loader = yaml.SafeLoader(text)  # refuses control characters (a NUL byte) here already
         node = loader.get_single_node()
         if node is None:
             return None
@@ -108,7 +109,8 @@ def read_yaml_value(path: str | Path, what: str = "settings file") -> Any:
     except RecursionError:
         raise ConfigError(f"{label}: nested too deep to read") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def read_yaml(path: str | Path) -> dict:

@@ -32,6 +32,7 @@ CASES: dict[str, tuple[bytes, str]] = {
     "deep": (b"[" * 300 + b"]" * 300, r"nested more than 100 levels deep"),
     "latin-1": ("a: caf\xe9\n".encode("latin-1"), r"line 1: not UTF-8 text \(byte 0xe9\)"),
     "syntax": (b"a: [1, 2\n", r"not valid YAML at line 2, column 1"),
+    "nul-byte": (b"a: 1\x00\n", r"not valid YAML: unacceptable character #x0000"),
     "huge": (b"a: " + b"x" * 1_100_000 + b"\n", r"larger than 1,000,000 bytes"),
 }
 LOADERS: dict[str, Callable[[Path], Any]] = {

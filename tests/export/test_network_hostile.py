@@ -57,3 +57,11 @@ def test_the_export_capacity_setting_is_bounded() -> None:
     assert ExportParams(capacity=MAX_CAPACITY).capacity == MAX_CAPACITY
     with pytest.raises(ValidationError):
         ExportParams(capacity=10**15)
+
+
+def test_a_source_machine_of_absurd_capacity_stops_the_export() -> None:
+    from autovend.export.network import _capacity
+
+    assert _capacity(None, 360.0, None, "D1") == 360
+    with pytest.raises(ExportError, match=r"device D1 would hold 1,000,000,000,000,000 units.*at most 100,000"):
+        _capacity(None, 1e15, None, "D1")

@@ -1,7 +1,8 @@
 """Fuzzing the file doors: random exports (cells, quotes, delimiters, line ends, bytes, compression) through
 `adapt table`, random network files and random settings YAML. Each either works or ends in the project's
 documented error (AdaptError / ExportError / ConfigError), never another exception, and a refused adapt
-writes nothing. Bounded: a fixed number of examples each, derandomized, so CI time stays flat."""
+writes nothing. Bounded: a fixed number of small examples each, derandomized (the same examples every run), so
+CI time stays flat and a failure reproduces."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ from autovend.export.network import read_network
 from autovend.io import OUTPUT_MARKER
 from autovend.sweep.spec import parse_spec
 
+# bounded by the number and size of examples, not by a clock: no deadline, so a loaded machine cannot fail it
 BOUNDED = settings(
-    max_examples=80, deadline=2000, derandomize=True, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow], database=None
 )
 HEADER = ["Ticket", "Machine", "Article", "Date", "Qty", "Price", "Pay"]
 VALID = {
@@ -167,6 +169,7 @@ SPEC = st.one_of(
 
 @BOUNDED
 @given(SPEC, st.binary(max_size=40))
+@example(None, b"\x00")  # found by this test: a NUL byte escaped the reader as yaml's ReaderError
 def test_any_sweep_spec_and_any_yaml_bytes_are_read_or_refused(spec: Any, noise: bytes) -> None:
     try:
         parse_spec(spec, "sweep.yaml")
