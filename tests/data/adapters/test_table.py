@@ -361,4 +361,6 @@ def test_output_folder_safety(tmp_path: Path) -> None:
 def test_source_yaml_round_trips_the_mapping_source() -> None:
     mapping = load_mapping(EXAMPLE_MAP)
     result = adapt_table(read_export(EXAMPLE_CSV, mapping.file), mapping)
-    assert yaml.safe_load(source_files(result)["source.yaml"]) == mapping.source.model_dump(exclude_none=True, exclude_defaults=True)
+    assert yaml.safe_load(source_files(result)["source.yaml"]) == mapping.source.model_dump(
+        exclude_none=True, exclude_defaults=True
+    )
