@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -12,15 +12,110 @@ from autovend.errors import ConfigError
 M = TypeVar("M", bound=BaseModel)
 
 
-def read_yaml(path: str | Path) -> dict:
-    """The mapping in a YAML file; ConfigError naming the file if it cannot be read or is not a mapping."""
-    import yaml  # only when a params file is read (not on the way to playing a world)
+MAX_YAML_BYTES = 1_000_000  # a settings file is a few kB; a larger one is refused before it is parsed
+MAX_YAML_NODES = 100_000  # values in a file, counting each use of an alias (&a / *a) anew
+MAX_YAML_DEPTH = 100  # nesting of lists and mappings
+
+
+def _where(node: Any) -> str:
+    mark = getattr(node, "start_mark", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "?"
+
+
+def _measure(root: Any, what: str) -> None:
+    """Refuse a YAML node graph too deep, too large once its aliases are expanded, or with a key given twice."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not done and id(node) in sizes:
+            continue
+        if not done and id(node) in visiting:
+            raise ConfigError(f"{what}: an alias at {_where(node)} refers to a value that holds it. Fix: remove it")
+        children: list[Any] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            seen: dict[str, Any] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in seen:
+                        raise ConfigError(
+                            f"{what}: the key {key.value!r} is given twice in one mapping ({_where(seen[key.value])} "
+                            f"and {_where(key)}); YAML would keep only the last. Fix: give each key once"
+                        )
+                    seen[key.value] = key
+                children += [key, value]
+        if done:
+            visiting.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[id(node)] > MAX_YAML_NODES:
+                raise ConfigError(
+                    f"{what}: holds more than {MAX_YAML_NODES:,} values once its aliases (*name) are expanded. "
+                    "Fix: write the settings out without aliases that repeat each other"
+                )
+            continue
+        if depth > MAX_YAML_DEPTH:
+            raise ConfigError(f"{what}: nested more than {MAX_YAML_DEPTH} levels deep at {_where(node)}")
+        visiting.add(id(node))
+        stack.append((node, depth, True))
+        stack += [(c, depth + 1, False) for c in children if id(c) not in sizes]
+
+
+def read_yaml_value(path: str | Path, what: str = "settings file") -> Any:
+    """The value in the YAML file at `path`; ConfigError naming the file, where and the fix for anything wrong.
+
+    The file must be UTF-8 text of at most `MAX_YAML_BYTES`; a key given twice in one mapping (YAML keeps the
+    last silently), nesting deeper than `MAX_YAML_DEPTH` and aliases that expand past `MAX_YAML_NODES` values
+    are refused. `what` names the file in messages ("sweep spec", "mapping file", ...).
+    """
+    import yaml  # only when a settings file is read (not on the way to playing a world)
 
     path = Path(path)
+    label = f"{what} {path}"
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read params file {path}: {exc}") from exc
+        with path.open("rb") as fh:
+            data = fh.read(MAX_YAML_BYTES + 1)
+    except FileNotFoundError:
+        raise ConfigError(f"cannot read {label}: it does not exist; give the path of the file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"cannot read {label}: it is a folder; give the path of the YAML file") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {label}: {exc.strerror or exc}") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise ConfigError(f"{label} is larger than {MAX_YAML_BYTES:,} bytes: not a settings file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        byte = data[exc.start]
+        raise ConfigError(f"{label}, line {line}: not UTF-8 text (byte 0x{byte:02x}). Fix: save it as UTF-8") from None
+    loader: yaml.SafeLoader | None = None
+    try:
+        loader = yaml.SafeLoader(text)  # refuses control characters (a NUL byte) here already
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _measure(node, label)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{label}: not valid YAML{at}: {reason}. Fix: the YAML syntax (key: value)") from None
+    except RecursionError:
+        raise ConfigError(f"{label}: nested too deep to read") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def read_yaml(path: str | Path) -> dict:
+    """The mapping in a YAML file; ConfigError naming the file if it cannot be read or is not a mapping."""
+    raw = read_yaml_value(path, "params file")
     if raw is None:
         return {}
     if not isinstance(raw, dict):

@@ -47,6 +47,10 @@ class OutputExistsError(AutoVendError):
     """An output folder is not empty: choose another folder, or pass `--force` to replace it."""
 
 
+class OutputWriteError(AutoVendError):
+    """An output folder cannot be made or written (no such place, no permission, no space): choose another."""
+
+
 class CheckpointError(AutoVendError):
     """A simulator checkpoint is unreadable or of another world: load it with the world it was saved from."""
 
@@ -61,3 +65,11 @@ class LLMError(AutoVendError):
 
 class MCPBridgeError(AutoVendError):
     """The MCP tool server is unreachable or serves another episode: check its command or URL, world and seed."""
+
+
+class AgentError(AutoVendError):
+    """An agent broke the run protocol (no end_day, a second one, sys.exit): fix the agent, then `--resume`."""
+
+
+class RunFolderBusyError(RunFolderError):
+    """Another process is writing the run folder: wait for it to end (or stop it), then run again."""

@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from autovend.errors import OutputExistsError
+from autovend.errors import OutputExistsError, OutputWriteError
 
 
 class OutputKind(StrEnum):
@@ -32,6 +32,8 @@ class OutputKind(StrEnum):
     CALIBRATION_REPORT = "calibration-report"  # calibrate --report
     VALIDATION_REPORT = "validation-report"  # validate -o
     WORLD = "world"  # export-world -o (recognised by its manifest.json, no marker)
+    SWEEP = "sweep"  # sweep --out (continued, not replaced: autovend.sweep.folder)
+    COMPARISON = "comparison"  # compare --out
 
 
 OUTPUT_MARKER = ".autovend-output.json"
@@ -69,8 +71,13 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     replaced whole: check it first (`check_output_dir`).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as exc:
+        raise OutputWriteError(
+            f"cannot write the output folder {target}: {exc.strerror or exc}; choose a folder you can write to"
+        ) from exc
     os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the folder gets the usual mode
     try:
         yield tmp

@@ -27,6 +27,12 @@ I/O; if the previous snapshot is still being written, that day's snapshot is ski
 repeats at most the few days since the last one). `"sync"` writes every checkpoint in the run's
 own process; `"off"` writes none. The folder is replaced atomically each time, so an interruption
 never leaves a half-written checkpoint.
+
+One process at a time writes a run folder: `run_episode` holds its lock (`autovend.runlock`) from the
+first look at the folder to the end, so a second `--resume` (or a console, or a sweep worker) on a folder
+still being written stops at once, naming the process that writes it. The agent is held to its protocol
+(`autovend.agents.harness`): an `act_day` that does not end its day, ends two, or calls `sys.exit` stops
+the run with an `AgentError`; the folder keeps its last checkpoint.
 """
 
 from __future__ import annotations
@@ -45,10 +51,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from autovend import __version__
+from autovend.agents.harness import HarnessSession, agent_step, settled_days
 from autovend.env.boundary import episode_of
-from autovend.errors import CheckpointError, OutputExistsError
+from autovend.errors import CheckpointError, OutputExistsError, RunFolderError
 from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
+from autovend.runlock import hold_run_folder
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
 from autovend.world.model import World
@@ -239,8 +247,9 @@ def _prepare(run_dir: Path, resume: bool, force: bool) -> Path | None:
     if resume:
         if ckpt.exists():
             return ckpt
-        clear_run_folder(run_dir)  # stopped before its first checkpoint: nothing to keep
-        return None
+        if not [name for name in RUN_OUTPUTS if name != TRAJECTORY_FILE and (run_dir / name).exists()]:
+            clear_run_folder(run_dir)  # stopped before its first checkpoint: only its trajectory to drop
+            return None
     if ckpt.exists():
         raise OutputExistsError(
             f"{run_dir} holds an unfinished run (checkpoint of day {_checkpoint_day(ckpt)}); continue it with "
@@ -307,106 +316,111 @@ def run_episode(
     agent, seed or world.
     """
     run_dir = Path(out_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputExistsError(f"{run_dir} is a file, not a run folder; choose another --out")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunFolderError(
+            f"cannot make the run folder {run_dir}: {exc.strerror or exc}; choose another --out"
+        ) from exc
     horizon = world.horizon_days
     days = horizon if days is None else int(days)
     if not 1 <= days <= horizon:
         raise ValueError(f"days must be between 1 and the world's horizon {horizon}, got {days}")
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be at least 1, got {checkpoint_every}")
-    ckpt_path = run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE
-    traj_path = run_dir / TRAJECTORY_FILE
-    start_from = _prepare(run_dir, resume, force)
-    previous_wall = 0.0
-    resumed_from: int | None = None
-    if start_from is not None:
-        payload = read_checkpoint(start_from)
-        _check_same_run(payload, world, agent, seed, start_from)
-        _truncate(traj_path, int(payload["trajectory_bytes"]))
-        with tempfile.TemporaryDirectory() as tmp:
-            sess_file = Path(tmp) / "session.ckpt"
-            sess_file.write_bytes(payload["session"])
-            session = ToolSession.load(sess_file, world, trajectory_path=traj_path)
-        agent.load_state(payload["agent_state"])
-        previous_wall = float(payload.get("wall_time_s", 0.0))
-        resumed_from = int(payload["day"])
-        provenance, changes = _resumed_provenance(payload, run_dir)
-    else:
-        traj_path.unlink(missing_ok=True)
-        session = ToolSession(world, seed=seed, trajectory_path=traj_path)
-        provenance, changes = current_provenance().to_json(), []
-    checkpointer = Checkpointer(ckpt_path, checkpoint)
-    t0 = time.perf_counter()
-    identity = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
-    record = {"provenance": provenance, "provenance_changes": changes}
-    try:
-        if start_from is None:
-            agent.start(session)
-        while not session.done and _settled(session) < days:
-            before = _settled(session)
-            agent.act_day(session)
-            if _settled(session) != before + 1:
-                raise RuntimeError(
-                    f"agent {agent.name!r} did not end day {before + 1} with end_day (or ended more than one day)"
-                )
-            day = before + 1
+    with hold_run_folder(run_dir) as lock:
+        if lock.stale is not None:
+            log.warning("%s: %s", run_dir, lock.stale)
+        ckpt_path = run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE
+        traj_path = run_dir / TRAJECTORY_FILE
+        start_from = _prepare(run_dir, resume, force)
+        previous_wall = 0.0
+        resumed_from: int | None = None
+        if start_from is not None:
+            payload = read_checkpoint(start_from)
+            _check_same_run(payload, world, agent, seed, start_from)
+            _truncate(traj_path, int(payload["trajectory_bytes"]))
+            with tempfile.TemporaryDirectory() as tmp:
+                sess_file = Path(tmp) / "session.ckpt"
+                sess_file.write_bytes(payload["session"])
+                session = HarnessSession.load(sess_file, world, trajectory_path=traj_path)
+            agent.load_state(payload["agent_state"])
+            previous_wall = float(payload.get("wall_time_s", 0.0))
+            resumed_from = int(payload["day"])
+            provenance, changes = _resumed_provenance(payload, run_dir)
+        else:
+            traj_path.unlink(missing_ok=True)
+            session = HarnessSession(world, seed=seed, trajectory_path=traj_path)
+            provenance, changes = current_provenance().to_json(), []
+        checkpointer = Checkpointer(ckpt_path, checkpoint)
+        t0 = time.perf_counter()
+        identity = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
+        record = {"provenance": provenance, "provenance_changes": changes}
+        try:
+            if start_from is None:
+                agent_step(agent, session, "start")
+            while not session.done and settled_days(session) < days:
+                agent_step(agent, session, "act_day")
+                day = settled_days(session)
+                meta = {
+                    **identity,
+                    "day": day,
+                    "trajectory_bytes": traj_path.stat().st_size,
+                    "wall_time_s": previous_wall + time.perf_counter() - t0,
+                    "autovend_version": __version__,
+                    **record,
+                }
+                # the agent's state is taken where the checkpoint is written: in a forked child that is the
+                # snapshot of this moment, so the run itself pays neither the copy nor the pickling
+                if day % checkpoint_every == 0:
+
+                    def write(path: Path, mt: dict[str, Any] = meta) -> None:
+                        write_checkpoint(path, session, agent.state_dict(), mt)
+
+                    checkpointer.save(day, write)
+                if progress is not None:
+                    bal = _closing_balance(session)
+                    progress(DayProgress(day, days, bal.net_assets, bal.cash))
+            checkpointer.wait()
+            wall = previous_wall + time.perf_counter() - t0
+            usage, cost = _agent_usage(agent)
             meta = {
-                **identity,
-                "day": day,
-                "trajectory_bytes": traj_path.stat().st_size,
-                "wall_time_s": previous_wall + time.perf_counter() - t0,
-                "autovend_version": __version__,
+                "agent": agent.name,
+                "agent_config": _agent_config(agent),
+                "world_path": None if world_path is None else str(world_path),
+                "token_usage": usage,
+                "api_cost_usd": cost,
+                "wall_time_s": round(wall, 3),
+                "days_requested": days,
+                "resumed_from_day": resumed_from,
                 **record,
+                "checkpoints": {
+                    "mode": checkpointer.mode,
+                    "written": checkpointer.written,
+                    "skipped": checkpointer.skipped,
+                },
             }
-            # the agent's state is taken where the checkpoint is written: in a forked child that is the
-            # snapshot of this moment, so the run itself pays neither the copy nor the pickling
-            if day % checkpoint_every == 0:
-
-                def write(path: Path, mt: dict[str, Any] = meta) -> None:
-                    write_checkpoint(path, session, agent.state_dict(), mt)
-
-                checkpointer.save(day, write)
-            if progress is not None:
-                bal = _closing_balance(session)
-                progress(DayProgress(day, days, bal.net_assets, bal.cash))
-        checkpointer.wait()
-        wall = previous_wall + time.perf_counter() - t0
-        usage, cost = _agent_usage(agent)
-        meta = {
-            "agent": agent.name,
-            "agent_config": _agent_config(agent),
-            "world_path": None if world_path is None else str(world_path),
-            "token_usage": usage,
-            "api_cost_usd": cost,
-            "wall_time_s": round(wall, 3),
-            "days_requested": days,
-            "resumed_from_day": resumed_from,
-            **record,
-            "checkpoints": {
-                "mode": checkpointer.mode,
-                "written": checkpointer.written,
-                "skipped": checkpointer.skipped,
-            },
-        }
-        metrics = _finish(session, run_dir, world, meta, evaluate)
-    finally:
-        checkpointer.wait()
-        session.close()
-    shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
-    bal = _closing_balance(session)
-    return RunSummary(
-        run_dir=run_dir,
-        agent=agent.name,
-        seed=int(seed),
-        days=_settled(session),
-        final_net_assets=bal.net_assets,
-        final_cash=bal.cash,
-        wall_time_s=wall,
-        resumed_from=resumed_from,
-        checkpoints_written=checkpointer.written,
-        checkpoints_skipped=checkpointer.skipped,
-        metrics=metrics,
-    )
+            metrics = _finish(session, run_dir, world, meta, evaluate)
+        finally:
+            checkpointer.wait()
+            session.close()
+        shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
+        bal = _closing_balance(session)
+        return RunSummary(
+            run_dir=run_dir,
+            agent=agent.name,
+            seed=int(seed),
+            days=settled_days(session),
+            final_net_assets=bal.net_assets,
+            final_cash=bal.cash,
+            wall_time_s=wall,
+            resumed_from=resumed_from,
+            checkpoints_written=checkpointer.written,
+            checkpoints_skipped=checkpointer.skipped,
+            metrics=metrics,
+        )
 
 
 def _closing_balance(session: ToolSession) -> Any:
@@ -414,11 +428,6 @@ def _closing_balance(session: ToolSession) -> Any:
     sim = episode_of(session).sim
     reports = sim.reports
     return reports[-1].balance if reports else sim.balance()
-
-
-def _settled(session: ToolSession) -> int:
-    """Days settled so far."""
-    return episode_of(session).settled_days
 
 
 def _check_same_run(payload: dict[str, Any], world: World, agent: Agent, seed: int, path: Path) -> None:

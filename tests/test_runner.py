@@ -15,7 +15,7 @@ import pytest
 
 from autovend.agents.baseline import BaselineAgent
 from autovend.agents.baseline.config import BaselineConfig
-from autovend.errors import CheckpointError, OutputExistsError
+from autovend.errors import AgentError, CheckpointError, OutputExistsError
 from autovend.provenance import PACKAGES, current_provenance
 from autovend.runner import (
     CHECKPOINT_DIR,
@@ -239,7 +239,7 @@ def test_an_agent_must_end_its_day(world, tmp_path):
         def act_day(self, session) -> None:  # type: ignore[override]
             session.call("get_warehouse", {})
 
-    with pytest.raises(RuntimeError, match="did not end day 1"):
+    with pytest.raises(AgentError, match="returned from act_day\\(\\) without ending day 1"):
         run_episode(world, Idle(SMALL), seed=1, days=3, out_dir=tmp_path / "idle", checkpoint="off", evaluate=False)
 
 

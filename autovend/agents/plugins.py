@@ -56,6 +56,9 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
         from autovend.agents.llm import build_llm_agent
 
         opts = llm or LLMOptions()
+        for option, url in (("--base-url", opts.base_url), ("--mcp-url", opts.mcp)):
+            if url is not None and "://" in url:
+                _check_url(option, url)
         return build_llm_agent(
             spec,
             base_url=opts.base_url,
@@ -87,6 +90,19 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
     return agent  # type: ignore[no-any-return]
 
 
+def _check_url(option: str, url: str) -> None:
+    """Refuse a URL httpx would refuse with a traceback: no http(s) scheme, no host, or a bad port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        raise ConfigError(f"{option} {url!r} is not a URL ({exc}); give e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{option} {url!r} is not an http(s) URL with a host; give e.g. http://127.0.0.1:8000/v1")
+
+
 def is_plugin_file(target: str) -> bool:
     """Whether the part of a plugin spec before its last ':' names a Python file (else an importable module)."""
     return target.endswith(".py") or "/" in target or "\\" in target
@@ -108,9 +124,9 @@ def _file_module(spec: str, path: Path) -> ModuleType:
     sys.modules[name] = module  # before running it: dataclasses and pickling look the module up by name
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # SystemExit: a script's sys.exit() must not end the run quietly
         del sys.modules[name]
-        raise ConfigError(f"--agent {spec}: running {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"--agent {spec}: running {path} failed: {_why(exc)}") from exc
     return module
 
 
@@ -121,8 +137,8 @@ def _import_module(spec: str, target: str) -> ModuleType:
         raise ConfigError(
             f"--agent {spec}: cannot import module {target!r} ({exc}); install its package, or give FILE.py:Class"
         ) from exc
-    except Exception as exc:
-        raise ConfigError(f"--agent {spec}: importing {target} failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(f"--agent {spec}: importing {target} failed: {_why(exc)}") from exc
 
 
 def _attribute(spec: str, module: ModuleType, attr: str) -> Any:
@@ -162,5 +178,11 @@ def _construct(spec: str, factory: Any, seed: int, config_path: Path | None) -> 
         return factory(**kwargs)
     except ConfigError:
         raise
-    except Exception as exc:
-        raise ConfigError(f"--agent {spec}: creating the agent failed: {type(exc).__name__}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise ConfigError(f"--agent {spec}: creating the agent failed: {_why(exc)}") from exc
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}); a plugin defines an agent and never exits the process"
+    return f"{type(exc).__name__}: {exc}"

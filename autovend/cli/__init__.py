@@ -19,7 +19,7 @@ from autovend.cli import world as _world  # noqa: F401,E402  (export-world, worl
 
 
 def main() -> None:
-    """Entry point of the `autovend` console script; AutoVend errors exit 2 with their message.
+    """Entry point of the `autovend` console script; AutoVend errors exit 2 with their message, Ctrl-C 130.
 
     So does a command that needs a package of an extra that is not installed (`autovend.extras`).
     """
@@ -28,10 +28,16 @@ def main() -> None:
 
     try:
         app()
+    except KeyboardInterrupt:
+        # commands that can be continued say how where they catch it; this is the one line for the others
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
     except AutoVendError as exc:
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        # the message is text, not markup: it may quote a user's cells ("[/x]") or names (":a:" is an emoji code)
+        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {escape(str(exc))}")
         sys.exit(2)
     except ModuleNotFoundError as exc:
         message = missing_extra(exc)
@@ -40,7 +46,7 @@ def main() -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+        Console(stderr=True, emoji=False).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
         sys.exit(2)
 
 

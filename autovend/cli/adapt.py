@@ -37,13 +37,14 @@ def table(
 ) -> None:
     """Adapt a one-table export (any column names, date forms, currency) into a source, as a mapping says."""
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.data.adapters.files import write_table_source
 
     result = write_table_source(export, mapping, out, force=force)
-    console = Console()
+    console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {out} (source.yaml, machines.csv, products.csv, orders.csv)")
+    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)")
 
 
 @adapt_app.command("nj-vending")
@@ -58,13 +59,14 @@ def nj_vending(
 ) -> None:
     """Adapt the public New Jersey vending export (Kaggle, 2022) with its packaged mapping."""
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.data.adapters.nj_vending import write_nj_vending
 
     result = write_nj_vending(csv_path, out, force=force)
-    console = Console()
+    console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {out} (source.yaml, machines.csv, products.csv, orders.csv)")
+    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)")
 
 
 def _rows_text(rows: tuple[int, ...]) -> str:
@@ -75,10 +77,15 @@ def _rows_text(rows: tuple[int, ...]) -> str:
 
 
 def print_report(result: AdaptResult, console: Console) -> None:
-    """Print what the adapter read, wrote, left out, mapped and found conflicting."""
+    """Print what the adapter read, wrote, left out, mapped and found conflicting.
+
+    Every text from the export or the mapping is printed as text, never read as rich markup (a cell may hold
+    "[/x]"), hence `escape` (`_e`).
+    """
+    from rich.markup import escape as _e
     from rich.table import Table
 
-    counts = Table(title=f"adapted {result.source['name']}", show_header=False)
+    counts = Table(title=f"adapted {_e(str(result.source['name']))}", show_header=False)
     counts.add_column("what")
     counts.add_column("count", justify="right")
     orders = result.orders
@@ -95,7 +102,7 @@ def print_report(result: AdaptResult, console: Console) -> None:
     for what, n in rows:
         counts.add_row(what, f"{n:,}")
     if len(orders):
-        counts.add_row("dates", f"{orders['ts'].min()} .. {orders['ts'].max()}")
+        counts.add_row("dates", _e(f"{orders['ts'].min()} .. {orders['ts'].max()}"))
     console.print(counts)
 
     if result.dropped:
@@ -106,7 +113,7 @@ def print_report(result: AdaptResult, console: Console) -> None:
         drops.add_column("row numbers")
         for group in result.dropped:
             kind = "bad row" if group.bad else "on purpose"
-            drops.add_row(group.reason, kind, f"{group.n_rows:,}", _rows_text(group.rows))
+            drops.add_row(_e(group.reason), kind, f"{group.n_rows:,}", _rows_text(group.rows))
         console.print(drops)
 
     if result.fields:
@@ -117,18 +124,19 @@ def print_report(result: AdaptResult, console: Console) -> None:
         maps.add_column("becomes")
         for field in result.fields:
             for raw, value in field.applied.items():
-                maps.add_row(field.key, field.column, raw or "(blank)", value)
+                maps.add_row(_e(field.key), _e(field.column), _e(raw) or "(blank)", _e(value))
         console.print(maps)
     for field in result.fields:
         for raw, n in field.unmapped.items():
             becomes = "kept as is" if field.policy == "keep" else f"-> {field.policy}"
             console.print(
-                f"[yellow]not in {field.key}.values[/] {field.column} {raw or '(blank)'!s}: {n:,} rows, {becomes}"
+                f"[yellow]not in {_e(field.key)}.values[/] {_e(field.column)} {_e(raw) or '(blank)'}: {n:,} rows, "
+                f"{_e(becomes)}"
             )
         if field.defaulted:
             names = "; ".join(field.defaulted)
-            console.print(f"[yellow]{len(field.defaulted)} with {field.key} = {field.policy}:[/] {names}")
+            console.print(f"[yellow]{len(field.defaulted)} with {_e(field.key)} = {_e(field.policy)}:[/] {_e(names)}")
     for conflict in result.conflicts:
         detail = ", ".join(f"{v} {n:,}" for v, n in conflict.counts.items())
         what = f"{conflict.table[:-1]} with several {conflict.column}"
-        console.print(f"[yellow]{what}[/] {conflict.key}: {detail} (most frequent kept)")
+        console.print(f"[yellow]{_e(what)}[/] {_e(conflict.key)}: {_e(detail)} (most frequent kept)")

@@ -27,6 +27,8 @@ def check(
     from autovend.data.plausibility import load_check_settings
 
     console = Console(highlight=False)
+    if json_out is not None:
+        _check_json_out(json_out, source_dir)
     report = check_source(source_dir, load_check_settings(params))
     if not report.ok or report.summary is None:
         console.print(report.format(max_errors), markup=False, soft_wrap=True)
@@ -49,3 +51,16 @@ def check(
         from autovend.io import atomic_write_text
 
         atomic_write_text(json_out, json.dumps(report.summary.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def _check_json_out(json_out: Path, source_dir: Path) -> None:
+    """Refuse a --json path inside the source folder (raw data is never modified), or that is a folder."""
+    from autovend.errors import OutputExistsError
+
+    if json_out.resolve().is_relative_to(source_dir.resolve()):
+        raise OutputExistsError(
+            f"--json {json_out} lies inside the source folder {source_dir}, which the check never writes to; "
+            "write the summary elsewhere (e.g. data/checks/NAME.json)"
+        )
+    if json_out.is_dir():
+        raise OutputExistsError(f"--json {json_out} is a folder; give the path of a JSON file")

@@ -61,6 +61,7 @@ def run_cmd(
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
@@ -73,7 +74,7 @@ def run_cmd(
         raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
     if resume and force:
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     world = resolve_world(world)
     w = load_world(world)
     llm = None
@@ -82,6 +83,8 @@ def run_cmd(
 
         target = mcp_url or (serve_command(world, seed) if mcp else None)
         llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
+    if days is not None and days > w.horizon_days:
+        raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
     run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', ag.name)}-s{seed}"
     total = days or w.horizon_days
@@ -95,7 +98,7 @@ def run_cmd(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"{ag.name} s{seed}", total=total, net="–", cash="–")
+        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net="–", cash="–")
 
         def on_day(p: DayProgress) -> None:
             last[:] = [p]
@@ -126,21 +129,38 @@ def run_cmd(
             again += [f"--mcp-url {mcp_url}"] if mcp_url else []
             again += [f"--prices {prices}"] if prices else []
             console.print(
-                f"[yellow]interrupted[/] after day {done}; continue with: autovend run {' '.join(again)} --resume"
+                f"[yellow]interrupted[/] after day {done}; continue with: autovend run {escape(' '.join(again))} "
+                "--resume"
             )
             raise typer.Exit(130) from None
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
-        f"{summary.agent} seed {summary.seed}: {summary.days} days{start}, final net assets "
+        f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
         f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
     )
     if summary.metrics:
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}")
+        console.print(escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"))
     else:
-        console.print(f"run folder: {run_dir}")
+        console.print(escape(f"run folder: {run_dir}"))
+
+
+def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:
+    """Refuse an --out that is, holds or lies in a run folder, or holds anything but an earlier comparison.
+
+    compare's --force is for incomparable runs, so no flag replaces a folder compare did not write.
+    """
+    from autovend.errors import OutputExistsError
+    from autovend.io import FORCE_FIX, OutputKind, check_output_dir, output_refusal
+
+    check_output_dir(out, OutputKind.COMPARISON, force=True, inputs=run_dirs)  # inputs: refused always
+    reason = output_refusal(out, OutputKind.COMPARISON)
+    if reason is not None:
+        raise OutputExistsError(
+            reason.replace(FORCE_FIX, "choose another --out (compare never replaces a folder it did not write)")
+        )
 
 
 @app.command("compare")
@@ -154,7 +174,8 @@ def compare_cmd(
     """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures.
 
     Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
-    refused (exit 1) unless --force.
+    refused (exit 1) unless --force. --out must be new, empty or an earlier comparison (replaced whole),
+    and never a run folder.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -163,6 +184,7 @@ def compare_cmd(
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
+    from autovend.io import OutputKind, output_dir
     from autovend.world.bundle import load_world
 
     console = Console(highlight=False)
@@ -189,8 +211,9 @@ def compare_cmd(
         console.print(f"[yellow]not comparable, compared with --force:[/] {escape(reason)}", soft_wrap=True)
     for note in check.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
-    with console.status(f"comparing {len(runs)} runs..."):
-        table, summary = write_comparison(runs, out, force=force)
+    _check_compare_out(out, run_dirs)
+    with console.status(f"comparing {len(runs)} runs..."), output_dir(out, OutputKind.COMPARISON, force=True) as tmp:
+        table, summary = write_comparison(runs, tmp, force=force)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")

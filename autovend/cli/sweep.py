@@ -39,12 +39,17 @@ def sweep_cmd(
         None, "--max-cost-usd", min=0.0, help="Start no new run once the API cost of the sweep's runs reaches this."
     ),
     retries: int = typer.Option(2, "--retries", min=0, help="Times a failed run is retried (from its checkpoint)."),
+    force: bool = typer.Option(
+        False, "--force", help="Write into a folder that is not an earlier sweep's (its results files are replaced)."
+    ),
 ) -> None:
     """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
 
     A run is `autovend run` with the same arguments, in OUT/runs/<world>/<agent>-s<seed>-d<days>.
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
-    resume from their checkpoints. Exit 1 when runs failed or the cost limit left runs undone.
+    resume from their checkpoints. --out must be new, empty or an earlier sweep's folder (its marker
+    .autovend-output.json); --force writes into another (results.csv and the leaderboards are replaced).
+    Exit 1 when runs failed or the cost limit left runs undone.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -102,6 +107,8 @@ def sweep_cmd(
             on_plan=on_plan,
             on_start=on_start,
             on_update=on_update,
+            force=force,
+            inputs=(spec,),
         )
     except KeyboardInterrupt:
         progress.stop()

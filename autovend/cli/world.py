@@ -196,6 +196,7 @@ def list_worlds(
 ) -> None:
     """List the worlds found: name, devices, days, currency, source and world hash."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from autovend.world.catalogue import find_worlds
@@ -206,15 +207,7 @@ def list_worlds(
         table.add_column(col)
     for w in found:
         table.add_row(
-            w.name,
-            str(w.devices),
-            str(w.products),
-            str(w.days),
-            w.currency,
-            w.source,
-            w.verdict,
-            w.world_hash[:12],
-            str(w.path),
-            w.state,
+            *map(escape, (w.name, str(w.devices), str(w.products), str(w.days), w.currency, w.source, w.verdict)),
+            *map(escape, (w.world_hash[:12], str(w.path), w.state)),
         )
     Console(highlight=False).print(table)

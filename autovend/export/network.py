@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from autovend.errors import ExportError, InsufficientDataError
+from autovend.errors import AdaptError, ExportError, InsufficientDataError
 from autovend.rng import stream
 
 NETWORKS_DIR = Path(__file__).parent / "networks"  # network files shipped with the package
@@ -67,6 +67,10 @@ NETWORK_COLUMNS = [
 ]
 CANDIDATE_COLUMNS = ["machine_id", "site_type", "location", "kappa", "R", "U", "kappa_source", "n_days"]
 SITE_TYPE = re.compile(r"[a-z][a-z0-9_]*")
+_DIGITS = re.compile(r"[0-9]{1,12}")
+MAX_CAPACITY = 100_000  # units a device holds at most (a vending machine holds hundreds; the paper's 200)
+MAX_DEVICES = 10_000  # devices of a world at most (the paper's network has 20)
+NETWORK_MAX_MB = 16  # text of a network file at most
 ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
@@ -84,34 +88,66 @@ class Device:
         return site_type_of(self.location)
 
 
-def read_network(path: str | Path) -> tuple[Device, ...]:
-    """The devices of a network file (CSV: device_id, location[, capacity]); ExportError naming row and fix."""
-    file = Path(path)
+def _network_frame_of(file: Path) -> pd.DataFrame:
+    """The network file as text cells (streamed and bounded like an export; ragged rows refused)."""
+    from autovend.data.adapters.mapping import FileFormat
+    from autovend.data.adapters.reader import RAGGED_ATTR, read_export
+
     try:
-        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise ExportError(f"cannot read the network file {file} ({exc}); give a CSV with device_id,location") from exc
+        frame = read_export(
+            file,
+            FileFormat(max_text_mb=NETWORK_MAX_MB),
+            encoding_fix="save the network file as UTF-8 text",
+            size_fix=f"a network file lists devices, one per line: at most {MAX_DEVICES:,} of them",
+        )
+    except AdaptError as exc:
+        raise ExportError(f"cannot read the network file: {exc}") from None
+    ragged: dict[int, int] = frame.attrs.get(RAGGED_ATTR, {})
+    if ragged:
+        row, n = next(iter(sorted(ragged.items())))
+        raise ExportError(
+            f"{file} row {row + 1}: the row has {n} cells, the header {len(frame.columns)} ({len(ragged)} such rows); "
+            "give each device one cell per column: device_id, location[, capacity]"
+        )
+    return frame
+
+
+def read_network(path: str | Path) -> tuple[Device, ...]:
+    """The devices of a network file (CSV: device_id, location[, capacity]); ExportError naming row and fix.
+
+    Ids are unique ignoring case (letters, digits, _.:-); a capacity is a whole number of units from 1 to
+    `MAX_CAPACITY`, in ASCII digits; a file lists at most `MAX_DEVICES` devices.
+    """
+    file = Path(path)
+    frame = _network_frame_of(file)
     missing = [c for c in ("device_id", "location") if c not in frame.columns]
     if missing:
         raise ExportError(f"{file} lacks column(s) {missing}; a network file has device_id, location[, capacity]")
+    if len(frame) > MAX_DEVICES:
+        raise ExportError(f"{file} lists {len(frame):,} devices; a world has at most {MAX_DEVICES:,}")
     devices: list[Device] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for row, rec in enumerate(frame.to_dict(orient="records"), start=1):
-        dev, loc = rec["device_id"].strip(), rec["location"].strip()
+        dev, loc = str(rec["device_id"]).strip(), str(rec["location"]).strip()
         where = f"{file} row {row}"
         if not ID.fullmatch(dev):
             raise ExportError(f"{where}, column device_id: {dev[:40]!r} is not an id (letters, digits, _.:-)")
-        if dev in seen:
-            raise ExportError(f"{where}, column device_id: {dev} appears twice; give each device its own id")
+        if dev.casefold() in seen:
+            raise ExportError(
+                f"{where}, column device_id: {dev} appears twice (also row {seen[dev.casefold()]}; ids are compared "
+                "ignoring case); give each device its own id"
+            )
         if not SITE_TYPE.fullmatch(site_type_of(loc)):
             raise ExportError(
                 f"{where}, column location: {loc[:40]!r} does not start with a lower-case site type "
                 "(e.g. worksite/canteen)"
             )
-        cap = rec.get("capacity", "").strip()
-        if cap and (not cap.isdigit() or int(cap) < 1):
-            raise ExportError(f"{where}, column capacity: {cap[:20]!r} is not a whole number of units >= 1")
-        seen.add(dev)
+        cap = str(rec.get("capacity", "")).strip()
+        if cap and (not _DIGITS.fullmatch(cap) or not 1 <= int(cap) <= MAX_CAPACITY):
+            raise ExportError(
+                f"{where}, column capacity: {cap[:20]!r} is not a whole number of units from 1 to {MAX_CAPACITY:,}"
+            )
+        seen[dev.casefold()] = row
         devices.append(Device(dev, loc, int(cap) if cap else None))
     if not devices:
         raise ExportError(f"{file} lists no devices")
@@ -166,6 +202,11 @@ def _capacity(device_cap: int | None, source_cap: float | None, override: int | 
         raise ExportError(
             f"device {device_id} has no capacity: its source machine's is unknown; give the export's capacity "
             "setting or a capacity column in the network file"
+        )
+    if cap > MAX_CAPACITY:
+        raise ExportError(
+            f"device {device_id} would hold {cap:,.0f} units, its source machine's capacity; a device holds at most "
+            f"{MAX_CAPACITY:,}: fix the source's machines.csv, or give the export's capacity setting"
         )
     return int(round(cap))
 

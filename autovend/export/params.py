@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from autovend.config import load_section
 from autovend.export.catalog import DEFAULT_MARGINS, OTHER_MARGIN
 from autovend.export.climate import CLIMATES
-from autovend.export.network import MIN_DAYS
+from autovend.export.network import MAX_CAPACITY, MIN_DAYS
 from autovend.world.model import Economics
 
 
@@ -25,7 +25,7 @@ class ExportParams(BaseModel):
     country: str | None = None  # public holidays and makeup workdays; None: the source's
     timezone: str | None = None  # None: the source's
     calendar_language: str | None = None  # language of holiday names; None: the calendar library's default
-    capacity: int | None = Field(None, ge=1)  # units per device; None: the network file's, else the source's
+    capacity: int | None = Field(None, ge=1, le=MAX_CAPACITY)  # units per device; None: the network file's, else source
     min_days: int = Field(MIN_DAYS, ge=0)  # days of records a preferred source machine has
     forecast_days: int = Field(7, ge=0)  # the agent sees this many days ahead
     calendar_lookahead_days: int = Field(400, ge=0)  # get_calendar looks this far past any day

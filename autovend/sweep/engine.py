@@ -36,6 +36,7 @@ from typing import Any
 
 from autovend.errors import AutoVendError, BundleError, ConfigError
 from autovend.sweep.agents import check_agent
+from autovend.sweep.folder import check_sweep_folder, mark_sweep_folder
 from autovend.sweep.leaderboard import write_leaderboard
 from autovend.sweep.leaderboard_html import write_leaderboard_html
 from autovend.sweep.progress import SweepStatus, Tracker
@@ -382,14 +383,21 @@ def run_sweep(
     on_plan: Callable[[SweepPlan], None] | None = None,
     on_start: Callable[[str], None] | None = None,
     on_update: Callable[[SweepStatus], None] | None = None,
+    force: bool = False,
+    inputs: tuple[str | Path | None, ...] = (),
 ) -> SweepOutcome:
     """Run what is missing of `spec` into `out_dir`, then write results.csv and the leaderboards (module docstring).
+
+    `out_dir` must be absent, empty or an earlier sweep's folder unless `force`, and never is, holds or lies in
+    one of `inputs` or of the spec's worlds (`autovend.sweep.folder`).
 
     on_plan: called with the plan before anything runs; on_start: with the cluster's description
     once connected; on_update: with the sweep's status about twice a second while it runs.
     """
     out = Path(out_dir)
+    check_sweep_folder(out, force=force, inputs=(*inputs, *(w.path for w in spec.worlds)))
     sweep = make_plan(spec, out)
+    mark_sweep_folder(out)
     if on_plan is not None:
         on_plan(sweep)
     todo = sweep.todo

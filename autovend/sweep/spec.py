@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
 
+from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
 LLM_PREFIX = "openai:"
@@ -229,12 +229,4 @@ def parse_spec(data: Any, where: str = "the sweep spec") -> SweepSpec:
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and check the sweep spec YAML at `path`."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read the sweep spec {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
-    return parse_spec(data, str(path))
+    return parse_spec(read_yaml_value(path, "the sweep spec"), str(path))

@@ -28,6 +28,7 @@ import io
 import math
 import os
 import pickle
+import signal
 import sqlite3
 import struct
 import sys
@@ -179,7 +180,12 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def main() -> None:
-    """Serve requests from stdin until it closes (or the parent process ends)."""
+    """Serve requests from stdin until it closes (or the parent process ends).
+
+    Ctrl-C is ignored: it reaches every process of the terminal's group, and it is the parent's to handle
+    (it then closes stdin, or ends, and this process ends with it), not a traceback of this one.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     conn: sqlite3.Connection | None = None

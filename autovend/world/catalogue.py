@@ -40,30 +40,60 @@ class WorldEntry:
     verdict: str = "none"  # the shipped validation's verdict (`autovend.export.validation`), "none" if unshipped
 
 
-def _entry(folder: Path) -> WorldEntry:
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+_UNREADABLE = (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError)
+
+
+def _json_object(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The JSON object in `path`, or ({}, why it cannot be read)."""
     try:
-        verify_bundle(folder)
-        state = "verified"
-    except BundleError as exc:
-        state = str(exc).split(";")[0][:80]
-    settings: dict[str, Any] = {}
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        return {}, f"{path.name} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+    except UnicodeDecodeError:
+        return {}, f"{path.name} is not UTF-8 text"
+    except OSError as exc:
+        return {}, f"{path.name} cannot be read ({exc.strerror or type(exc).__name__})"
+    if not isinstance(body, dict):
+        return {}, f"{path.name} holds a JSON {type(body).__name__}, not an object"
+    return body, None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _entry(folder: Path) -> WorldEntry:
+    """A world's row; a bundle that cannot be read is listed all the same, its state saying why."""
+    manifest, problem = _json_object(folder / MANIFEST)
+    if problem is not None:
+        state = f"broken: {problem}; re-export or re-ship it"
+    else:
+        try:
+            verify_bundle(folder)
+            state = "verified"
+        except BundleError as exc:
+            state = str(exc).split(";")[0][:80]
+        except _UNREADABLE as exc:  # a manifest of the wrong shape
+            state = f"broken: {type(exc).__name__} reading the bundle; re-export it"
+    settings, _ = _json_object(folder / "settings.json")
     devices = products = 0
     try:
-        settings = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
         devices = pq.read_metadata(folder / "machines.parquet").num_rows
         products = pq.read_metadata(folder / "catalog.parquet").num_rows
-    except (OSError, ValueError):
+    except _UNREADABLE:
         pass
+    economics = settings.get("economics")
+    params = manifest.get("params")
+    days = settings.get("horizon_days")
     return WorldEntry(
-        name=str(manifest.get("name", folder.name)),
+        name=_text(manifest.get("name")) or folder.name,
         path=folder,
         devices=devices,
         products=products,
-        days=int(settings.get("horizon_days", 0) or 0),
-        currency=str(settings.get("economics", {}).get("currency", "")),
-        source=str(manifest.get("params", {}).get("source_name", "")),
-        world_hash=str(manifest.get("world_hash", "")),
+        days=days if isinstance(days, int) and not isinstance(days, bool) else 0,
+        currency=_text(economics.get("currency")) if isinstance(economics, dict) else "",
+        source=_text(params.get("source_name")) if isinstance(params, dict) else "",
+        world_hash=_text(manifest.get("world_hash")),
         state=state,
         verdict=shipped_verdict(manifest),
     )
@@ -76,15 +106,21 @@ def shipped_verdict(manifest: dict[str, Any]) -> str:
     return verdict if isinstance(verdict, str) and verdict else "none"
 
 
+def _bundles(root: Path) -> list[Path]:
+    """The folders directly in `root` that hold a manifest (none if `root` cannot be listed)."""
+    try:
+        return sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST).is_file())
+    except OSError:
+        return []
+
+
 def find_worlds(folders: list[Path] | None = None) -> list[WorldEntry]:
     """Bundles (folders with a manifest.json) directly inside `folders`; default ./worlds and the shipped ones."""
     roots = folders if folders is not None else [LOCAL, SHIPPED]
     seen: set[Path] = set()
     out: list[WorldEntry] = []
     for root in roots:
-        if not root.is_dir():
-            continue
-        for folder in sorted(p for p in root.iterdir() if (p / MANIFEST).is_file()):
+        for folder in _bundles(root):
             if folder.resolve() in seen:
                 continue
             seen.add(folder.resolve())
@@ -96,8 +132,7 @@ def world_names(roots: list[Path] | None = None) -> list[str]:
     """Names of the bundle folders in ./worlds and the shipped ones (without verifying them)."""
     names: set[str] = set()
     for root in roots if roots is not None else [LOCAL, SHIPPED]:
-        if root.is_dir():
-            names.update(p.name for p in root.iterdir() if (p / MANIFEST).is_file())
+        names.update(p.name for p in _bundles(root))
     return sorted(names)
 
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
 
@@ -111,10 +111,7 @@ def load_baseline_config(path: str | Path | None, section: str = "baseline") -> 
     if path is None:
         return BaselineConfig()
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read baseline config {path}: {exc}") from exc
+    raw = read_yaml_value(path, "baseline config") or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a baseline config is a mapping of setting names to values")
     part = raw.get(section, raw)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
 
@@ -63,10 +63,7 @@ def load_llm_config(path: str | Path | None = None, **overrides: Any) -> LLMConf
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read the LLM harness config {path}: {exc}") from exc
+        loaded = read_yaml_value(path, "LLM harness config")
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path} must hold a mapping of LLMConfig keys, got {type(loaded).__name__}")
         data.update(loaded or {})

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
 DEFAULT_PRICES = Path(__file__).resolve().parents[3] / "params" / "prices.yaml"
@@ -110,10 +109,5 @@ def parse_price_table(data: Any, where: str = "price table") -> PriceTable:
 def load_price_table(path: str | Path | None = None) -> PriceTable:
     """Read a price table (default: the repository's `params/prices.yaml`)."""
     path = Path(path) if path is not None else DEFAULT_PRICES
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"cannot read the price table {path}: {exc}; pass another file (format: see params/prices.yaml)"
-        ) from exc
+    data = read_yaml_value(path, "the price table")
     return parse_price_table(data, where=str(path))

@@ -10,46 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
-from autovend.data.adapters.mapping import FileFormat, load_mapping
+from autovend.data.adapters.mapping import load_mapping
+from autovend.data.adapters.reader import read_export
 from autovend.data.adapters.result import AdaptResult
 from autovend.data.adapters.table import adapt_table
 from autovend.data.contract import META_FILE
-from autovend.errors import AdaptError
 from autovend.io import OutputKind, check_output_dir, output_dir
-
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-def read_export(path: str | Path, file_format: FileFormat | None = None) -> pd.DataFrame:
-    """Read a one-table CSV export with every cell as text ('' for blank); AdaptError naming the file and fix."""
-    path = Path(path)
-    fmt = file_format or FileFormat()
-    if not path.is_file():
-        raise AdaptError(f"input CSV not found: {path}; give the path of the export file")
-    encoding = "utf-8-sig" if fmt.encoding.lower().replace("_", "-") in ("utf-8", "utf8") else fmt.encoding
-    with path.open("rb") as fh:
-        head = fh.read(2)
-    if encoding == "utf-8-sig" and head in _UTF16_BOMS:
-        raise AdaptError(f"{path} is UTF-16 text, not UTF-8. Fix: set file.encoding: utf-16 in the mapping")
-    try:
-        return pd.read_csv(path, encoding=encoding, sep=fmt.delimiter, dtype=str, keep_default_na=False)
-    except LookupError as exc:
-        raise AdaptError(
-            f"unknown file.encoding {fmt.encoding!r} in the mapping; use e.g. utf-8, cp1252, latin-1"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise AdaptError(
-            f"cannot read {path} as {fmt.encoding} text ({exc.reason} at byte {exc.start}). Fix: set file.encoding in "
-            "the mapping to the export's encoding (e.g. cp1252, latin-1, utf-16)"
-        ) from exc
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise AdaptError(
-            f"cannot read {path} as a CSV with a header row and {fmt.delimiter!r} between cells: {exc}. Fix: check "
-            "file.delimiter in the mapping"
-        ) from exc
 
 
 def source_files(result: AdaptResult) -> dict[str, str]:

@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from autovend.config import read_yaml_value
 from autovend.data.contract import ORDERS, SITE_TYPE_PATTERN, STATUSES, SourceMeta
 from autovend.errors import ConfigError
 
@@ -209,6 +209,14 @@ class FileFormat(_Model):
 
     encoding: str = "utf-8"
     delimiter: str = Field(default=",", min_length=1, max_length=1)
+    max_text_mb: int = Field(default=1024, ge=1, le=1_000_000)  # text read at most, after decompression
+
+    @field_validator("delimiter")
+    @classmethod
+    def _plain_delimiter(cls, value: str) -> str:
+        if value in ('"', "\r", "\n") or value.isalnum():
+            raise ValueError(f"delimiter {value!r} cannot separate cells; use ',', ';', a tab or '|'")
+        return value
 
 
 class Money(_Model):
@@ -372,10 +380,6 @@ def parse_mapping(raw: object, origin: str) -> TableMapping:
 def load_mapping(path: str | Path) -> TableMapping:
     """Read and validate the mapping file at `path`; ConfigError naming the file, the key and the fix."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"mapping file not found: {path}; write one as {DOC} shows") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read mapping file {path} as UTF-8 YAML: {exc}") from exc
-    return parse_mapping(raw, str(path))
+    if not path.exists():
+        raise ConfigError(f"mapping file not found: {path}; write one as {DOC} shows")
+    return parse_mapping(read_yaml_value(path, "mapping file"), str(path))

@@ -89,11 +89,15 @@ class ParsedTimes:
 
 
 def parse_times(text: pd.Series, formats: tuple[str, ...]) -> ParsedTimes:
-    """Read each cell with every format; the first that fits wins unless another fits with another time."""
-    values = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
+    """Read each cell with every format; the first that fits wins unless another fits with another time.
+
+    Cells are parsed at microsecond resolution (any year strptime reads fits), checked against `YEARS`, and
+    only then converted to nanoseconds, so a placeholder such as 9999-12-31 is a bad cell, not an overflow.
+    """
+    values = pd.Series(pd.NaT, index=text.index, dtype="datetime64[us]")
     ambiguous = np.zeros(len(text), dtype=bool)
     for fmt in formats:
-        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce").astype("datetime64[us]")
         fits = parsed.notna().to_numpy()
         taken = values.notna().to_numpy()
         ambiguous |= taken & fits & (parsed != values).to_numpy()
@@ -102,7 +106,8 @@ def parse_times(text: pd.Series, formats: tuple[str, ...]) -> ParsedTimes:
     year = values.dt.year.to_numpy(dtype="float64", na_value=np.nan)
     out_of_years = ~unreadable & ~((year >= YEARS[0]) & (year <= YEARS[1]))
     bad = unreadable | ambiguous | out_of_years
-    return ParsedTimes(values.where(~bad), unreadable, ambiguous & ~unreadable, out_of_years & ~ambiguous)
+    kept = values.where(~bad).astype("datetime64[ns]")
+    return ParsedTimes(kept, unreadable, ambiguous & ~unreadable, out_of_years & ~ambiguous)
 
 
 def format_minor_units(units: pd.Series, decimals: int) -> pd.Series:

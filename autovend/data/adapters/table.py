@@ -1,11 +1,13 @@
 """The generic adapter: a one-table export (one row per order line) to a source, as a TableMapping says.
 
 Life cycle of `adapt_table` (pure, no I/O): check that the columns the mapping names exist -> trim every
-cell -> read the order-line fields row by row, leaving out each row that cannot be read or is dropped on
-purpose, for one reason (`autovend.data.adapters.rows`) -> with `bad_rows: refuse`, stop at any unreadable
-row with an AdaptError naming the file, rows, column and fix -> describe each machine and product from its
-written rows (`autovend.data.adapters.entities`); a value no map covers stops it too -> the tables.
-The files are read and written by `autovend.data.adapters.files`.
+cell -> leave out the rows whose number of cells is not the header's (bad rows, see `reader`) -> read the
+order-line fields row by row, leaving out each row that cannot be read or is dropped on purpose, for one
+reason (`autovend.data.adapters.rows`) -> with `bad_rows: refuse`, stop at any unreadable row with an
+AdaptError naming the file, rows, column and fix -> stop if no row is left to write -> describe each machine
+and product from its written rows (`autovend.data.adapters.entities`); a value no map covers stops it too
+-> the tables. The files are read (`autovend.data.adapters.reader`) and written by
+`autovend.data.adapters.files`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from autovend.data.adapters.entities import Written, machines_table, product_ids
 from autovend.data.adapters.entities import field_report as _field_report
 from autovend.data.adapters.mapping import DOC, REFUSE, TableMapping
 from autovend.data.adapters.parse import format_minor_units
+from autovend.data.adapters.reader import RAGGED_ATTR
 from autovend.data.adapters.result import AdaptResult, DropGroup, FieldReport
 from autovend.data.adapters.rows import Drops, Lines, read_lines
 from autovend.data.check import EXAMPLES_SHOWN, ROWS_SHOWN, Violation
@@ -38,6 +41,34 @@ def _cells(raw: pd.DataFrame, mapping: TableMapping, file: str) -> pd.DataFrame:
         )
     return pd.DataFrame(
         {c: raw[c].astype("string").fillna("").str.strip().astype(object) for c in named}, index=range(len(raw))
+    )
+
+
+def _ragged(raw: pd.DataFrame, drops: Drops) -> None:
+    """Leave out (as bad rows) the rows whose number of cells differs from the header's (`RAGGED_ATTR`)."""
+    ragged: dict[int, int] = raw.attrs.get(RAGGED_ATTR, {})
+    width = len(raw.columns)
+    for n in sorted(set(ragged.values())):
+        mask = np.zeros(len(raw), dtype=bool)
+        mask[[i for i, count in ragged.items() if count == n]] = True
+        if n > width:
+            fix = "quote each cell that holds the delimiter, or remove the extra cells"
+        else:
+            fix = "give the row a cell for every column of the header (an empty cell still needs its delimiter)"
+        drops.add(mask, f"the row has {n} cells, the header {width}", column=None, fix=fix)
+
+
+def _nothing_written(file: str, groups: tuple[DropGroup, ...]) -> AdaptError:
+    """The error of an export that gives no order line: no data row at all, or every row left out on purpose."""
+    if not groups:
+        return AdaptError(
+            f"{file} has a header but no data rows: there is no order line to write. Fix: export the order lines "
+            "with the header (a source needs at least one)"
+        )
+    reasons = "; ".join(f"{g.reason} ({g.n_rows:,} rows)" for g in groups[:MAX_PROBLEMS_SHOWN])
+    return AdaptError(
+        f"{file}: every row is left out ({reasons}), so there is no order line to write. Fix: check drop_rows and "
+        f"the values mapped to drop in the mapping, or bad_rows: drop, against the export (see {DOC})"
     )
 
 
@@ -98,12 +129,15 @@ def adapt_table(raw: pd.DataFrame, mapping: TableMapping, file: str = "the expor
     """
     cells = _cells(raw, mapping, file)
     drops = Drops(len(cells))
+    _ragged(raw, drops)
     lines = read_lines(cells, mapping, drops)
     groups = drops.result()
     bad = [g for g in groups if g.bad]
     if bad and mapping.bad_rows == REFUSE:
         raise _refusal(file, bad, cells)
     kept = drops.kept
+    if not kept.any():
+        raise _nothing_written(file, groups)
     written = Written(
         file, cells[kept].reset_index(drop=True), lines.take(kept), np.flatnonzero(kept).astype(np.int64) + 1
     )

@@ -326,7 +326,9 @@ def test_read_export_with_another_encoding_and_refuse_utf16(tmp_path: Path) -> N
     (tmp_path / "latin.csv").write_bytes(text.encode("cp1252"))
     mapping = _mapping(file={"encoding": "cp1252", "delimiter": ";"})
     assert read_export(tmp_path / "latin.csv", mapping.file).to_dict("records") == [{"Ticket": "T1", "Café": "crème"}]
-    with pytest.raises(AdaptError, match=r"cannot read .*latin\.csv as utf-8 text .*Fix: set file\.encoding"):
+    with pytest.raises(
+        AdaptError, match=r"latin\.csv, line 1: the byte 0xe9 cannot be read as utf-8 text\. Fix: set file\.encoding"
+    ):
         read_export(tmp_path / "latin.csv")
     (tmp_path / "wide.csv").write_bytes(text.encode("utf-16"))
     with pytest.raises(AdaptError, match="is UTF-16 text, not UTF-8. Fix: set file.encoding: utf-16"):
@@ -359,4 +361,6 @@ def test_output_folder_safety(tmp_path: Path) -> None:
 def test_source_yaml_round_trips_the_mapping_source() -> None:
     mapping = load_mapping(EXAMPLE_MAP)
     result = adapt_table(read_export(EXAMPLE_CSV, mapping.file), mapping)
-    assert yaml.safe_load(source_files(result)["source.yaml"]) == mapping.source.model_dump(exclude_none=True, exclude_defaults=True)
+    assert yaml.safe_load(source_files(result)["source.yaml"]) == mapping.source.model_dump(
+        exclude_none=True, exclude_defaults=True
+    )

@@ -1,0 +1,55 @@
+"""`autovend world list` with broken bundles beside good ones: every world is listed, the broken ones say why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autovend.cli import app
+from autovend.world.bundle import make_manifest, world_files, write_bundle
+from autovend.world.catalogue import find_worlds, world_names
+from autovend.world.model import Economics
+from autovend.world.toy import toy_world
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("worlds")
+    world = toy_world(2, 8, seed=0, economics=Economics(horizon_days=10))
+    files = world_files(world)
+    files["README.md"] = b"# toy\n"
+    for name in ("good", "badjson", "alist", "shape", "binary"):
+        write_bundle(root / name, files, make_manifest(world, files, name, "toy", {}))
+    (root / "badjson" / "manifest.json").write_text('{"name": "x",', encoding="utf-8")
+    (root / "alist" / "manifest.json").write_text("[1, 2]", encoding="utf-8")
+    manifest = json.loads((root / "shape" / "manifest.json").read_text(encoding="utf-8"))
+    manifest.update(name=5, params=[1], world_hash=None)
+    (root / "shape" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    settings = json.loads((root / "shape" / "settings.json").read_text(encoding="utf-8"))
+    settings.update(economics="x", horizon_days="abc")
+    (root / "shape" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    (root / "binary" / "manifest.json").write_bytes(b"\xff\xfe\x00")
+    (root / "not-a-world").mkdir()
+    return root
+
+
+def test_every_world_is_listed_and_the_broken_ones_say_why(worlds: Path) -> None:
+    found = {w.path.name: w for w in find_worlds([worlds])}
+    assert sorted(found) == ["alist", "badjson", "binary", "good", "shape"]
+    assert found["good"].state == "verified"
+    assert found["badjson"].state.startswith("broken: manifest.json is not valid JSON (line 1, column 14")
+    assert found["alist"].state == "broken: manifest.json holds a JSON list, not an object; re-export or re-ship it"
+    assert found["binary"].state.startswith("broken: manifest.json is not UTF-8 text")
+    assert (found["shape"].name, found["shape"].days, found["shape"].currency) == ("shape", 0, "")
+    assert found["shape"].state != "verified"
+    assert world_names([worlds]) == ["alist", "badjson", "binary", "good", "shape"]
+
+
+def test_the_command_lists_them_all(worlds: Path) -> None:
+    result = CliRunner().invoke(app, ["world", "list", str(worlds)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    assert "5 worlds" in result.output and "verified" in result.output
+    assert "broken: manifest.json is not valid JSON" in result.output
