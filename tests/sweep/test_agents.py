@@ -51,8 +51,16 @@ def test_check_agent_refuses_what_cannot_make_an_agent(entry, message):
 
 
 def test_check_agent_needs_no_api_key(monkeypatch):
+    """Without OPENAI_API_KEY an LLM entry still checks (the key belongs to the workers) and no client is made."""
+    import autovend.agents.llm.client as client
+
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    check_agent(AgentEntry(agent="openai:gpt-4.1-mini"))  # the key belongs to the workers
+    made = []
+    monkeypatch.setattr(client, "OpenAIClient", lambda *a, **k: made.append(a) or None, raising=False)
+    assert check_agent(AgentEntry(agent="openai:gpt-4.1-mini")) is None
+    assert made == [] and "OPENAI_API_KEY" not in __import__("os").environ
+    with pytest.raises(ConfigError):  # while a bad spec of the same kind is refused by the same check
+        check_agent(AgentEntry(agent="openai:"))
 
 
 def test_a_plugin_file_is_loaded_as_autovend_run_loads_it(tmp_path, monkeypatch):
