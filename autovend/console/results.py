@@ -3,16 +3,17 @@
 A result is the JSON object an agent reads; `result_html` lays it out:
 
 - a refused call (`{"error": ...}`): the message, in red;
-- a batch of the six mutation tools (place_order, restock, ...): a status line ("2 accepted, 1 rejected"),
-  the rejected items first, one red row each with its code and reason, then the accepted items, then the
-  rest of the result (total cost, cash, visits);
+- a batch of the six mutation tools (place_order, restock, ...): the rejected items first, one red row each
+  with its code and reason, then the accepted items, then the rest of the result (total cost, cash, visits);
 - any other object: its plain values as a two-column table, each table (`{"columns", "rows"}`) and each list
   of objects as a table under its name, each nested object under its name (the next day's report in
   end_day's result folded away: the page shows it anyway).
 
-Tables are cut at `MAX_ROWS` rows with a note of how many are left out, and the JSON as the agent reads it
-is one click away under every result. `status` says whether a call did all it was asked: a call whose batch
-rejected an item is not "ok", even though the tool accepted the call.
+Tables are cut at `MAX_ROWS` rows (`LIST_ROWS` in a list of calls, but for rejected items) with a note of how
+many are left out. The JSON as the agent reads it is one click away under the last call's result (cut at
+`JSON_CHARS`), not in lists of calls (it would make a day's page three times as heavy; the JSON APIs give
+results whole). `status` says whether a call did all it was asked ("1 of 3 items rejected"): a call whose
+batch rejected an item is not "ok", even though the tool accepted the call.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from typing import Any
 
 from autovend.console.html import esc, header, pretty
 
-MAX_ROWS = 100  # rows of one table shown in the page (the JSON below it has them all)
+MAX_ROWS = 100  # rows of one table shown in the page (rejected items: always up to this many)
+LIST_ROWS = 20  # ... in a list of calls (a day's calls), but for rejected items
+JSON_CHARS = 20_000  # the JSON under a result is cut here (the last call's result; none in lists of calls)
 FOLDED = {"observation": "the next day's report (the page shows it)"}  # nested objects shown folded
 SHORT = 24  # text cells up to this long without a space stay on one line (ids, dates, codes)
 BATCH_KEYS = ("action", "accepted", "rejected", "n_accepted", "n_rejected")
@@ -61,14 +64,16 @@ def cell(value: Any) -> str:
     return f"<td>{esc(text).replace('/', '/<wbr>')}</td>"
 
 
-def grid(columns: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "", row_cls: str = "") -> str:
-    """A table of `rows` under `columns` (cut at MAX_ROWS rows, with a note), in a horizontally scrollable box."""
+def grid(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "", row_cls: str = "", max_rows: int = MAX_ROWS
+) -> str:
+    """A table of `rows` under `columns` (cut at `max_rows` rows, with a note), in a horizontally scrollable box."""
     head = "".join(f"<th>{header(c)}</th>" for c in columns)
     tr = f'<tr class="{esc(row_cls)}">' if row_cls else "<tr>"
-    body = "".join(tr + "".join(cell(v) for v in row) + "</tr>" for row in rows[:MAX_ROWS])
+    body = "".join(tr + "".join(cell(v) for v in row) + "</tr>" for row in rows[:max_rows])
     klass = f' class="{esc(cls)}"' if cls else ""
-    more = len(rows) - MAX_ROWS
-    note = f'<p class="facts">… and {more:,} more rows (all of them in the JSON below)</p>' if more > 0 else ""
+    more = len(rows) - max_rows
+    note = f'<p class="facts">… and {more:,} more rows, not shown</p>' if more > 0 else ""
     empty = '<p class="facts">no rows</p>' if not rows else ""
     table = f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f'<div class="wide">{table}</div>{note}{empty}'
@@ -82,10 +87,10 @@ def _is_records(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
 
 
-def records(items: Sequence[Mapping[str, Any]], cls: str = "", row_cls: str = "") -> str:
+def records(items: Sequence[Mapping[str, Any]], max_rows: int = MAX_ROWS) -> str:
     """A list of objects as a table of their keys (in order of first appearance)."""
     columns = list(dict.fromkeys(k for item in items for k in item))
-    return grid(columns, [[item.get(c) for c in columns] for item in items], cls, row_cls)
+    return grid(columns, [[item.get(c) for c in columns] for item in items], max_rows=max_rows)
 
 
 def fields(obj: Mapping[str, Any]) -> str:
@@ -97,11 +102,11 @@ def fields(obj: Mapping[str, Any]) -> str:
     return f'<table class="fields"><tbody>{rows}</tbody></table>'
 
 
-def object_html(obj: Mapping[str, Any], depth: int = 0) -> str:
+def object_html(obj: Mapping[str, Any], max_rows: int = MAX_ROWS) -> str:
     """Any result object: plain values, its nested parts under their names, then its own rows (a table result)."""
     own = ""
     if _is_table(obj):
-        own = grid(obj["columns"], obj["rows"])
+        own = grid(obj["columns"], obj["rows"], max_rows=max_rows)
         obj = {k: v for k, v in obj.items() if k not in ("columns", "rows")}
     parts = [fields(obj)]
     for key, value in obj.items():
@@ -109,14 +114,14 @@ def object_html(obj: Mapping[str, Any], depth: int = 0) -> str:
         if key in FOLDED and isinstance(value, Mapping):
             parts.append(
                 f'<details class="folded"><summary>{esc(key)}: {esc(FOLDED[key])}</summary>'
-                f"{object_html(value, depth + 1)}</details>"
+                f"{object_html(value, max_rows)}</details>"
             )
         elif _is_table(value):
-            parts.append(title + object_html(value, depth + 1))
+            parts.append(title + object_html(value, max_rows))
         elif _is_records(value):
-            parts.append(title + records(value))
+            parts.append(title + records(value, max_rows))
         elif isinstance(value, Mapping):
-            parts.append(f'<div class="nested">{title}{object_html(value, depth + 1)}</div>')
+            parts.append(f'<div class="nested">{title}{object_html(value, max_rows)}</div>')
     return "".join(parts) + own
 
 
@@ -140,8 +145,8 @@ def is_batch(result: Any) -> bool:
     return isinstance(result, Mapping) and all(k in result for k in BATCH_KEYS)
 
 
-def batch_html(result: Mapping[str, Any]) -> str:
-    """A batch result: the rejected items in red with their reasons, the accepted ones, then the rest."""
+def batch_html(result: Mapping[str, Any], max_rows: int = MAX_ROWS) -> str:
+    """A batch result: the rejected items in red with their reasons (up to MAX_ROWS), the accepted ones, the rest."""
     parts = []
     rejected = result.get("rejected") or []
     accepted = result.get("accepted") or []
@@ -153,9 +158,9 @@ def batch_html(result: Mapping[str, Any]) -> str:
     if accepted:
         columns, rows = _item_rows(accepted, [])
         parts.append(f'<h4 class="key ok">accepted ({len(accepted)})</h4>')
-        parts.append(grid(columns, rows, cls="accepted"))
+        parts.append(grid(columns, rows, cls="accepted", max_rows=max_rows))
     rest = {k: v for k, v in result.items() if k not in BATCH_KEYS}
-    parts.append(object_html(rest))
+    parts.append(object_html(rest, max_rows))
     return "".join(parts)
 
 
@@ -178,24 +183,36 @@ def status_html(ok: bool, result: Any) -> str:
     return f'<span class="{css}">{esc(text)}</span>'
 
 
-def result_html(ok: bool, result: Any, error: str | None = None, max_json_chars: int = 20_000) -> str:
-    """A call's result as tables (see the module docstring), with the JSON the agent read folded below."""
+def result_html(
+    ok: bool, result: Any, error: str | None = None, max_json_chars: int = JSON_CHARS, max_rows: int = MAX_ROWS
+) -> str:
+    """A call's result as tables (see the module docstring), with at most `max_json_chars` of its JSON folded below."""
     if not ok:
         return f'<p class="error refusal">{esc(error or "refused")}</p>'
     if is_batch(result):
-        body = batch_html(result)
+        body = batch_html(result, max_rows)
     elif isinstance(result, Mapping):
-        body = object_html(result)
+        body = object_html(result, max_rows)
     else:
         body = f"<pre>{esc(pretty(result, max_json_chars))}</pre>"
-    raw = f'<details class="json"><summary>JSON</summary><pre>{esc(pretty(result, max_json_chars))}</pre></details>'
+    raw = ""
+    if max_json_chars:
+        raw = f'<details class="json"><summary>JSON</summary><pre>{esc(pretty(result, max_json_chars))}</pre></details>'
     return f'<div class="result-body">{body}{raw}</div>'
 
 
 def call_html(
-    seq: object, tool: str, arguments: Any, ok: bool, result: Any, error: str | None, *, opened: bool = False
+    seq: object,
+    tool: str,
+    arguments: Any,
+    ok: bool,
+    result: Any,
+    error: str | None,
+    *,
+    opened: bool = False,
+    max_rows: int = LIST_ROWS,
 ) -> str:
-    """One call, folded: "#seq tool arguments — status"; unfolded, its result as tables."""
+    """One call, folded: "#seq tool arguments — status"; unfolded, its result as tables (without the JSON)."""
     args = json.dumps(arguments, ensure_ascii=False, default=str)
     if len(args) > 200:
         args = args[:200] + "…"
@@ -203,5 +220,6 @@ def call_html(
     return (
         f'<details class="call" data-status="{esc(css)}"{" open" if opened else ""}><summary>#{esc(seq)} '
         f"<b>{esc(tool)}</b> <code>{esc(args)}</code> — "
-        f'<span class="{css}">{esc(text)}</span></summary>{result_html(ok, result, error)}</details>'
+        f'<span class="{css}">{esc(text)}</span></summary>'
+        f"{result_html(ok, result, error, 0, max_rows)}</details>"
     )

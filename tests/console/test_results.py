@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from autovend.console.results import MAX_ROWS, call_html, number, result_html, status
+from autovend.console.results import LIST_ROWS, MAX_ROWS, call_html, number, result_html, status
 
 ORDER = {
     "action": "place_order",
@@ -104,7 +104,7 @@ def test_long_tables_are_cut_and_say_so():
     rows = [[i, f"p{i}"] for i in range(MAX_ROWS + 7)]
     html = result_html(True, {"columns": ["a", "b"], "rows": rows})
     assert html.split('<details class="json">')[0].count("<tr><td") == MAX_ROWS
-    assert "… and 7 more rows (all of them in the JSON below)" in html
+    assert "… and 7 more rows, not shown" in html
 
 
 def test_a_refused_call_shows_its_error_and_nothing_else():
@@ -134,3 +134,20 @@ def test_the_end_of_day_report_is_folded():
     html = result_html(True, {"settled": {"day": 1, "net": -12.0}, "observation": {"balance": {"cash": 1.0}}})
     assert '<details class="folded"><summary>observation: the next day' in html
     assert html.index('<h4 class="key">settled</h4>') < html.index("observation:")
+
+
+def test_in_a_list_of_calls_accepted_rows_are_cut_but_never_rejected_ones():
+    accepted = [{**ORDER["accepted"][0], "index": i, "order_id": i + 1} for i in range(LIST_ROWS + 5)]
+    rejected = [{**ORDER["rejected"][0], "index": LIST_ROWS + 5 + i} for i in range(LIST_ROWS + 5)]
+    big = {
+        **ORDER,
+        "accepted": accepted,
+        "rejected": rejected,
+        "n_accepted": len(accepted),
+        "n_rejected": len(rejected),
+    }
+    listed = call_html(1, "place_order", {}, True, big, None)
+    assert len(rows_of(listed, "rejected")) == LIST_ROWS + 5 and len(rows_of(listed, "accepted")) == LIST_ROWS
+    assert "… and 5 more rows, not shown" in listed and '<details class="json">' not in listed
+    alone = result_html(True, big)  # the last call's result: every row up to MAX_ROWS, and the JSON
+    assert len(rows_of(alone, "accepted")) == LIST_ROWS + 5 and '<details class="json">' in alone
