@@ -31,6 +31,7 @@ def net_assets_shown(page: str) -> list[str]:
     return re.findall(r'data-kpi="net_assets"><span class="label">net assets</span><span class="value">([^<]+)<', page)
 
 
+@pytest.mark.slow
 def test_the_page_opens_every_run_on_its_last_day(served):
     url, daily = served
     page = urllib.request.urlopen(url).read().decode()
@@ -75,6 +76,7 @@ def test_days_and_runs_outside_are_404(served):
         assert err.value.code == 404 and message in err.value.read().decode()
 
 
+@pytest.mark.slow
 def test_the_slider_moves_every_panel_in_chromium(served, tmp_path):
     url, daily = served
     with browser_page(url + "?day=1", tmp_path / "profile") as visit:
@@ -102,6 +104,7 @@ def test_the_slider_moves_every_panel_in_chromium(served, tmp_path):
         assert visit.errors == [] and visit.blocked == []
 
 
+@pytest.mark.slow
 def test_a_day_link_opens_on_that_day_with_names_on_the_shelves_and_a_readable_axis(served, baseline_runs, tmp_path):
     url, daily = served
     run = RunData.load(baseline_runs[0])

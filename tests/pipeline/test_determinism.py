@@ -29,6 +29,8 @@ from autovend.export.network import PAPER_NETWORK
 from autovend.export.ship import unshipped_readme
 from autovend.world.bundle import MANIFEST, README
 
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
+
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ROOT / "params" / "benchmark.yaml"
 DEFAULT_PARAMS = ROOT / "params" / "synthetic-cn.yaml"

@@ -28,6 +28,8 @@ from autovend.validation.config import ValidationConfig, load_validation_config
 from autovend.validation.summary import ValidationResult
 from autovend.validation.validate import validate
 
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
+
 ROOT = Path(__file__).resolve().parents[2]
 REAL_CSV = ROOT / ".." / "shared" / "data" / "raw_public" / "vending_machine_sales.csv"
 UPPER_BOUND = "sales_rule_upper_bound"

@@ -108,6 +108,7 @@ def test_the_normalised_score_has_a_marked_slot(run, metrics):
 # ---------------------------------------------------------------------------------------------- in the browser
 
 
+@pytest.mark.slow
 def test_the_page_opens_on_its_scorecard(run, metrics, tmp_path):
     """At 1280 x 900 the first screen holds the final net assets, the 14 metrics and the slot of the score."""
     with offline_page(run.run_dir / "report.html", tmp_path / "profile", 1280, 900) as visit:
@@ -136,6 +137,7 @@ def _visible_days(page):
     return page.evaluate("Array.from(document.querySelectorAll('#day-table tbody tr')).filter(r => !r.hidden).length")
 
 
+@pytest.mark.slow
 def test_charts_are_drawn_offline(run, tmp_path):
     with offline_page(run.run_dir / "report.html", tmp_path / "profile") as visit:
         wait_until_painted(visit.page, RUN_CHARTS, SERIES, DATA_PIXELS)
@@ -145,6 +147,7 @@ def test_charts_are_drawn_offline(run, tmp_path):
         assert visit.blocked == [] and visit.errors == []
 
 
+@pytest.mark.slow
 def test_day_filters_in_the_browser(run, tmp_path):
     table, _ = day_table(run, findings(run))
     acted = int((table["accepted"] > 0).sum())
@@ -165,6 +168,7 @@ def test_day_filters_in_the_browser(run, tmp_path):
         assert visit.errors == []
 
 
+@pytest.mark.slow
 def test_a_finding_link_shows_its_day_even_when_filtered_out(hand_run, tmp_path):
     path = tmp_path / "report.html"
     path.write_text(run_html(hand_run, compute_metrics(hand_run)), encoding="utf-8")
