@@ -91,8 +91,8 @@ def test_seed_and_config_path_are_passed_when_declared(plugin, tmp_path):
     assert (made.seed, made.config_path) == (9, cfg)  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match="takes no config_path parameter, so --agent-config"):
         load_agent(f"{HOLD}:HoldAgent", seed=1, config_path=cfg)
-    with pytest.raises(ConfigError, match="there is no agent 'oracle'; give baseline, openai:MODEL"):
-        load_agent("oracle", seed=1)
+    with pytest.raises(ConfigError, match="there is no agent 'no-such-agent'; give baseline, oracle"):
+        load_agent("no-such-agent", seed=1)
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def test_run_a_few_days_of_cn20(tmp_path):
     [
         pytest.param(["--checkpoint", "sometimes"], "--checkpoint must be", id="checkpoint-mode"),
         pytest.param(["--resume", "--force"], "only one of them", id="resume-and-force"),
-        pytest.param(["--agent", "oracle"], "there is no agent 'oracle'", id="unknown-agent"),
+        pytest.param(["--agent", "no-such-agent"], "there is no agent 'no-such-agent'", id="unknown-agent"),
     ],
 )
 def test_run_refuses_bad_options(tmp_path, extra, match):

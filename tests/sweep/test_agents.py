@@ -35,7 +35,7 @@ def test_an_llm_agent_with_its_options(tmp_path):
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        pytest.param(AgentEntry(agent="oracle"), "there is no agent 'oracle'", id="unknown"),
+        pytest.param(AgentEntry(agent="no-such-agent"), "there is no agent 'no-such-agent'", id="unknown"),
         pytest.param(AgentEntry(agent="openai:"), "an LLM agent is given as openai:MODEL", id="no-model"),
         pytest.param(
             AgentEntry(agent="baseline", config="missing.yaml"), "cannot read baseline config missing.yaml", id="cfg"
