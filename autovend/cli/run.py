@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,12 @@ SHOWN: dict[str, tuple[str, str, float]] = {
 
 
 def _cell(value: Any, fmt: str, scale: float) -> str:
+    """A value as shown; "–" (the one missing-value mark of every table) when missing or not finite."""
     try:
-        return fmt.format(float(value) * scale)
+        x = float(value)
     except (TypeError, ValueError):
         return "–"
+    return fmt.format(x * scale) if math.isfinite(x) else "–"
 
 
 @app.command("run")
@@ -39,7 +42,8 @@ def run_cmd(
     agent: str = typer.Option(
         "baseline",
         "--agent",
-        help="Agent: baseline, openai:MODEL for a language model, or a plugin FILE.py:Class or package.module:Class.",
+        help="Agent: baseline, oracle (a privileged reference: reads the hidden demand model), openai:MODEL for a "
+        "language model, or a plugin FILE.py:Class or package.module:Class.",
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
@@ -170,8 +174,18 @@ def compare_cmd(
     force: bool = typer.Option(
         False, "--force", help="Compare runs of different worlds or lengths, or a run given twice, anyway."
     ),
+    references: bool = typer.Option(
+        True,
+        "--references/--no-references",
+        help="Run the privileged oracle in memory for a (world, seed, days) without a known reference, for the "
+        "normalised score (--no-references: only references from oracle runs compared or the world's manifest).",
+    ),
 ) -> None:
-    """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures.
+    """Compare runs: net assets and the main metrics, mean ± std per agent, paired differences, figures.
+
+    Agents run on the same seeds are paired seed by seed (comparison.json's `paired`): mean difference, its
+    95% t interval beside the unpaired one, and the difference the seeds can detect. Each run also gets its
+    normalised score (agent − hold) / (oracle − hold).
 
     Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
     refused (exit 1) unless --force. --out must be new, empty or an earlier comparison (replaced whole),
@@ -184,6 +198,7 @@ def compare_cmd(
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
+    from autovend.evaluation.comparison import agent_ranks, paired_of
     from autovend.io import OutputKind, output_dir
     from autovend.world.bundle import load_world
 
@@ -213,28 +228,67 @@ def compare_cmd(
         console.print(f"note: {escape(note)}", soft_wrap=True)
     _check_compare_out(out, run_dirs)
     with console.status(f"comparing {len(runs)} runs..."), output_dir(out, OutputKind.COMPARISON, force=True) as tmp:
-        table, summary = write_comparison(runs, tmp, force=force)
+        table, summary = write_comparison(runs, tmp, force=force, compute_references=references)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")
     records = table.to_dict("records")
     for row in records:
-        t.add_column(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d", justify="right")
+        t.add_column(escape(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d"), justify="right")
     if force:  # show which world each run was made on
         t.add_row("World hash", *(short_hash(str(row["world_hash"] or "")) for row in records))
     for k, (label, fmt, scale) in SHOWN.items():
         t.add_row(label, *(_cell(row.get(k), fmt, scale) for row in records))
+        if k == "net_assets":
+            t.add_row("Normalised score", *(_cell(row.get("normalised_score"), "{:.3f}", 1.0) for row in records))
     console.print(t)
     s = Table(title="By agent (mean over runs)")
     s.add_column("metric")
     for agent, row in summary.iterrows():
-        s.add_column(f"{agent}\n{int(row['runs'])} runs", justify="right")
+        s.add_column(escape(f"{agent}\n{int(row['runs'])} runs"), justify="right")
     rows = list(summary.iterrows())
-    std_cells = [f"{r['net_assets_std']:,.2f}" if r["net_assets_std"] == r["net_assets_std"] else "–" for _, r in rows]
+    std_cells = [_cell(r["net_assets_std"], "{:,.2f}", 1.0) for _, r in rows]
+    paired = paired_of(table) if check.comparable else []
+    if paired:
+        rank = agent_ranks(table, paired)
+        s.add_row("Rank (ties: paired 95% interval)", *(rank.get(str(agent), "–") for agent, _ in rows))
     for k, (label, fmt, scale) in SHOWN.items():
         s.add_row(label, *(_cell(r.get(k), fmt, scale) for _, r in rows))
         if k == "net_assets":
             s.add_row("  std", *std_cells)
             s.add_row("  CV %", *(_cell(r["net_assets_cv"], "{:.2f}", 100.0) for _, r in rows))
+            s.add_row("Normalised score", *(_cell(r.get("normalised_score"), "{:.3f}", 1.0) for _, r in rows))
     console.print(s)
-    console.print(f"wrote {out / 'comparison.md'}, comparison.csv, figures and {out / 'report.html'}")
+    net = [p for p in paired if p.metric == "net_assets"]
+    if net:
+        p_table = Table(title="Paired differences of net assets (CNY, same seeds; every metric in comparison.md)")
+        for head in ("a − b", "seeds", "mean difference", "paired 95% (t)", "unpaired 95% (Welch)", "min. detectable"):
+            p_table.add_column(head, justify="left" if head == "a − b" else "right")
+        for p in net:
+            p_table.add_row(*(escape(c) for c in _paired_cells(p)))
+        console.print(p_table)
+        console.print("min. detectable: at the seeds used / 5 / 10 seeds (paired t-test, 5% two-sided, 80% power)")
+    console.print(
+        "normalised score: (agent − hold) / (oracle − hold); the oracle is privileged (reads the hidden demand)"
+    )
+    console.print(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}")
+
+
+def _paired_cells(p: Any) -> list[str]:
+    """A paired difference of net assets as terminal cells (CNY)."""
+
+    def money(x: float | None, sign: bool = True) -> str:
+        return "–" if x is None else f"{x:{'+' if sign else ''},.2f}"
+
+    def interval(lo: float | None, hi: float | None) -> str:
+        return "–" if lo is None or hi is None else f"[{money(lo)}, {money(hi)}]"
+
+    mdd = (p.min_detectable_difference, p.min_detectable_difference_5, p.min_detectable_difference_10)
+    return [
+        f"{p.a} − {p.b}",
+        str(p.n_seeds),
+        money(p.mean_difference),
+        interval(p.ci_low, p.ci_high),
+        interval(p.unpaired_low, p.unpaired_high),
+        " / ".join(money(x, sign=False) for x in mdd),
+    ]
