@@ -187,7 +187,8 @@ def compare_cmd(
     95% t interval beside the unpaired one, and the difference the seeds can detect. Each run also gets its
     normalised score (agent − hold) / (oracle − hold).
 
-    Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
+    A run's world is its run.json's world_path, else the installed world (./worlds, the shipped ones) of its
+    hash. Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
     refused (exit 1) unless --force. --out must be new, empty or an earlier comparison (replaced whole),
     and never a run folder.
     """
@@ -201,6 +202,7 @@ def compare_cmd(
     from autovend.evaluation.comparison import agent_ranks, paired_of
     from autovend.io import OutputKind, output_dir
     from autovend.world.bundle import load_world
+    from autovend.world.catalogue import installed_world
 
     console = Console(highlight=False)
     worlds: dict[str, Any] = {}
@@ -211,11 +213,13 @@ def compare_cmd(
         except (OSError, json.JSONDecodeError) as exc:
             raise RunFolderError(f"{d} has no readable run.json; give folders written by `autovend run`") from exc
         path = meta.get("world_path")
+        if not (path and (Path(path) / "manifest.json").exists()):  # moved: an installed world of its hash
+            path = installed_world(str(meta.get("world_hash") or ""))
         world = None
-        if path and (Path(path) / "manifest.json").exists():
-            if path not in worlds:
-                worlds[path] = load_world(path)
-            world = worlds[path]
+        if path is not None:
+            if str(path) not in worlds:
+                worlds[str(path)] = load_world(path)
+            world = worlds[str(path)]
         runs.append(RunData.load(d, world=world))
     check = check_comparable(runs)
     if not check.comparable and not force:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from autovend.evaluation.rundata import RunData
     from autovend.world.model import World
 
 REFERENCES_KEY = "references"  # the world manifest's entry (`autovend.export.ship`)
@@ -108,9 +109,23 @@ def reference(
     if series is not None and len(series) >= days:
         return Reference(world.world_hash, seed, days, hold, float(series[days - 1]), "runs compared")
     shipped = manifest_references(world_dir).get(seed)
+    if shipped is None:  # the run's world_path may be another machine's: the installed world of the same hash
+        from autovend.world.catalogue import installed_world
+
+        shipped = manifest_references(installed_world(world.world_hash)).get(seed)
     if shipped is not None and len(shipped) >= days:
         return Reference(world.world_hash, seed, days, hold, float(shipped[days - 1]), "world manifest")
     return None
+
+
+def run_reference(run: RunData) -> Reference | None:
+    """The reference of a run from what is known without running the oracle (the world's manifest; None if none).
+
+    What a run's report shows beside its net assets (report.md; report.html's normalised-score slot).
+    """
+    if run.days < 1:
+        return None
+    return reference(run.world, run.seed, run.days, world_dir=run.meta.get("world_path"))
 
 
 def compute_reference(world: World, seed: int, days: int) -> Reference:

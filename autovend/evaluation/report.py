@@ -25,7 +25,7 @@ from autovend.evaluation.comparison import (
     references_for,
 )
 from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE, format_metric
-from autovend.evaluation.headroom import reference
+from autovend.evaluation.headroom import run_reference
 from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
 from autovend.evaluation.paired import PairedDifference, dumps
 from autovend.evaluation.rundata import HTML_REPORT_FILE, METRICS_FILE, REPORT_FILE, RunData
@@ -234,7 +234,7 @@ PRIVILEGED_NOTE = (
 
 def _normalised_cell(run: RunData) -> str:
     """The run's normalised score with its references, from the world's manifest ("–" and why when there is none)."""
-    ref = reference(run.world, run.seed, run.days, world_dir=run.meta.get("world_path")) if run.days else None
+    ref = run_reference(run)
     if ref is None:
         return "– (no oracle reference for this world and seed here; `autovend compare` computes one)"
     score = ref.score(run.final_net_assets)

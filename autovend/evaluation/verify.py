@@ -169,29 +169,10 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> tuple[str,
 # ------------------------------------------------------------------------------------------------ the world
 
 
-def _bundle_hash(folder: Path) -> str | None:
-    try:
-        return str(json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("world_hash") or "")
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def installed_bundles() -> list[Path]:
-    """The bundle folders `autovend run --world NAME` can find: ./worlds, then the shipped worlds."""
-    from autovend.world.catalogue import LOCAL, SHIPPED
-
-    out = []
-    for root in (LOCAL, SHIPPED):
-        try:
-            out += sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
-        except OSError:
-            continue
-    return out
-
-
 def find_world(run_dir: Path, meta: dict[str, Any], world: str | Path | None = None) -> tuple[World, str]:
     """The world of the run (module docstring) and where it was found; `world`: a bundle given by the caller."""
     from autovend.world.bundle import content_hashes, load_world, world_hash
+    from autovend.world.catalogue import bundle_hash, installed_bundles
 
     want = str(meta.get("world_hash") or "")
     recorded = meta.get("world_path")
@@ -200,7 +181,7 @@ def find_world(run_dir: Path, meta: dict[str, Any], world: str | Path | None = N
         candidates += [Path(recorded), run_dir / str(recorded)]
     candidates += installed_bundles()
     for folder in candidates:
-        if want and _bundle_hash(folder) == want:
+        if want and bundle_hash(folder) == want:
             return load_world(folder), str(folder)
     if world is not None:
         raise WorldNotFoundError(f"{world} is not the world of {run_dir}: the run was made on world hash {want}")

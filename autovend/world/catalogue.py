@@ -136,6 +136,27 @@ def world_names(roots: list[Path] | None = None) -> list[str]:
     return sorted(names)
 
 
+def bundle_hash(folder: Path) -> str | None:
+    """The world hash a bundle folder's manifest records (None when there is no readable manifest)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(manifest.get("world_hash") or "") if isinstance(manifest, dict) else None
+
+
+def installed_bundles() -> list[Path]:
+    """The bundle folders a world name can be looked up in: ./worlds, then the shipped worlds."""
+    return [folder for root in (LOCAL, SHIPPED) for folder in _bundles(root)]
+
+
+def installed_world(world_hash: str) -> Path | None:
+    """The installed bundle (`installed_bundles`) whose manifest records `world_hash`, if any (not verified)."""
+    if not world_hash:
+        return None
+    return next((folder for folder in installed_bundles() if bundle_hash(folder) == world_hash), None)
+
+
 def resolve_world(world: str | Path) -> Path:
     """The bundle folder that `--world` names: a path to a folder, or the name of a shipped world.
 

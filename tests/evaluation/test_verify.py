@@ -1,10 +1,11 @@
 """`autovend verify`: runs of every door replay to what their folders record; one changed argument is caught.
 
-Five doors play a 6-day toy world bundle (4 machines, 30 products) with seed 1: `autovend run` (the baseline),
+Seven doors play a 6-day toy world bundle (4 machines, 30 products) with seed 1: `autovend run` (the baseline),
 a plugin (examples/agents/hold.py:HoldAgent), an LLM agent against a scripted OpenAI-compatible server, an MCP
 client over stdio against `autovend serve --out` (the baseline's calls, sent in two sessions, so the run is
-resumed from its day-2 checkpoint) and a sweep's task. Each folder must verify; then one argument of one
-recorded call is changed, and verify must fail naming that day and that call.
+resumed from its day-2 checkpoint), the same calls over MCP's streamable HTTP and through the web console's
+play episode, and a sweep's task. Each folder must verify; then one argument of one recorded call is changed,
+and verify must fail naming that day and that call.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from typer.testing import CliRunner
 
 from autovend.cli import app
+from autovend.console.episode import PlayEpisode
 from autovend.evaluation.verify import (
     WorldNotFoundError,
     first_difference,
@@ -30,11 +32,13 @@ from autovend.evaluation.verify import (
 )
 from autovend.sweep import parse_spec
 from autovend.sweep.tasks import Channel, WorldFacts, execute, plan
+from autovend.tools.mcp_server import build_server
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.bundle import load_world, make_manifest, world_files, write_bundle
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
 from tests.agents.llm.fake_openai import FakeOpenAI
+from tests.mcp_http import served_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = 6
@@ -57,6 +61,16 @@ def bundle(tmp_path_factory) -> Path:
 
 def _calls(run_dir: Path) -> list[dict[str, Any]]:
     return [r for r in read_trajectory(run_dir / "trajectory.jsonl") if r.get("kind") == "call"]
+
+
+async def _http_session(url: str, actions: list[tuple[str, Any]]) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with streamable_http_client(f"{url}?run=http") as (r, w, *_), ClientSession(r, w) as s:
+        await s.initialize()
+        for name, arguments in actions:
+            res = await s.call_tool(name, arguments)
+            assert not res.is_error or name != "end_day", res.content
 
 
 async def _mcp_session(bundle: Path, out: Path, actions: list[tuple[str, Any]], ends: int | None) -> None:
@@ -104,6 +118,17 @@ def doors(bundle, tmp_path_factory) -> dict[str, Path]:
     second = [i for i, (name, _) in enumerate(actions) if name == "end_day"][1] + 1
     anyio.run(_mcp_session, bundle, out["mcp"], actions[second:], None)  # a new server resumes from day 2
     world = load_world(bundle)
+    app_ = build_server(world, seed=1, out=base / "http-runs", transport="http", days=DAYS, world_path=bundle)
+    with served_over_http(app_) as url:
+        anyio.run(_http_session, url, actions)
+    out["http"] = base / "http-runs" / "http"
+    episode = PlayEpisode(world, 1, base / "console", days=DAYS, world_path=bundle).start()
+    try:
+        for name, arguments in actions:
+            assert episode.call(name, arguments).ok or name != "end_day"
+    finally:
+        episode.close()
+    out["console"] = base / "console"
     spec = parse_spec({"worlds": [w], "agents": ["baseline"], "seeds": [1], "days": DAYS})
     (task,) = plan(spec, base / "sweep", {"toy4": WorldFacts(w, world.world_hash, world.horizon_days)})
     assert execute(task, Channel(topic="t", stop="s")).status == "ran"
@@ -113,7 +138,8 @@ def doors(bundle, tmp_path_factory) -> dict[str, Path]:
 
 def test_untouched_runs_of_every_door_verify(doors):
     meta = {door: json.loads((d / "run.json").read_text()) for door, d in doors.items()}
-    assert [meta[d]["agent"] for d in doors] == ["baseline", "hold", "openai:fake", "mcp", "baseline"]
+    assert [meta[d]["agent"] for d in doors] == ["baseline", "hold", "openai:fake", "mcp", "mcp", "human", "baseline"]
+    assert meta["http"]["agent_config"]["transport"] == "http"
     assert meta["mcp"]["resumed_from_day"] == 2 and meta["llm"]["token_usage"]["requests"] >= DAYS
     for door, run_dir in doors.items():
         result = verify_run(run_dir)
@@ -123,7 +149,7 @@ def test_untouched_runs_of_every_door_verify(doors):
     result = _cli("verify", *(str(d) for d in doors.values()))
     assert result.exit_code == 0, result.output
     assert (
-        result.output.count("verified") == 5 and "trajectory results, daily.csv and metrics.json equal" in result.output
+        result.output.count("verified") == 7 and "trajectory results, daily.csv and metrics.json equal" in result.output
     )
 
 
