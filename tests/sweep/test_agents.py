@@ -87,6 +87,6 @@ def test_the_shipped_baselines_sweep_is_a_valid_spec(monkeypatch):
     repo = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(repo)
     spec = load_spec(repo / "params" / "sweeps" / "baselines-cn20.yaml")
-    assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned"]
+    assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned", "hold", "oracle"]
     for entry in spec.agents:
         check_agent(entry)
