@@ -137,6 +137,8 @@ def run_cmd(
                 "--resume"
             )
             raise typer.Exit(130) from None
+    if getattr(ag, "privileged", False) is True:
+        console.print("[yellow]privileged[/]: it reads the hidden demand model; its run is a reference, not an entry")
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
         f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
@@ -232,7 +234,13 @@ def compare_cmd(
         console.print(f"note: {escape(note)}", soft_wrap=True)
     _check_compare_out(out, run_dirs)
     with console.status(f"comparing {len(runs)} runs..."), output_dir(out, OutputKind.COMPARISON, force=True) as tmp:
-        table, summary = write_comparison(runs, tmp, force=force, compute_references=references)
+
+        def computing(seed: int, days: int) -> None:
+            console.print(
+                f"running the privileged oracle in memory for seed {seed}, {days} days (--no-references skips)"
+            )
+
+        table, summary = write_comparison(runs, tmp, force=force, compute_references=references, on_reference=computing)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -70,10 +70,13 @@ NORMALISED_NOTE = "(agent − hold) / (oracle − hold), final net assets on the
 PRIVILEGED_SUFFIX = " (privileged)"
 
 
-def references_for(runs: Sequence[RunData], compute: bool = True) -> dict[tuple[str, int, int], Reference]:
+def references_for(
+    runs: Sequence[RunData], compute: bool = True, on_compute: Callable[[int, int], None] | None = None
+) -> dict[tuple[str, int, int], Reference]:
     """The hold and oracle reference of each (world hash, seed, days) among the runs (`autovend.evaluation.headroom`).
 
-    From the oracle runs among them, else the world's manifest, else (with `compute`) an oracle run made in memory.
+    From the oracle runs among them, else the world's manifest, else (with `compute`) an oracle run made in memory;
+    `on_compute(seed, days)` is called before each such run (it takes about as long as a baseline run).
     """
     series = oracle_series((r.meta, r.daily["net_assets"].tolist()) for r in runs)
     out: dict[tuple[str, int, int], Reference] = {}
@@ -83,6 +86,8 @@ def references_for(runs: Sequence[RunData], compute: bool = True) -> dict[tuple[
             continue
         found = reference(r.world, r.seed, r.days, series, r.meta.get("world_path"))
         if found is None and compute:
+            if on_compute is not None:
+                on_compute(r.seed, r.days)
             found = compute_reference(r.world, r.seed, r.days)
         if found is not None:
             out[key] = found

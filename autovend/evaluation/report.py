@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -343,16 +343,18 @@ def write_comparison(
     *,
     force: bool = False,
     compute_references: bool = True,
+    on_reference: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write comparison.md, comparison.csv, comparison.json, report.html and the figures; return (table, summary).
 
     One agent name run with several configurations counts as several agents (`comparison.labelled`);
     comparison.json and comparison.md pair the agents seed by seed (`comparison.paired_of`) and give each run's
     normalised score (`comparison.references_for`; `compute_references`: run the oracle in memory where no
-    reference is known). The profile radar (profile.png) ranks agents against each other and is drawn only for two
-    agents or more. Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
-    (`check_comparable`: different worlds or lengths, a run given twice) unless `force`; a forced
-    comparison lists the reasons at the top of comparison.md, as it lists the notes.
+    reference is known; `on_reference(seed, days)` is called before each). The profile radar (profile.png) ranks
+    agents against each other and is drawn only for two agents or more. Raises `IncomparableRunsError` (before
+    writing anything) for runs that must not be compared (`check_comparable`: different worlds or lengths, a run
+    given twice) unless `force`; a forced comparison lists the reasons at the top of comparison.md, as it lists
+    the notes.
     """
     from autovend.evaluation.figures import MIN_PROFILE_ROWS, early_late_figure, net_assets_figure, profile_figure
     from autovend.evaluation.htmlreport import write_comparison_html
@@ -362,7 +364,9 @@ def write_comparison(
         raise IncomparableRunsError(check.explain() + "\n(pass --force, or force=True, to compare them anyway)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    refs = references_for(runs, compute_references)  # before relabelling: the oracle's runs are found by name
+    refs = references_for(
+        runs, compute_references, on_reference
+    )  # before relabelling: the oracle's runs are found by name
     runs, settings_of = labelled(runs)
     metrics = [load_metrics(r, settings) for r in runs]
     table = compare(runs, settings, metrics)
