@@ -166,10 +166,12 @@ def write_run_outputs(
 ) -> dict[str, Any]:
     """Compute the metrics and write metrics.json, report.md, report.html and the run's figures; return the metrics.
 
-    `out_dir` defaults to the run's folder.
+    `out_dir` defaults to the run's folder. report.md and report.html's scorecard show the normalised score when
+    the world's manifest holds the oracle's figure for the run's seed (`headroom.run_reference`).
     """
     from autovend.evaluation.figures import early_late_figure, net_assets_figure, operations_figure
     from autovend.evaluation.htmlreport import write_run_html
+    from autovend.evaluation.htmlreport.scorecard import NormalisedScore
 
     target = Path(out_dir) if out_dir is not None else run.run_dir
     if target is None:
@@ -181,7 +183,10 @@ def write_run_outputs(
     early_late_figure([metrics], [run.agent], target / "early_late.png")
     atomic_write_text(target / METRICS_FILE, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(target / REPORT_FILE, run_report(run, metrics))
-    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings)
+    ref = run_reference(run)
+    score = None if ref is None else ref.score(run.final_net_assets)
+    normalised = None if ref is None or score is None else NormalisedScore(score, ref.hold, ref.oracle)
+    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings, normalised)
     return metrics
 
 

@@ -77,6 +77,7 @@ def test_fluid_sales_run_the_shelf_down():
     assert left.tolist() == pytest.approx((10 - sold.sum(axis=0)).tolist()) and sold[1, 0] < sold[0, 0]
 
 
+@pytest.mark.slow  # two 20-day runs with reports and a verify
 def test_the_oracle_beats_the_baseline_is_labelled_privileged_and_verifies(world, tmp_path):
     from autovend.evaluation.verify import verify_run
 

@@ -124,6 +124,7 @@ def compared(tmp_path_factory):
     return world, base, runs
 
 
+@pytest.mark.slow  # twelve runs and a comparison with oracle runs in memory
 def test_comparison_json_pairs_the_agents_and_scores_them_against_hold_and_oracle(compared):
     world, base, runs = compared
     dirs = runs["default"] + runs["weekly"] + runs["hold"]
@@ -161,6 +162,7 @@ def test_comparison_json_pairs_the_agents_and_scores_them_against_hold_and_oracl
     assert f"- {default}: cycle_rule=" in text
 
 
+@pytest.mark.slow  # twelve runs and a comparison with oracle runs in memory
 def test_oracle_runs_compared_give_the_reference_and_are_marked_privileged(compared):
     _, base, runs = compared
     dirs = runs["default"] + runs["oracle"]
@@ -171,6 +173,7 @@ def test_oracle_runs_compared_give_the_reference_and_are_marked_privileged(compa
     assert len(oracle) == 3 and all(r["normalised_score"] == 1.0 for r in oracle)
 
 
+@pytest.mark.slow  # twelve runs and a comparison with oracle runs in memory
 def test_compare_prints_paired_differences_and_one_missing_value_mark(compared):
     _, base, runs = compared
     out = base / "cmp3"

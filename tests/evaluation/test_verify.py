@@ -136,6 +136,7 @@ def doors(bundle, tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s)
 def test_untouched_runs_of_every_door_verify(doors):
     meta = {door: json.loads((d / "run.json").read_text()) for door, d in doors.items()}
     assert [meta[d]["agent"] for d in doors] == ["baseline", "hold", "openai:fake", "mcp", "mcp", "human", "baseline"]
@@ -153,6 +154,7 @@ def test_untouched_runs_of_every_door_verify(doors):
     )
 
 
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s)
 def test_a_sweep_records_its_runs_verified(doors, bundle):
     run_dir = doors["sweep"]
     assert recorded_verification(run_dir) is True
@@ -175,6 +177,7 @@ def _tampered(src: Path, dst: Path, tool: str) -> dict[str, Any]:
     raise AssertionError(f"no {tool} call in {src}")
 
 
+@pytest.mark.slow  # the doors fixture
 @pytest.mark.parametrize(("door", "tool"), [("cli", "restock"), ("mcp", "place_order"), ("llm", "restock")])
 def test_one_changed_argument_fails_and_names_the_day_and_the_call(doors, tmp_path, door, tool):
     rec = _tampered(doors[door], tmp_path / door, tool)
@@ -188,6 +191,7 @@ def test_one_changed_argument_fails_and_names_the_day_and_the_call(doors, tmp_pa
     assert f"trajectory.jsonl, day {rec['day']}, call {rec['seq']} ({tool})" in cli.output
 
 
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s)
 def test_edited_figures_are_caught_in_the_file_that_holds_them(doors, tmp_path):
     run = tmp_path / "daily"
     shutil.copytree(doors["cli"], run)
@@ -210,6 +214,7 @@ def test_edited_figures_are_caught_in_the_file_that_holds_them(doors, tmp_path):
     assert diff is not None and (diff.where, diff.field, diff.recorded) == ("metrics.json", "waste_rate", 0.5)
 
 
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s)
 def test_a_run_whose_world_is_not_installed_is_refused_with_the_hash_it_needs(doors, bundle, tmp_path, monkeypatch):
     run = tmp_path / "elsewhere"
     shutil.copytree(doors["cli"], run)

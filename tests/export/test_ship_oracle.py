@@ -58,3 +58,24 @@ def test_a_run_of_another_agent_is_refused_as_an_oracle_run(bundle, tmp_path):  
         ship_world(bundle, tmp_path / "a", oracle_runs=[fake_oracle_run(tmp_path / "x", 1, h, 1.0, agent="baseline")])
     with pytest.raises(ExportError, match="oracle runs repeat a seed"):
         ship_world(bundle, tmp_path / "b", oracle_runs=[fake_oracle_run(tmp_path / f"y{i}", 1, h, 1.0) for i in (1, 2)])
+
+
+def test_a_run_on_the_shipped_world_reports_its_normalised_score(bundle, tmp_path):  # noqa: F811
+    import re
+
+    from autovend.agents.plugins import load_agent
+    from autovend.runner import run_episode
+
+    h = read_manifest(bundle)["world_hash"]
+    out = tmp_path / "worlds" / "tiny20"
+    ship_world(bundle, out, oracle_runs=[fake_oracle_run(tmp_path / "o1", 1, h, 1001.0)])
+    world = load_world(out)
+    hold = str(Path(__file__).resolve().parents[2] / "examples" / "agents" / "hold.py") + ":HoldAgent"
+    run = run_episode(world, load_agent(hold, 1), 1, days=3, out_dir=tmp_path / "run", world_path=out, checkpoint="off")
+    fee = 3 * world.n_machines * 4.0
+    assert run.final_net_assets == 40000.0 - fee  # the hold policy: (hold - hold) / (oracle - hold) = 0
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"| Normalised score | 0.000 (hold {40000.0 - fee:,.2f}, oracle 43,003.00) |" in report
+    page = (tmp_path / "run" / "report.html").read_text()
+    slot = re.search(r'id="normalised-score" data-slot="normalised-score">(.*?)</div>', page).group(1)
+    assert ">0.000<" in slot and "oracle 43,003.00 CNY" in slot
