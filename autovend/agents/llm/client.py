@@ -24,6 +24,7 @@ drops tool messages (llama-cpp-python's chatml-function-calling).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
@@ -195,22 +196,24 @@ def wire_messages(messages: list[dict[str, Any]], tool_results_as: str = "tool")
 
     Messages kept from older runs (content None) are sent in the same shape; the kept ones are not changed.
     With `tool_results_as="user"` the tool messages after an assistant message go as one user message
-    (`TOOL_RESULTS_HEADER`, then per call `name (id): result`), for servers that drop tool messages.
+    (`TOOL_RESULTS_HEADER`, then per call `n. name: result`, in the order of the calls), for servers that
+    drop tool messages; the ids stay out of the text (a server's random ids would change the prompt from run
+    to run and spoil its prefix cache).
     """
     out: list[dict[str, Any]] = []
-    names: dict[str, str] = {}
+    calls: dict[str, tuple[int, str]] = {}
     for m in messages:
         if tool_results_as == "user" and m.get("role") == "tool":
-            call_id = str(m.get("tool_call_id", ""))
-            line = f"{names.get(call_id, 'tool')} ({call_id}): {m.get('content') or ''}"
+            n, name = calls.get(str(m.get("tool_call_id", "")), (0, "tool"))
+            line = f"{n}. {name}: {m.get('content') or ''}"
             last = out[-1] if out else None
             if last is not None and last.get("role") == "user" and str(last["content"]).startswith(TOOL_RESULTS_HEADER):
                 last["content"] += "\n\n" + line
             else:
                 out.append({"role": "user", "content": TOOL_RESULTS_HEADER + "\n" + line})
             continue
-        for tc in m.get("tool_calls") or ():
-            names[str(tc.get("id", ""))] = str(tc.get("function", {}).get("name", ""))
+        for i, tc in enumerate(m.get("tool_calls") or (), 1):
+            calls[str(tc.get("id", ""))] = (i, str(tc.get("function", {}).get("name", "")))
         if m.get("content") is None or (m.get("role") == "assistant" and m.get("tool_calls")):
             m = dict(m)
             if m.get("content") is None:
@@ -388,3 +391,17 @@ class ChatClient:
                 latency_s=latency,
             )
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def api_key_for(api_key_env: str, base_url: str | None, environ: dict[str, str] | None = None) -> str:
+    """The API key from the environment variable `api_key_env`; local servers (a base URL) may go without."""
+    env = os.environ if environ is None else environ
+    key = env.get(api_key_env, "").strip()
+    if key:
+        return key
+    if base_url is not None:
+        return "EMPTY"  # vLLM and Ollama accept any key unless started with one
+    raise LLMError(
+        f"no API key: set the environment variable {api_key_env} (or name another with --api-key-env), "
+        "or give --base-url of a local server"
+    )

@@ -219,7 +219,7 @@ def test_tool_results_as_user_messages_for_servers_that_drop_tool_messages():
     sent = wire_messages(kept, "user")
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "user", "user"]
     assert sent[3]["content"] == (
-        '[Results of your tool calls, in order]\nend_day (call_1): {"a":1}\n\nend_day (call_2): {"error":"no"}'
+        '[Results of your tool calls, in order]\n1. end_day: {"a":1}\n\n2. end_day: {"error":"no"}'
     )
     assert wire_messages(kept) == kept  # the default sends tool messages
     assert llamacpp_rules({"messages": sent}) is None
@@ -233,7 +233,10 @@ def test_a_run_with_tool_results_as_user_reads_every_result(world, tmp_path):
     assert session.done and server.refused == []
     assert all(m["role"] != "tool" for body in server.requests for m in body["messages"])
     last = server.requests[-1]["messages"]
-    answered = [m for m in last if m["role"] == "user" and m["content"].startswith("[Results of your tool calls")]
-    calls = [tc for m in last if m["role"] == "assistant" for tc in m.get("tool_calls") or ()]
-    assert len(answered) == sum(1 for m in last if m["role"] == "assistant" and m.get("tool_calls"))
-    assert all(f"({tc['id']}): " in "".join(m["content"] for m in answered) for tc in calls)
+    replies = [m for m in last if m["role"] == "assistant" and m.get("tool_calls")]
+    answers = [m for m in last if m["role"] == "user" and m["content"].startswith("[Results of your tool calls")]
+    assert len(answers) == len(replies)
+    for reply, answer in zip(replies, answers, strict=True):  # each result under its call's number and name
+        lines = [line for line in answer["content"].split("\n") if line[:1].isdigit()]
+        names = [tc["function"]["name"] for tc in reply["tool_calls"]]
+        assert [line.split(": ", 1)[0] for line in lines] == [f"{i}. {n}" for i, n in enumerate(names, 1)]
