@@ -39,6 +39,7 @@ def test_the_server_command_serves_the_model_on_loopback_with_tool_calls():
         "--host": "127.0.0.1",
         "--port": "8911",
         "--n_ctx": str(local_server.N_CTX),
+        "--flash_attn": "true",
     }
     assert server_command(Path("m.gguf"), 1, threads=2)[-4:] == ["--n_threads", "2", "--n_threads_batch", "2"]
 
