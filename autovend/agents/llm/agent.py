@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autovend.agents.llm.client import ChatClient, Completion, ContextOverflowError, Usage
+from autovend.agents.llm.client import ChatClient, Completion, ContextOverflowError, Usage, api_key_for
 from autovend.agents.llm.config import LLMConfig, load_llm_config
 from autovend.agents.llm.context import ASSISTANT, NUDGE, PROMPT, SYSTEM, TOOL, CompactionEvent, Conversation
 from autovend.agents.llm.pricing import PriceTable, load_price_table
@@ -78,6 +78,7 @@ class _Day:
     calls: int = 0
     idle: int = 0
     malformed: int = 0
+    refused: int = 0  # calls a tool ran and refused (invalid parameters, unknown tool, ...)
     ended: bool = False  # the model's end_day succeeded
     reason: str = ""  # why the harness ends the day (empty while it does not)
     usage: Usage = field(default_factory=Usage)
@@ -91,6 +92,7 @@ class _Day:
             "turns": self.turns,
             "tool_calls": self.calls,
             "malformed_tool_calls": self.malformed,
+            "refused_tool_calls": self.refused,
             "usage": self.usage.to_dict(),
         }
 
@@ -126,6 +128,7 @@ class LLMAgent:
             "turns": 0,
             "tool_calls": 0,
             "malformed_tool_calls": 0,
+            "refused_tool_calls": 0,
             "nudges": 0,
             "retries": 0,
             "compactions": 0,
@@ -232,6 +235,9 @@ class LLMAgent:
             self._counters["malformed_tool_calls"] += 1
             return error_text(error), False
         result = backend.call(name, args)
+        if not result.ok:
+            today.refused += 1
+            self._counters["refused_tool_calls"] += 1
         today.ended = name == "end_day" and result.ok
         return result_text(name, result, self.config.max_tool_result_chars, next_report=not backend.done), result.ok
 
@@ -437,20 +443,6 @@ def _event_fields(event: CompactionEvent) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- factory
-
-
-def api_key_for(api_key_env: str, base_url: str | None, environ: dict[str, str] | None = None) -> str:
-    """The API key from the environment variable `api_key_env`; local servers (a base URL) may go without."""
-    env = os.environ if environ is None else environ
-    key = env.get(api_key_env, "").strip()
-    if key:
-        return key
-    if base_url is not None:
-        return "EMPTY"  # vLLM and Ollama accept any key unless started with one
-    raise LLMError(
-        f"no API key: set the environment variable {api_key_env} (or name another with --api-key-env), "
-        "or give --base-url of a local server"
-    )
 
 
 def build_llm_agent(

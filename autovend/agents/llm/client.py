@@ -8,12 +8,23 @@ own retries are switched off: this module retries 429s, 5xx answers, timeouts an
 errors with exponential backoff and jitter drawn from a seeded generator (so tests are
 deterministic; `sleep` is injectable), honours a server's Retry-After, and after `max_attempts`
 raises `LLMError` (the run stops after its last completed day and can be resumed). A request the
-model's context cannot hold raises `ContextOverflowError`, so the harness can evict and retry.
+model's context cannot hold raises `ContextOverflowError`, so the harness can evict and retry. A request
+the server refuses for good (a 4xx other than 408/409/429, or a 5xx whose body is a schema or
+validation error, as the llama.cpp Python server answers one) is not retried: `RequestRefusedError`
+quotes the server and names the rejected request field with what was sent there (`refusal`).
+
+Messages go out in the shape every common server accepts (`wire_messages`): string content everywhere
+(an assistant message with tool calls and no text carries "", never null, which the llama.cpp server's
+schema refuses), the tool calls' ids as the server gave them (unique within a reply), arguments as JSON
+text ("{}" for none), and each tool result as a `tool` message with its `tool_call_id`, or, with
+`tool_results_as: user`, the results of one reply as one user message, for servers whose chat template
+drops tool messages (llama-cpp-python's chatml-function-calling).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
@@ -23,6 +34,7 @@ import numpy as np
 import openai
 
 from autovend.agents.llm.config import LLMConfig
+from autovend.agents.llm.refusal import describe_refusal, is_refusal, rejected_fields, relevant, server_text
 from autovend.errors import LLMError
 
 _OVERFLOW_HINTS = (
@@ -39,6 +51,15 @@ _OVERFLOW_HINTS = (
 
 class ContextOverflowError(LLMError):
     """The server refused a request longer than the model's context: evict older turns or lower the budget."""
+
+
+class RequestRefusedError(LLMError):
+    """The server refused the request in a way no retry can fix; `fields` are the request fields it named."""
+
+    def __init__(self, message: str, status: int | None, fields: list[str]) -> None:
+        super().__init__(message)
+        self.status = status
+        self.fields = fields
 
 
 @dataclass
@@ -144,14 +165,68 @@ def _tool_call_dict(call: Any, fallback_id: str) -> dict[str, Any]:
 
 
 def assistant_message(message: Any, id_prefix: str = "call") -> tuple[dict[str, Any], str | None]:
-    """The assistant message dict to keep in the conversation, and the reasoning text kept apart."""
+    """The assistant message dict to keep in the conversation, and the reasoning text kept apart.
+
+    The content is a string ("" when the model sent none); tool-call ids are the server's, except that
+    a call without one gets `{id_prefix}_{i}` and a repeated id within the reply gets `_{i}` appended, so
+    every tool result answers exactly one call.
+    """
     calls = _get(message, "tool_calls") or []
-    out: dict[str, Any] = {"role": "assistant", "content": _get(message, "content")}
+    content = _get(message, "content")
+    out: dict[str, Any] = {"role": "assistant", "content": content if isinstance(content, str) else ""}
     if calls:
-        out["tool_calls"] = [_tool_call_dict(c, f"{id_prefix}_{i}") for i, c in enumerate(calls)]
+        out["tool_calls"] = []
+        seen: set[str] = set()
+        for i, c in enumerate(calls):
+            tc = _tool_call_dict(c, f"{id_prefix}_{i}")
+            if tc["id"] in seen:
+                tc["id"] = f"{tc['id']}_{i}"
+            seen.add(tc["id"])
+            out["tool_calls"].append(tc)
     extra = getattr(message, "model_extra", None) or {}
     reasoning = _get(message, "reasoning_content") or extra.get("reasoning_content") or extra.get("reasoning")
     return out, reasoning if isinstance(reasoning, str) and reasoning else None
+
+
+TOOL_RESULTS_HEADER = "[Results of your tool calls, in order]"
+
+
+def wire_messages(messages: list[dict[str, Any]], tool_results_as: str = "tool") -> list[dict[str, Any]]:
+    """The conversation as sent (see the module docstring): no null content, arguments as JSON text.
+
+    Messages kept from older runs (content None) are sent in the same shape; the kept ones are not changed.
+    With `tool_results_as="user"` the tool messages after an assistant message go as one user message
+    (`TOOL_RESULTS_HEADER`, then per call `n. name: result`, in the order of the calls), for servers that
+    drop tool messages; the ids stay out of the text (a server's random ids would change the prompt from run
+    to run and spoil its prefix cache).
+    """
+    out: list[dict[str, Any]] = []
+    calls: dict[str, tuple[int, str]] = {}
+    for m in messages:
+        if tool_results_as == "user" and m.get("role") == "tool":
+            n, name = calls.get(str(m.get("tool_call_id", "")), (0, "tool"))
+            line = f"{n}. {name}: {m.get('content') or ''}"
+            last = out[-1] if out else None
+            if last is not None and last.get("role") == "user" and str(last["content"]).startswith(TOOL_RESULTS_HEADER):
+                last["content"] += "\n\n" + line
+            else:
+                out.append({"role": "user", "content": TOOL_RESULTS_HEADER + "\n" + line})
+            continue
+        for i, tc in enumerate(m.get("tool_calls") or (), 1):
+            calls[str(tc.get("id", ""))] = (i, str(tc.get("function", {}).get("name", "")))
+        if m.get("content") is None or (m.get("role") == "assistant" and m.get("tool_calls")):
+            m = dict(m)
+            if m.get("content") is None:
+                m["content"] = ""
+            if m.get("tool_calls"):
+                m["tool_calls"] = [
+                    tc
+                    if isinstance(tc.get("function", {}).get("arguments"), str) and tc["function"]["arguments"].strip()
+                    else {**tc, "function": {**tc.get("function", {}), "arguments": "{}"}}
+                    for tc in m["tool_calls"]
+                ]
+        out.append(m)
+    return out
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -207,7 +282,7 @@ class ChatClient:
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         c = self.config
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        kwargs: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages, c.tool_results_as)}
         if tools:
             kwargs["tools"] = tools
             kwargs["tool_choice"] = "auto"
@@ -224,6 +299,40 @@ class ChatClient:
         if c.extra_body:
             kwargs["extra_body"] = dict(c.extra_body)
         return kwargs
+
+    def _raise_if_final(self, exc: Exception, request: dict[str, Any]) -> None:
+        """Raise the `LLMError` for an error no retry can fix; return for one worth retrying."""
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        body = getattr(exc, "body", None)
+        message = getattr(exc, "message", None) or str(exc)
+        text = f"{message} {server_text(body, message)}"
+        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            raise LLMError(
+                f"{self.model}: the API key was refused ({_describe(exc)}); set the key in the variable "
+                "named by --api-key-env"
+            ) from exc
+        if isinstance(exc, openai.NotFoundError):
+            raise LLMError(
+                f"{self.model}: not found at {self.base_url or 'the default OpenAI URL'} ({_describe(exc)}); "
+                "check --base-url (it usually ends in /v1) and the model name"
+            ) from exc
+        if status is not None and is_refusal(status, text):
+            if status in (400, 413) and any(h in text.lower() for h in _OVERFLOW_HINTS):
+                raise ContextOverflowError(
+                    f"{self.model}: the request does not fit the model's context ({_describe(exc)}); "
+                    "lower context_budget_tokens in the harness config"
+                ) from exc
+            fields = [r.field for r in relevant(rejected_fields(body, message), request)]
+            raise RequestRefusedError(
+                f"{self.model}: the server refused the request, not retried because the same request would be "
+                f"refused again ({describe_refusal(status, body, message, request)}). Check the model name and "
+                "the request options (temperature, reasoning_effort, extra_body) for this server; a rejected "
+                "messages field is a message shape this server does not take (docs/llm-agents.md, Servers)",
+                status,
+                fields,
+            ) from exc
+        if not _is_retryable(exc):
+            raise LLMError(f"{self.model}: request failed ({_describe(exc)})") from exc
 
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed try `attempt` (1-based): half the capped exponential step plus jitter."""
@@ -252,29 +361,7 @@ class ChatClient:
                         message="the server answered without any choice",
                     )
             except Exception as exc:
-                if isinstance(exc, openai.BadRequestError):
-                    text = str(exc).lower()
-                    if any(h in text for h in _OVERFLOW_HINTS):
-                        raise ContextOverflowError(
-                            f"{self.model}: the request does not fit the model's context ({_describe(exc)}); "
-                            "lower context_budget_tokens in the harness config"
-                        ) from exc
-                    raise LLMError(
-                        f"{self.model}: the server refused the request ({_describe(exc)}); check the model name "
-                        "and the request options (temperature, reasoning_effort, extra_body) for this server"
-                    ) from exc
-                if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-                    raise LLMError(
-                        f"{self.model}: the API key was refused ({_describe(exc)}); set the key in the variable "
-                        "named by --api-key-env"
-                    ) from exc
-                if isinstance(exc, openai.NotFoundError):
-                    raise LLMError(
-                        f"{self.model}: not found at {self.base_url or 'the default OpenAI URL'} ({_describe(exc)}); "
-                        "check --base-url (it usually ends in /v1) and the model name"
-                    ) from exc
-                if not _is_retryable(exc):
-                    raise LLMError(f"{self.model}: request failed ({_describe(exc)})") from exc
+                self._raise_if_final(exc, kwargs)
                 if attempt == attempts:
                     raise LLMError(
                         f"{self.model}: gave up after {attempts} attempts; last error {_describe(exc)}. The run "
@@ -304,3 +391,17 @@ class ChatClient:
                 latency_s=latency,
             )
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def api_key_for(api_key_env: str, base_url: str | None, environ: dict[str, str] | None = None) -> str:
+    """The API key from the environment variable `api_key_env`; local servers (a base URL) may go without."""
+    env = os.environ if environ is None else environ
+    key = env.get(api_key_env, "").strip()
+    if key:
+        return key
+    if base_url is not None:
+        return "EMPTY"  # vLLM and Ollama accept any key unless started with one
+    raise LLMError(
+        f"no API key: set the environment variable {api_key_env} (or name another with --api-key-env), "
+        "or give --base-url of a local server"
+    )

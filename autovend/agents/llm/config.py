@@ -9,7 +9,7 @@ YAML file (`load_llm_config`), e.g. `autovend run --agent openai:MODEL --agent-c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -45,6 +45,10 @@ class LLMConfig(BaseModel):
     parallel_tool_calls: bool | None = None  # None: not sent (servers that reject the field stay happy)
     send_seed: bool = False  # send the run seed as `seed` (some servers make sampling repeatable with it)
     extra_body: dict[str, Any] = Field(default_factory=dict)  # merged into the request body as is
+    # How tool results are sent: "tool" messages (the API's way), or "user": the results of one reply in one
+    # user message, for servers whose chat template drops tool messages (llama-cpp-python's
+    # chatml-function-calling renders a tool message without its content: the model never reads a result).
+    tool_results_as: Literal["tool", "user"] = "tool"
 
     @model_validator(mode="after")
     def _consistent(self) -> LLMConfig:

@@ -13,6 +13,11 @@ Usage it reports (deterministic): prompt_tokens = characters of the messages and
 cached_tokens = the previous request's prompt_tokens when that request's messages are a prefix of
 this one's (a prompt cache), else 0; completion_tokens = characters of the reply JSON // 4 + 1.
 
+Request rules: every request body is checked against the message rules of the OpenAI API and of the
+llama.cpp server (`server_rules.all_rules`) before it is answered, and refused as that server would
+(the refused bodies are kept in `refused`), so every harness test also checks that what the harness
+sends is taken by both; `rules=fn` sets other rules, `rules=None` none.
+
 Faults: `faults={n: Fault(status=429)}` answers the n-th request (1-based) with that status once
 (the retried request counts as the next request); `fail_from=n` answers every request from the
 n-th on with 500; `hang_at=(day, turn)` holds that request (sets `hung`) until `release` is set,
@@ -50,6 +55,7 @@ class Reply:
 
     calls: tuple[Call, ...] = ()
     content: str | None = None
+    ids: tuple[str | None, ...] | None = None  # the calls' ids as sent (None: no id); default call_DAY_TURN_I
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ class Fault:
     status: int = 429
     retry_after: float | None = None
     message: str | None = None
+    param: str | None = None  # the request field named in the error body (OpenAI's `param`)
+    kind: str | None = None  # the error body's `type` (default: by status)
 
 
 @dataclass
@@ -150,8 +158,16 @@ class FakeOpenAI:
         fail_from: int | None = None,
         hang_at: tuple[int, int] | None = None,
         report_usage: bool = True,
+        rules: Callable[[dict[str, Any]], Fault | None] | None | str = "real",
     ) -> None:
+        if rules == "real":
+            from tests.agents.llm.server_rules import all_rules
+
+            rules = all_rules
+        assert rules is None or callable(rules)
         self.script = script
+        self.rules = rules
+        self.refused: list[dict[str, Any]] = []  # bodies a rule refused
         self.faults = dict(faults or {})
         self.fail_from = fail_from
         self.hang_at = hang_at
@@ -214,12 +230,16 @@ class FakeOpenAI:
             self.requests.append(body)
             n = len(self.requests)
             fault = self.faults.pop(n, None)
+        if fault is None and self.rules is not None:
+            fault = self.rules(body)
+            if fault is not None:
+                self.refused.append(body)
         if fault is not None or (self.fail_from is not None and n >= self.fail_from):
             fault = fault or Fault(status=500)
             headers = {} if fault.retry_after is None else {"Retry-After": str(fault.retry_after)}
-            kind = "rate_limit_exceeded" if fault.status == 429 else "server_error"
+            kind = fault.kind or ("rate_limit_exceeded" if fault.status == 429 else "server_error")
             text = fault.message or f"scripted {fault.status}"
-            return fault.status, {"error": {"message": text, "type": kind}}, headers
+            return fault.status, {"error": {"message": text, "type": kind, "param": fault.param}}, headers
         req = parse_request(body)
         if self.hang_at is not None and (req.day, req.turn) == self.hang_at:
             self.hung.set()
@@ -228,16 +248,17 @@ class FakeOpenAI:
         reply = self.script(req)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.calls:
+            ids = reply.ids or tuple(f"call_{req.day}_{req.turn}_{i}" for i in range(len(reply.calls)))
             message["tool_calls"] = [
                 {
-                    "id": f"call_{req.day}_{req.turn}_{i}",
+                    **({} if call_id is None else {"id": call_id}),
                     "type": "function",
                     "function": {
                         "name": c.name,
                         "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
                     },
                 }
-                for i, c in enumerate(reply.calls)
+                for c, call_id in zip(reply.calls, ids, strict=True)
             ]
         with self._lock:
             prompt_tokens = (_chars(body.get("messages")) + _chars(body.get("tools") or [])) // 4

@@ -151,6 +151,7 @@ def test_malformed_tool_calls_get_error_results_not_a_crash(world, prices_file, 
         "__malformed_arguments__": '{"items": [{"sku_id": "SKU0001", "qty": 5}'
     }
     assert agent.days[1]["malformed_tool_calls"] == 1 and agent.days[1]["tool_calls"] == 5
+    assert agent.days[1]["refused_tool_calls"] == 2  # the unknown tool and the arguments that are no object
     day2_calls = [c["tool"] for c in _calls(tmp_path / "trajectory.jsonl") if c["day"] == 2]
     assert day2_calls == ["sell_everything", "get_calendar", "get_weather", "end_day"]  # bad JSON never ran
 
