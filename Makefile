@@ -13,7 +13,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install local smol lock repro test test-fast lint format docs bench real-data worlds clean-data
+.PHONY: help install local smol lock repro test test-fast test-local-model lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -54,11 +54,14 @@ repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic
 	dvc repro
 	autovend summary
 
-test: install ## Run the test suite
-	pytest -q
+test: install ## Run the test suite (the real-model test has its own target, test-local-model)
+	pytest -q -m "not localmodel"
+
+test-local-model: local ## Play cn20 with SmolLM2-135M through the harness, in process and over MCP (minutes)
+	pytest -q -m localmodel
 
 test-fast: install ## The inner loop: every test not marked slow (pytest -m "not slow", a few minutes)
-	pytest -q -m "not slow"
+	pytest -q -m "not slow and not localmodel"
 
 lint: install ## Check style with ruff (lint and format) and types with mypy ([tool.mypy] in pyproject.toml)
 	ruff check autovend tests benchmarks

