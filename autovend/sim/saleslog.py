@@ -81,4 +81,3 @@ class SalesLog:
         bounds = np.searchsorted(day, np.arange(1, int(last) + 2)).tolist()
         for d, (lo, hi) in enumerate(itertools.pairwise(bounds), start=1):
             self._days[d] = tuple(c[lo:hi].copy() for c in cols)  # type: ignore[assignment]
-

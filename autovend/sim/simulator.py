@@ -40,6 +40,7 @@ from autovend.sim.queries import Queries
 from autovend.sim.recorder import Recorder
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.sim.results import Balance, BatchResult, DayInfo, DayReport, DayStart
+from autovend.sim.sales import DayDraw, sample_draws
 from autovend.sim.saleslog import FloatArray
 from autovend.sim.settlement import Settlement
 from autovend.sim.state import SimState, Snapshot, initial_state
@@ -198,6 +199,20 @@ class Simulator:
         after the last day (then `done` is True and every further action raises `EpisodeOver`).
         """
         return self._settlement.end_day()
+
+    def draw_demand(self) -> DayDraw:
+        """Today's expected demand and uniforms on the shelves and prices as they stand, for `end_day`.
+
+        Vector environments draw many simulators' days, sample them in one pass (`sample_draws`) and
+        then end each day: `end_day` uses the draw if nothing changed since, else draws again. Either
+        way the day ends exactly as without it.
+        """
+        return self._settlement.draw()
+
+    @staticmethod
+    def sample_draws(draws: Sequence[DayDraw]) -> None:
+        """Sample the demand of many simulators' draws (`draw_demand`) in one pass, as each would alone."""
+        sample_draws(draws)
 
     # ------------------------------------------------------------------ accessors: time
 

@@ -1,0 +1,242 @@
+"""A scripted policy with five knobs that acts only through JSON tool actions (`KnobAgent`), for vector envs.
+
+It is what a learner tunes in `examples/vector_es.py` and what `benchmarks/bench_vector.py` runs:
+one agent per sub-environment of `gymnasium.make_vec("AutoVend-v0", ...)`, fed each observation and
+answering with the next action text. The knobs (`Knobs`):
+
+- price_mult: every carried product is priced at this multiple of its reference price (within the band);
+- facing: units of each product a visit fills a shelf up to;
+- n_skus: products carried at every machine (from the 100 highest-margin products of the catalog; each
+  visit swaps the weakest product, once judged, for one not tried there, proven elsewhere first);
+- cover_days: days of the network's recent sales kept in the warehouse and in transit;
+- visit_every: working days between two visits of a machine (the machines take turns).
+
+A visit reads the machine (`get_device_detail`), takes off the shelf (and discards) its units that are
+expired or expire within 7 days, and fills the carried products up to the facing; any expired unit a
+restock put on a shelf goes back and is discarded. Orders go out every other day for the products
+whose stock position (ordered minus put on shelves, plus delisted units) is below half their level.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+KNOB_NAMES = ("price_mult", "facing", "n_skus", "cover_days", "visit_every")
+KNOB_LOW = np.array([1.0, 2.0, 6.0, 2.0, 1.0])
+KNOB_HIGH = np.array([2.0, 10.0, 40.0, 21.0, 7.0])
+BATCH = 100  # items per call (the tools' limit)
+PRIOR_RATE = 0.3  # assumed units a day of a product at a machine before it is seen
+END_DAY = '{"end_day": true}'
+POOL_PAGES = 2  # catalog pages of 50 the assortment is drawn from
+POOL_SORT = "margin"  # in this order (the catalog's highest reference margins first)
+ROTATE = 7  # offset between neighbouring machines' opening assortments in the pool
+JUDGE_DAYS = 14  # days a product is carried at a machine before it can be dropped there
+DROP_SHARE = 0.34  # a product selling under this share of the machine's median is swapped out
+
+Plan = Generator[str, dict[str, Any], None]
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The five settings of `KnobAgent` (see the module docstring)."""
+
+    price_mult: float = 1.0
+    facing: int = 5
+    n_skus: int = 20
+    cover_days: float = 8.0
+    visit_every: int = 3
+
+    @classmethod
+    def from_vector(cls, theta: npt.ArrayLike) -> Knobs:
+        """Knobs from a vector in [0, 1]^5 (each knob mapped onto its range, whole numbers rounded)."""
+        x = np.clip(np.asarray(theta, dtype=float), 0.0, 1.0)
+        v = KNOB_LOW + x * (KNOB_HIGH - KNOB_LOW)
+        return cls(float(v[0]), int(round(v[1])), int(round(v[2])), float(v[3]), int(round(v[4])))
+
+
+def _call(tool: str, **args: Any) -> str:
+    return json.dumps({"tool": tool, "args": args}, separators=(",", ":"))
+
+
+def _chunks(items: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]
+
+
+class KnobAgent:
+    """One sub-environment's agent: `act(observation)` -> the next action text (see the module docstring)."""
+
+    def __init__(self, knobs: Knobs) -> None:
+        self.knobs = knobs
+        self._plan: Plan | None = None
+
+    def start(self, observation: dict[str, Any]) -> str:
+        """The first action of an episode, given its day-1 report."""
+        self._plan = self._episode(json.loads(observation["text"]))
+        return next(self._plan)
+
+    def act(self, observation: dict[str, Any]) -> str:
+        """The next action, given the observation the last one brought."""
+        if self._plan is None:
+            raise RuntimeError("start(observation) begins an episode")
+        try:
+            return self._plan.send(json.loads(observation["text"]))
+        except StopIteration:
+            return END_DAY
+
+    def _episode(self, report: dict[str, Any]) -> Plan:
+        """The whole episode as a generator: yields actions, receives each result's (or report's) JSON."""
+        k = self.knobs
+        devices = [row[0] for row in report["report"]["devices"]["rows"]]
+        pool: list[str] = []
+        ref: dict[str, float] = {}
+        for page in range(1, POOL_PAGES + 1):
+            got = yield _call("get_catalog", sort_by=POOL_SORT, page=page, page_size=50)
+            for r in got["content"]["rows"]:
+                pool.append(r[0])
+                ref[r[0]] = float(r[4])
+        if k.price_mult != 1.0:
+            items = [
+                {"device_id": d, "sku_id": s, "price": round(min(k.price_mult, 2.0) * ref[s], 2)}
+                for d in devices
+                for s in pool
+            ]
+            for batch in _chunks(items):
+                yield _call("adjust_price", items=batch)
+        n = min(k.n_skus, len(pool))
+        # machine i starts with n pool products from its own offset, so the network tries the whole pool
+        self._carried = {d: [pool[(i * ROTATE + j) % len(pool)] for j in range(n)] for i, d in enumerate(devices)}
+        self._since = {(d, s): 1 for d in devices for s in self._carried[d]}
+        self._tried = {d: set(c) for d, c in self._carried.items()}
+        self._pool = pool
+        position = dict.fromkeys(pool, 0)  # units ordered and not yet on a shelf (warehouse + in transit)
+        rates: dict[tuple[str, str], float] = {}  # (machine, product) -> units a day seen at the last visit
+        day, workdays = 1, 0
+        is_workday = bool(report["is_workday"])
+        while True:
+            if day % 2 == 1:
+                net: dict[str, float] = {}
+                for d, carried in self._carried.items():
+                    for s in carried:
+                        net[s] = net.get(s, 0.0) + rates.get((d, s), PRIOR_RATE)
+                level = {s: int(np.ceil(k.cover_days * r)) + k.facing for s, r in net.items()}
+                items = [{"sku_id": s, "qty": q - position[s]} for s, q in level.items() if position[s] < q / 2]
+                for batch in _chunks(items):
+                    res = yield _call("place_order", items=batch)
+                    for a in res["content"].get("accepted", []):
+                        position[a["sku_id"]] += a["qty"]
+            if is_workday:
+                for i, d in enumerate(devices):
+                    if (workdays + i) % k.visit_every == 0:
+                        yield from self._visit(d, day, position, rates)
+                workdays += 1
+            nxt = yield END_DAY
+            if nxt.get("done"):
+                return
+            day, is_workday = int(nxt["day"]), bool(nxt["is_workday"])
+
+    def _visit(self, device: str, day: int, position: dict[str, int], rates: dict[tuple[str, str], float]) -> Plan:
+        """Read a machine, take stale units off, swap a weak product for an untried one, fill up to the facing."""
+        k = self.knobs
+        got = yield _call("get_device_detail", device_id=device, window_days=7)
+        detail = got["content"]
+        cols = detail["products"]["columns"]
+        iu, ie, iw, ir = (cols.index(c) for c in ("units", "expired_units", "expiring_7d_units", "sold_per_day"))
+        # units expired or expiring within 7 days (before a later visit could take them) count as stale
+        shelf = {r[0]: (int(r[iu]), int(r[ie]) + int(r[iw]), float(r[ir])) for r in detail["products"]["rows"]}
+        carried = self._carried[device]
+        for s in carried:
+            if day - self._since[(device, s)] >= 7:
+                rates[(device, s)] = shelf.get(s, (0, 0, 0.0))[2]
+        stale = [{"device_id": device, "sku_id": s, "qty": e} for s, (_, e, _) in shelf.items() if e > 0]
+        if stale:
+            yield _call("reduce", items=stale)
+            yield _call("discard", items=[{"sku_id": it["sku_id"], "qty": it["qty"]} for it in stale])
+        drop = self._weakest(device, day, rates)
+        if drop is not None:
+            new = self._candidate(device, rates)
+            if new is not None:
+                if shelf.get(drop, (0, 0, 0.0))[0] > shelf.get(drop, (0, 0, 0.0))[1]:
+                    res = yield _call("delist", items=[{"device_id": device, "sku_id": drop}])
+                    for a in res["content"].get("accepted", []):
+                        position[drop] += a["qty"]
+                carried[carried.index(drop)] = new
+                self._since[(device, new)] = day
+                self._tried[device].add(new)
+                shelf.pop(drop, None)
+        items = []
+        for s in carried:
+            units, gone, _ = shelf.get(s, (0, 0, 0.0))
+            need = k.facing - (units - gone)
+            if need > 0:
+                items.append({"device_id": device, "sku_id": s, "qty": need})
+        back: list[dict[str, Any]] = []
+        for batch in _chunks(items):
+            res = yield _call("restock", items=batch)
+            for a in res["content"].get("accepted", []):
+                position[a["sku_id"]] -= a["qty"]
+                if a["expired_qty"]:
+                    back.append({"device_id": device, "sku_id": a["sku_id"], "qty": a["expired_qty"]})
+        if back:  # expired warehouse units went up: bring them back and destroy them
+            yield _call("reduce", items=back)
+            yield _call("discard", items=[{"sku_id": it["sku_id"], "qty": it["qty"]} for it in back])
+
+    def _weakest(self, device: str, day: int, rates: dict[tuple[str, str], float]) -> str | None:
+        """The carried product judged long enough that sells least, if it sells under a third of the median."""
+        judged = [
+            (rates[(device, s)], s) for s in self._carried[device] if day - self._since[(device, s)] >= JUDGE_DAYS
+        ]
+        if len(judged) < 3:
+            return None
+        median = float(np.median([r for r, _ in judged]))
+        rate, sku = min(judged)
+        return sku if rate < DROP_SHARE * median else None
+
+    def _candidate(self, device: str, rates: dict[tuple[str, str], float]) -> str | None:
+        """The best product not yet tried here: proven elsewhere first (by its mean rate), else the next untried."""
+        seen: dict[str, list[float]] = {}
+        for (_, s), r in rates.items():
+            seen.setdefault(s, []).append(r)
+        tried = self._tried[device]
+        proven = [(float(np.mean(r)), s) for s, r in seen.items() if s not in tried]
+        if proven:
+            return max(proven)[1]
+        fresh = [s for s in self._pool if s not in tried]
+        return fresh[0] if fresh else None
+
+
+IDLE = '{"tool":"read_memory"}'  # what a sub-environment whose episode is over is sent until the others end
+
+
+def run_episodes(envs: Any, knobs: Sequence[Knobs], seeds: Sequence[int]) -> npt.NDArray[np.float64]:
+    """One episode per sub-environment of a vector env, env i with `knobs[i]` and `seeds[i]`; final net assets.
+
+    `envs` is any gymnasium vector env of `AutoVend-v0` with NEXT_STEP autoreset (the native one, or
+    sync or async); sub-environments that finish first idle (`IDLE`) until the last one ends.
+    """
+    n = envs.num_envs
+    agents = [KnobAgent(k) for k in knobs]
+    obs, _ = envs.reset(seed=list(seeds))
+    actions = [agents[i].start(_one(obs, i)) for i in range(n)]
+    final = np.full(n, np.nan)
+    while np.isnan(final).any():
+        obs, _, terminated, truncated, infos = envs.step(tuple(actions))
+        for i in range(n):
+            if not np.isnan(final[i]):
+                actions[i] = IDLE
+            elif terminated[i] or truncated[i]:
+                final[i] = float(infos["settled"]["net_assets"][i])
+                actions[i] = IDLE
+            else:
+                actions[i] = agents[i].act(_one(obs, i))
+    return final
+
+
+def _one(obs: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-environment i's observation out of the batched one."""
+    return {"kind": obs["kind"][i], "day": int(obs["day"][i]), "text": obs["text"][i]}
