@@ -137,7 +137,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
         """Draw the demand of every sub-environment that ends its day in this step and sample it in one pass."""
         sims: list[Simulator] = []
         for i, (env, action) in enumerate(zip(self.envs, actions, strict=True)):
-            if self._autoreset_envs[i] or not env._started:
+            if self._autoreset_envs[i] or not env._started or not isinstance(action, str) or "end_day" not in action:
                 continue
             parsed = parse_action(action)
             if isinstance(parsed, str) or parsed[0] != "end_day" or env._env.done:

@@ -114,6 +114,7 @@ class KnobAgent:
         self._since = {(d, s): 1 for d in devices for s in self._carried[d]}
         self._tried = {d: set(c) for d, c in self._carried.items()}
         self._pool = pool
+        self._seen: dict[str, tuple[float, int]] = {}  # product -> (sum, count) of its rates seen at machines
         position = dict.fromkeys(pool, 0)  # units ordered and not yet on a shelf (warehouse + in transit)
         rates: dict[tuple[str, str], float] = {}  # (machine, product) -> units a day seen at the last visit
         day, workdays = 1, 0
@@ -152,7 +153,7 @@ class KnobAgent:
         carried = self._carried[device]
         for s in carried:
             if day - self._since[(device, s)] >= 7:
-                rates[(device, s)] = shelf.get(s, (0, 0, 0.0))[2]
+                self._rate(rates, device, s, shelf.get(s, (0, 0, 0.0))[2])
         stale = [{"device_id": device, "sku_id": s, "qty": e} for s, (_, e, _) in shelf.items() if e > 0]
         if stale:
             yield _call("reduce", items=stale)
@@ -199,16 +200,19 @@ class KnobAgent:
 
     def _candidate(self, device: str, rates: dict[tuple[str, str], float]) -> str | None:
         """The best product not yet tried here: proven elsewhere first (by its mean rate), else the next untried."""
-        seen: dict[str, list[float]] = {}
-        for (_, s), r in rates.items():
-            seen.setdefault(s, []).append(r)
         tried = self._tried[device]
-        proven = [(float(np.mean(r)), s) for s, r in seen.items() if s not in tried]
+        proven = [(total / n, s) for s, (total, n) in self._seen.items() if s not in tried]
         if proven:
             return max(proven)[1]
         fresh = [s for s in self._pool if s not in tried]
         return fresh[0] if fresh else None
 
+    def _rate(self, rates: dict[tuple[str, str], float], device: str, sku: str, rate: float) -> None:
+        """Set the rate seen of a product at a machine, keeping each product's sum and count over machines."""
+        old = rates.get((device, sku))
+        total, n = self._seen.get(sku, (0.0, 0))
+        self._seen[sku] = (total + rate - (old or 0.0), n + (old is None))
+        rates[(device, sku)] = rate
 
 IDLE = '{"tool":"read_memory"}'  # what a sub-environment whose episode is over is sent until the others end
 
