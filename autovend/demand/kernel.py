@@ -50,7 +50,11 @@ def attraction(
         if elasticity is None:
             raise ValueError("price_ratio needs the elasticity of each machine's site type")
         ratio = np.asarray(price_ratio, dtype=float)
-        w = w * np.power(np.where(ratio > 0, ratio, 1.0), -np.asarray(elasticity, dtype=float)[..., None])
+        eps = np.broadcast_to(-np.asarray(elasticity, dtype=float)[..., None], np.broadcast(ratio, w).shape)
+        factor = np.ones(eps.shape)
+        moved = (ratio != 1.0) & (ratio > 0)  # 1 ** -e is 1 exactly: the power is taken only where prices moved
+        np.power(np.broadcast_to(ratio, eps.shape), eps, out=factor, where=moved)
+        w = w * factor
     if env is not None:
         w = w * np.asarray(env, dtype=float)
     return w

@@ -82,7 +82,7 @@ def draw_day(facts: WorldFacts, state: SimState, d: int) -> DayDraw:
     qb = s.shelf_q[block]
     prices = s.price_fen[block]
     rates = _expected(facts, s, d, rows, cols, qb, prices)
-    uniforms = demand_uniforms(s.seed, d, rows, facts.n_products, facts.n_machines)[:, cols]
+    uniforms = demand_uniforms(s.seed, d, rows, facts.n_products, facts.n_machines, cols)
     return DayDraw(d, rows, cols, qb, prices, rates, uniforms, units_before, expired_before)
 
 
@@ -153,7 +153,7 @@ def _expected(
 ) -> FloatArray:
     """Expected demand on the block under day `d`'s weather, the prices in force and the machines' shocks."""
     t_max, precip, day_type = facts.days.weather(d)
-    env = facts.demand.environment(t_max, precip, day_type)[np.ix_(rows, cols)]
+    env = facts.demand.environment(t_max, precip, day_type, rows, cols)  # the same values as E[ix_(rows, cols)]
     ratio = prices / facts.ref_fen[cols]
     return facts.demand.expected(qb, ratio, env, s.xi[rows, d - 1], rows, cols)
 
