@@ -6,7 +6,7 @@ answering with the next action text. The knobs (`Knobs`):
 
 - price_mult: every carried product is priced at this multiple of its reference price (within the band);
 - facing: units of each product a visit fills a shelf up to;
-- n_skus: products carried at every machine (from the 100 highest-margin products of the catalog; each
+- n_skus: products carried at every machine (machine i starts with its own slice of the catalog; each
   visit swaps the weakest product, once judged, for one not tried there, proven elsewhere first);
 - cover_days: days of the network's recent sales kept in the warehouse and in transit;
 - visit_every: working days between two visits of a machine (the machines take turns).
@@ -14,7 +14,7 @@ answering with the next action text. The knobs (`Knobs`):
 A visit reads the machine (`get_device_detail`), takes off the shelf (and discards) its units that are
 expired or expire within 7 days, and fills the carried products up to the facing; any expired unit a
 restock put on a shelf goes back and is discarded. Orders go out every other day for the products
-whose stock position (ordered minus put on shelves, plus delisted units) is below half their level.
+whose stock position (ordered minus put on shelves) is below half their level.
 """
 
 from __future__ import annotations
@@ -31,12 +31,11 @@ KNOB_NAMES = ("price_mult", "facing", "n_skus", "cover_days", "visit_every")
 KNOB_LOW = np.array([1.0, 2.0, 6.0, 2.0, 1.0])
 KNOB_HIGH = np.array([2.0, 10.0, 40.0, 21.0, 7.0])
 BATCH = 100  # items per call (the tools' limit)
-PRIOR_RATE = 0.3  # assumed units a day of a product at a machine before it is seen
 END_DAY = '{"end_day": true}'
-POOL_PAGES = 2  # catalog pages of 50 the assortment is drawn from
-POOL_SORT = "margin"  # in this order (the catalog's highest reference margins first)
-ROTATE = 7  # offset between neighbouring machines' opening assortments in the pool
-JUDGE_DAYS = 14  # days a product is carried at a machine before it can be dropped there
+DECAY = 0.7  # a product's rate at a machine falls at most to this share of the last one at each visit
+JUDGE_DAYS = 10  # days a product is carried at a machine before it can be dropped there
+SWAPS = 2  # products a visit may swap
+SWAP_RATIO = 1.5  # a product proven elsewhere replaces the weakest when it sells this many times more
 DROP_SHARE = 0.34  # a product selling under this share of the machine's median is swapped out
 
 Plan = Generator[str, dict[str, Any], None]
@@ -95,25 +94,25 @@ class KnobAgent:
         devices = [row[0] for row in report["report"]["devices"]["rows"]]
         pool: list[str] = []
         ref: dict[str, float] = {}
-        for page in range(1, POOL_PAGES + 1):
-            got = yield _call("get_catalog", sort_by=POOL_SORT, page=page, page_size=50)
+        page, pages = 1, 1
+        while page <= pages:  # the whole catalog, in catalog order
+            got = yield _call("get_catalog", page=page, page_size=50)
+            pages = int(got["content"]["pages"])
             for r in got["content"]["rows"]:
                 pool.append(r[0])
                 ref[r[0]] = float(r[4])
-        if k.price_mult != 1.0:
-            items = [
-                {"device_id": d, "sku_id": s, "price": round(min(k.price_mult, 2.0) * ref[s], 2)}
-                for d in devices
-                for s in pool
-            ]
-            for batch in _chunks(items):
-                yield _call("adjust_price", items=batch)
+            page += 1
+        self._ref = ref
         n = min(k.n_skus, len(pool))
-        # machine i starts with n pool products from its own offset, so the network tries the whole pool
-        self._carried = {d: [pool[(i * ROTATE + j) % len(pool)] for j in range(n)] for i, d in enumerate(devices)}
+        # machine i starts with its own n products of the catalog, so the network tries n x machines at once
+        self._carried = {d: [pool[(i * n + j) % len(pool)] for j in range(n)] for i, d in enumerate(devices)}
+        self._priced: set[tuple[str, str]] = set()
+        self._stocked: set[tuple[str, str]] = set()  # (machine, product) restocked at least once
         self._since = {(d, s): 1 for d in devices for s in self._carried[d]}
         self._tried = {d: set(c) for d, c in self._carried.items()}
         self._pool = pool
+        self._offset = {d: i * n for i, d in enumerate(devices)}
+        self._next: dict[str, int] = {}
         self._seen: dict[str, tuple[float, int]] = {}  # product -> (sum, count) of its rates seen at machines
         position = dict.fromkeys(pool, 0)  # units ordered and not yet on a shelf (warehouse + in transit)
         rates: dict[tuple[str, str], float] = {}  # (machine, product) -> units a day seen at the last visit
@@ -121,16 +120,21 @@ class KnobAgent:
         is_workday = bool(report["is_workday"])
         while True:
             if day % 2 == 1:
-                net: dict[str, float] = {}
+                # the cover of the rates seen, plus a facing for each machine that has not had the product yet
+                need: dict[str, float] = {}
                 for d, carried in self._carried.items():
                     for s in carried:
-                        net[s] = net.get(s, 0.0) + rates.get((d, s), PRIOR_RATE)
-                level = {s: int(np.ceil(k.cover_days * r)) + k.facing for s, r in net.items()}
-                items = [{"sku_id": s, "qty": q - position[s]} for s, q in level.items() if position[s] < q / 2]
+                        fill = 0 if (d, s) in self._stocked else k.facing
+                        need[s] = need.get(s, 0.0) + k.cover_days * rates.get((d, s), 0.0) + fill
+                items = [
+                    {"sku_id": s, "qty": int(np.ceil(q)) - position[s]} for s, q in need.items() if position[s] < q / 2
+                ]
                 for batch in _chunks(items):
                     res = yield _call("place_order", items=batch)
                     for a in res["content"].get("accepted", []):
                         position[a["sku_id"]] += a["qty"]
+            if day % 7 == 0:
+                yield from self._clean_warehouse(position)
             if is_workday:
                 for i, d in enumerate(devices):
                     if (workdays + i) % k.visit_every == 0:
@@ -147,29 +151,40 @@ class KnobAgent:
         got = yield _call("get_device_detail", device_id=device, window_days=7)
         detail = got["content"]
         cols = detail["products"]["columns"]
-        iu, ie, iw, ir = (cols.index(c) for c in ("units", "expired_units", "expiring_7d_units", "sold_per_day"))
-        # units expired or expiring within 7 days (before a later visit could take them) count as stale
-        shelf = {r[0]: (int(r[iu]), int(r[ie]) + int(r[iw]), float(r[ir])) for r in detail["products"]["rows"]}
+        iu, ix, ir = (cols.index(c) for c in ("units", "next_expiry_day", "sold_per_day"))
+        ie = cols.index("expired_units")
+        # every unit of a product that has units expired, or expiring before a later visit could take them, is
+        # stale (next_expiry_day is of the unexpired units; expired units are counted apart)
+        soon = day + 2 * k.visit_every + 2  # calendar days to the next visit, with weekends and holidays
+        shelf = {
+            r[0]: (int(r[iu]), int(r[iu]) if int(r[ie]) or (r[ix] is not None and r[ix] <= soon) else 0, float(r[ir]))
+            for r in detail["products"]["rows"]
+        }
         carried = self._carried[device]
         for s in carried:
-            if day - self._since[(device, s)] >= 7:
-                self._rate(rates, device, s, shelf.get(s, (0, 0, 0.0))[2])
+            if day - self._since[(device, s)] >= 7:  # a week of sales seen; a stockout's zero only lowers it slowly
+                seen = shelf.get(s, (0, 0, 0.0))[2]
+                self._rate(rates, device, s, max(seen, DECAY * rates.get((device, s), 0.0)))
         stale = [{"device_id": device, "sku_id": s, "qty": e} for s, (_, e, _) in shelf.items() if e > 0]
         if stale:
             yield _call("reduce", items=stale)
             yield _call("discard", items=[{"sku_id": it["sku_id"], "qty": it["qty"]} for it in stale])
-        drop = self._weakest(device, day, rates)
-        if drop is not None:
-            new = self._candidate(device, rates)
-            if new is not None:
-                if shelf.get(drop, (0, 0, 0.0))[0] > shelf.get(drop, (0, 0, 0.0))[1]:
-                    res = yield _call("delist", items=[{"device_id": device, "sku_id": drop}])
-                    for a in res["content"].get("accepted", []):
-                        position[drop] += a["qty"]
-                carried[carried.index(drop)] = new
-                self._since[(device, new)] = day
-                self._tried[device].add(new)
-                shelf.pop(drop, None)
+        for _ in range(SWAPS):
+            swap = self._swap(device, day, rates)
+            if swap is None:
+                break
+            drop, new = swap  # the dropped product's units stay on the shelf until sold or stale
+            carried[carried.index(drop)] = new
+            self._since[(device, new)] = day
+            self._tried[device].add(new)
+        prices = [
+            {"device_id": device, "sku_id": s, "price": round(min(k.price_mult, 2.0) * self._ref[s], 2)}
+            for s in carried
+            if k.price_mult != 1.0 and (device, s) not in self._priced
+        ]
+        if prices:
+            yield _call("adjust_price", items=prices)
+            self._priced.update((device, p["sku_id"]) for p in prices)
         items = []
         for s in carried:
             units, gone, _ = shelf.get(s, (0, 0, 0.0))
@@ -181,31 +196,60 @@ class KnobAgent:
             res = yield _call("restock", items=batch)
             for a in res["content"].get("accepted", []):
                 position[a["sku_id"]] -= a["qty"]
+                self._stocked.add((device, a["sku_id"]))
                 if a["expired_qty"]:
                     back.append({"device_id": device, "sku_id": a["sku_id"], "qty": a["expired_qty"]})
         if back:  # expired warehouse units went up: bring them back and destroy them
             yield _call("reduce", items=back)
             yield _call("discard", items=[{"sku_id": it["sku_id"], "qty": it["qty"]} for it in back])
 
-    def _weakest(self, device: str, day: int, rates: dict[tuple[str, str], float]) -> str | None:
-        """The carried product judged long enough that sells least, if it sells under a third of the median."""
-        judged = [
-            (rates[(device, s)], s) for s in self._carried[device] if day - self._since[(device, s)] >= JUDGE_DAYS
-        ]
+    def _clean_warehouse(self, position: dict[str, int]) -> Plan:
+        """Discard warehouse units that are expired, expire within 7 days, or of products no machine carries."""
+        carried = {s for c in self._carried.values() for s in c}
+        page, pages, items = 1, 1, []
+        while page <= pages:
+            got = yield _call("get_warehouse", page=page, page_size=50)
+            content = got["content"]
+            pages = int(content["pages"])
+            cols = content["columns"]
+            iu, ie, iw = cols.index("units"), cols.index("expired_units"), cols.index("expiring_7d_units")
+            for r in content["rows"]:
+                qty = int(r[iu]) if r[0] not in carried else int(r[ie]) + int(r[iw])
+                if qty > 0:
+                    items.append({"sku_id": r[0], "qty": qty})
+            page += 1
+        for batch in _chunks(items):
+            res = yield _call("discard", items=batch)
+            for a in res["content"].get("accepted", []):
+                position[a["sku_id"]] -= a["qty"]
+
+    def _swap(self, device: str, day: int, rates: dict[tuple[str, str], float]) -> tuple[str, str] | None:
+        """(weakest carried product, its replacement) at a machine, or None.
+
+        The weakest product judged long enough gives way to the best product proven at other machines
+        and not tried here when that one sells `SWAP_RATIO` times more; else, if it sells under
+        `DROP_SHARE` of the machine's median, to the next untried product of the machine's slice.
+        """
+        since = self._since
+        judged = [(rates[(device, s)], s) for s in self._carried[device] if day - since[(device, s)] >= JUDGE_DAYS]
         if len(judged) < 3:
             return None
-        median = float(np.median([r for r, _ in judged]))
-        rate, sku = min(judged)
-        return sku if rate < DROP_SHARE * median else None
-
-    def _candidate(self, device: str, rates: dict[tuple[str, str], float]) -> str | None:
-        """The best product not yet tried here: proven elsewhere first (by its mean rate), else the next untried."""
+        rate, weakest = min(judged)
         tried = self._tried[device]
         proven = [(total / n, s) for s, (total, n) in self._seen.items() if s not in tried]
         if proven:
-            return max(proven)[1]
-        fresh = [s for s in self._pool if s not in tried]
-        return fresh[0] if fresh else None
+            best, sku = max(proven)
+            if best > SWAP_RATIO * rate:
+                return weakest, sku
+        if rate >= DROP_SHARE * float(np.median([r for r, _ in judged])):
+            return None
+        start = self._next.get(device, 0)
+        for i in range(start, len(self._pool)):  # the next product of this machine's own slice of the catalog
+            s = self._pool[(self._offset[device] + i) % len(self._pool)]
+            if s not in tried:
+                self._next[device] = i + 1
+                return weakest, s
+        return None
 
     def _rate(self, rates: dict[tuple[str, str], float], device: str, sku: str, rate: float) -> None:
         """Set the rate seen of a product at a machine, keeping each product's sum and count over machines."""
@@ -213,6 +257,7 @@ class KnobAgent:
         total, n = self._seen.get(sku, (0.0, 0))
         self._seen[sku] = (total + rate - (old or 0.0), n + (old is None))
         rates[(device, sku)] = rate
+
 
 IDLE = '{"tool":"read_memory"}'  # what a sub-environment whose episode is over is sent until the others end
 
