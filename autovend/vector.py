@@ -58,7 +58,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
     ) -> None:
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
-        worlds = list(world) if isinstance(world, (list, tuple)) else [world] * num_envs
+        worlds: list[WorldArg] = list(world) if isinstance(world, (list, tuple)) else [world] * num_envs  # type: ignore[list-item]
         if len(worlds) != num_envs:
             raise ValueError(f"world lists {len(worlds)} worlds for {num_envs} environments; give one or {num_envs}")
         self.num_envs = num_envs
@@ -131,6 +131,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
     def _batch(self) -> Any:
         """The sub-environments' observations as one batch (new arrays: returned data is never reused)."""
         out = create_empty_array(self.single_observation_space, n=self.num_envs, fn=np.zeros)
+        assert out is not None
         return concatenate(self.single_observation_space, self._env_obs, out)
 
     def _draw_ending_days(self, actions: list[Any]) -> None:
@@ -153,7 +154,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
                 continue
         Simulator.sample_draws(draws)
 
-    def render(self) -> tuple[str | None, ...] | None:
+    def render(self) -> tuple[Any, ...] | None:
         """Each sub-environment's last observation as its agent reads it (render_mode "ansi")."""
         if self.render_mode != "ansi":
             return None

@@ -184,7 +184,7 @@ class KnobAgent:
         ]
         if prices:
             yield _call("adjust_price", items=prices)
-            self._priced.update((device, p["sku_id"]) for p in prices)
+            self._priced.update((device, str(p["sku_id"])) for p in prices)
         items = []
         for s in carried:
             units, gone, _ = shelf.get(s, (0, 0, 0.0))

@@ -302,7 +302,7 @@ class RecordStore:
         if chunks is None:
             self._pending[table] = [[row]]
         elif type(chunks[-1]) is list:
-            chunks[-1].append(row)  # type: ignore[union-attr]
+            chunks[-1].append(row)
         else:
             chunks.append([row])
 
@@ -351,7 +351,7 @@ class RecordStore:
             for table, chunks in group.items():
                 rows: Rows = []
                 for chunk in chunks:
-                    rows.extend(chunk.rows() if type(chunk) is Columns else chunk)  # type: ignore[union-attr, arg-type]
+                    rows.extend(chunk.rows() if isinstance(chunk, Columns) else chunk)
                 self._write(table, rows)
         except BaseException:
             self._conn.execute("ROLLBACK")
