@@ -24,11 +24,11 @@ def demand_uniforms(
     n_machines: int,
     products: npt.ArrayLike | None = None,
 ) -> FloatArray:
-    """Uniforms for the demand of day `day`: rows `machines` (and columns `products`, None: all) of the
-    (n_machines, K) draw of stream ("demand", day).
+    """Uniforms for day `day`: rows `machines`, columns `products` (None: all) of stream ("demand", day).
 
-    The whole matrix is drawn every day, so machine m's uniforms on a day are fixed by the seed alone,
-    whatever the agent did at any machine (common random numbers across agents and actions).
+    They are taken from the stream's (n_machines, K) draw: the whole matrix is drawn every day, so
+    machine m's uniforms on a day are fixed by the seed alone, whatever the agent did at any machine
+    (common random numbers across agents and actions).
     """
     ms = np.asarray(machines, dtype=np.int64)
     u = stream(seed, "demand", int(day)).random((n_machines, n_products))

@@ -397,9 +397,11 @@ def loads(
 
 
 def _passes(value: Any, max_chars: int) -> bool:
-    """True if a parsed JSON value without markers passes `check(json_numbers=True)`: the screen of
-    `check_arguments` (its compact JSON within `max_chars` and encodable, no nesting past `MAX_DEPTH`,
-    no integer out of range). False means: let `check` walk it and say why (or pass it)."""
+    """True if a parsed JSON value without markers passes `check(json_numbers=True)`.
+
+    The screen of `check_arguments`: its compact JSON within `max_chars` and encodable, no nesting past
+    `MAX_DEPTH`, no integer out of range. False means: let `check` walk it and say why (or pass it).
+    """
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError, RecursionError):
