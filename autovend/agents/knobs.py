@@ -113,7 +113,11 @@ class KnobAgent:
         self._pool = pool
         self._offset = {d: i * n for i, d in enumerate(devices)}
         self._next: dict[str, int] = {}
-        self._seen: dict[str, tuple[float, int]] = {}  # product -> (sum, count) of its rates seen at machines
+        self._seen: dict[str, tuple[float, int]] = {}
+        self._ranked: list[tuple[float, str]] = []
+        self._ranked_day = 0
+        self._short: set[str] = set()  # products a restock found missing from the warehouse today
+        self._short_day = 0  # product -> (sum, count) of its rates seen at machines
         position = dict.fromkeys(pool, 0)  # units ordered and not yet on a shelf (warehouse + in transit)
         rates: dict[tuple[str, str], float] = {}  # (machine, product) -> units a day seen at the last visit
         day, workdays = 1, 0
@@ -186,14 +190,19 @@ class KnobAgent:
             yield _call("adjust_price", items=prices)
             self._priced.update((device, str(p["sku_id"])) for p in prices)
         items = []
+        if self._short_day != day:
+            self._short, self._short_day = set(), day
         for s in carried:
             units, gone, _ = shelf.get(s, (0, 0, 0.0))
             need = k.facing - (units - gone)
-            if need > 0:
+            if need > 0 and s not in self._short:
                 items.append({"device_id": device, "sku_id": s, "qty": need})
         back: list[dict[str, Any]] = []
         for batch in _chunks(items):
             res = yield _call("restock", items=batch)
+            for r in res["content"].get("rejected", []):
+                if r["code"] == "insufficient_stock":  # not at hand today: not asked for again until tomorrow
+                    self._short.add(r["item"]["sku_id"])
             for a in res["content"].get("accepted", []):
                 position[a["sku_id"]] -= a["qty"]
                 self._stocked.add((device, a["sku_id"]))
@@ -236,11 +245,14 @@ class KnobAgent:
             return None
         rate, weakest = min(judged)
         tried = self._tried[device]
-        proven = [(total / n, s) for s, (total, n) in self._seen.items() if s not in tried]
-        if proven:
-            best, sku = max(proven)
-            if best > SWAP_RATIO * rate:
-                return weakest, sku
+        if self._ranked_day != day:  # the products seen at machines, best mean rate first (once a day)
+            self._ranked = sorted(((total / n, s) for s, (total, n) in self._seen.items()), reverse=True)
+            self._ranked_day = day
+        for best, sku in self._ranked:
+            if sku not in tried:
+                if best > SWAP_RATIO * rate:
+                    return weakest, sku
+                break
         if rate >= DROP_SHARE * float(np.median([r for r, _ in judged])):
             return None
         start = self._next.get(device, 0)
