@@ -173,9 +173,14 @@ def _take_sold_units(
     ):
         b = shelves[(m, k)]
         front = b[0]
-        if front[0] > d and front[1] > n:  # the common case: the front batch is fresh and covers the sale
-            front[1] -= n
-            e = front[0]
+        e = front[0]
+        if e > d and front[1] >= n:  # the common case: the front batch is fresh and covers the sale
+            if front[1] > n:
+                front[1] -= n
+            elif len(b) > 1:
+                del b[0]
+            else:  # the last units of the shelf
+                del shelves[(m, k)]
             sold_units[e] = sold_units.get(e, 0) + n
             sold_cost[e] = sold_cost.get(e, 0) + n * unit_cost[k]
             continue
