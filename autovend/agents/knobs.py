@@ -6,8 +6,9 @@ answering with the next action text. The knobs (`Knobs`):
 
 - price_mult: every carried product is priced at this multiple of its reference price (within the band);
 - facing: units of each product a visit fills a shelf up to;
-- n_skus: products carried at every machine (machine i starts with its own slice of the catalog; each
-  visit swaps the weakest product, once judged, for one not tried there, proven elsewhere first);
+- n_skus: products carried at every machine (machine i starts with its own slice of the catalog, which
+  spans the subcategories, highest margins first; each visit swaps the product of least gross profit a
+  day, once judged, for one not tried there, proven elsewhere first);
 - cover_days: days of the network's recent sales kept in the warehouse and in transit;
 - visit_every: working days between two visits of a machine (the machines take turns).
 
@@ -92,16 +93,24 @@ class KnobAgent:
         """The whole episode as a generator: yields actions, receives each result's (or report's) JSON."""
         k = self.knobs
         devices = [row[0] for row in report["report"]["devices"]["rows"]]
-        pool: list[str] = []
         ref: dict[str, float] = {}
+        ranked: dict[str, list[tuple[float, str]]] = {}  # subcategory -> (-margin, product)
         page, pages = 1, 1
-        while page <= pages:  # the whole catalog, in catalog order
+        while page <= pages:  # the whole catalog
             got = yield _call("get_catalog", page=page, page_size=50)
-            pages = int(got["content"]["pages"])
-            for r in got["content"]["rows"]:
-                pool.append(r[0])
-                ref[r[0]] = float(r[4])
+            content = got["content"]
+            pages = int(content["pages"])
+            cols = content["columns"]
+            il2, ip, ic = cols.index("category_l2"), cols.index("ref_price"), cols.index("unit_cost")
+            for r in content["rows"]:
+                ref[r[0]] = float(r[ip])
+                ranked.setdefault(r[il2], []).append((float(r[ic]) - float(r[ip]), r[0]))
             page += 1
+        # the pool: the best margin (CNY) of every subcategory, then the second best of each, ...: a slice of
+        # it spans the subcategories
+        lists = [sorted(v) for _, v in sorted(ranked.items())]
+        pool = [lst[i][1] for i in range(max(map(len, lists))) for lst in lists if i < len(lst)]
+        self._margin = {s: ref[s] * min(k.price_mult, 2.0) - (ref[s] + m) for v in ranked.values() for m, s in v}
         self._ref = ref
         n = min(k.n_skus, len(pool))
         # machine i starts with its own n products of the catalog, so the network tries n x machines at once
@@ -240,13 +249,16 @@ class KnobAgent:
         `DROP_SHARE` of the machine's median, to the next untried product of the machine's slice.
         """
         since = self._since
-        judged = [(rates[(device, s)], s) for s in self._carried[device] if day - since[(device, s)] >= JUDGE_DAYS]
+        margin = self._margin
+        judged = [
+            (rates[(device, s)] * margin[s], s) for s in self._carried[device] if day - since[(device, s)] >= JUDGE_DAYS
+        ]
         if len(judged) < 3:
             return None
         rate, weakest = min(judged)
         tried = self._tried[device]
         if self._ranked_day != day:  # the products seen at machines, best mean rate first (once a day)
-            self._ranked = sorted(((total / n, s) for s, (total, n) in self._seen.items()), reverse=True)
+            self._ranked = sorted(((total / n * margin[s], s) for s, (total, n) in self._seen.items()), reverse=True)
             self._ranked_day = day
         for best, sku in self._ranked:
             if sku not in tried:
