@@ -37,11 +37,35 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 
 from autovend.env.boundary import episode_of
 from autovend.errors import EpisodeOver
-from autovend.gym import AutoVendEnv, parse_action
+from autovend.gym import MAX_TEXT, AutoVendEnv, _ascii_json, parse_action
 from autovend.sim import Simulator
+from autovend.tools.result import ToolResult
 from autovend.world.model import World
 
 WorldArg = str | os.PathLike[str] | World
+
+
+class _SubEnv(AutoVendEnv):
+    """`AutoVendEnv` with the same observations, its result text spliced rather than parsed and written again."""
+
+    def _result(
+        self, result: ToolResult, tool: str, reward: float
+    ) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        """As `AutoVendEnv._result`, without parsing the result's text and writing it again.
+
+        The transports' text is compact JSON (`autovend.tools.trajectory.dumps`): when it is printable
+        ASCII, writing its parsed value again as ASCII JSON gives the same characters.
+        """
+        content = result.to_json()
+        if not (content.isascii() and content.isprintable()):
+            return super()._result(result, tool, reward)
+        text = f'{{"ok":{"true" if result.ok else "false"},"content":{content},"error":{_ascii_json(result.error)}}}'
+        if len(text) > MAX_TEXT:
+            return super()._result(result, tool, reward)
+        self._shown = text
+        obs = {"kind": "result", "day": self._env.day, "text": text}
+        info = {"ok": result.ok and result.error is None, "error": result.error, "tool": tool or None}
+        return obs, reward, self._env.terminated, self._env.truncated, info
 
 
 class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
@@ -63,7 +87,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
             raise ValueError(f"world lists {len(worlds)} worlds for {num_envs} environments; give one or {num_envs}")
         self.num_envs = num_envs
         self.render_mode = render_mode
-        self.envs = [AutoVendEnv(w, days=days, render_mode=render_mode) for w in worlds]
+        self.envs: list[AutoVendEnv] = [_SubEnv(w, days=days, render_mode=render_mode) for w in worlds]
         self.single_observation_space = self.envs[0].observation_space
         self.single_action_space = self.envs[0].action_space
         for env in self.envs[1:]:
