@@ -43,10 +43,19 @@ def round_sig(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
 
 
 def round_array(values: np.ndarray, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
-    """Float array rounded to `digits` significant digits, element by element (shape kept)."""
+    """Float array rounded to `digits` significant digits, element by element (shape kept).
+
+    The same values as `round_sig` of each element: each distinct finite non-zero value is rounded once
+    (zeros, whose sign it keeps, and non-finite values pass through as they are).
+    """
     arr = np.asarray(values, dtype=np.float64)
-    flat = [round_sig(v, digits) for v in arr.reshape(-1).tolist()]
-    return np.array(flat, dtype=np.float64).reshape(arr.shape)
+    out = arr.reshape(-1).copy()
+    todo = np.isfinite(out) & (out != 0.0)
+    if todo.any():
+        distinct, where = np.unique(out[todo], return_inverse=True)
+        spec = f".{digits - 1}e"
+        out[todo] = np.array([float(format(v, spec)) for v in distinct.tolist()], dtype=np.float64)[where]
+    return out.reshape(arr.shape)
 
 
 def _is_float(series: pd.Series) -> bool:
