@@ -62,6 +62,7 @@ def main() -> None:
             f"({args.population * len(train)} episodes, {time.perf_counter() - t0:.0f} s wall, "
             f"{time.process_time() - c0:.0f} s CPU) -> {Knobs.from_vector(mean)}"
         )
+    print(f"trained knobs {Knobs.from_vector(mean)}, as a vector in [0, 1]: {','.join(f'{x:.3f}' for x in mean)}")
     held = evaluate(args.world, mean[None, :], test)[0]
     print(f"held-out seeds {test}: {', '.join(f'{x:,.2f}' for x in held)}; mean {held.mean():,.2f}")
     if args.pinned:
