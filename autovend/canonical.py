@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from autovend.errors import NonFiniteError
 
 SIGNIFICANT_DIGITS = 6
+ROUND_BLOCK = 1 << 18  # values rounded at a time by `round_array`
 
 
 def round_sig(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
@@ -50,11 +51,13 @@ def round_array(values: np.ndarray, digits: int = SIGNIFICANT_DIGITS) -> np.ndar
     """
     arr = np.asarray(values, dtype=np.float64)
     out = arr.reshape(-1).copy()
-    todo = np.isfinite(out) & (out != 0.0)
-    if todo.any():
-        distinct, where = np.unique(out[todo], return_inverse=True)
-        spec = f".{digits - 1}e"
-        out[todo] = np.array([float(format(v, spec)) for v in distinct.tolist()], dtype=np.float64)[where]
+    spec = f".{digits - 1}e"
+    for start in range(0, len(out), ROUND_BLOCK):  # in blocks: the memory taken beside the result stays small
+        part = out[start : start + ROUND_BLOCK]  # a view: rounded in place
+        todo = np.isfinite(part) & (part != 0.0)
+        if todo.any():
+            distinct, where = np.unique(part[todo], return_inverse=True)
+            part[todo] = np.array([float(format(v, spec)) for v in distinct.tolist()], dtype=np.float64)[where]
     return out.reshape(arr.shape)
 
 
