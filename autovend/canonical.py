@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from autovend.errors import NonFiniteError
 
 SIGNIFICANT_DIGITS = 6
+ROUND_BLOCK = 1 << 18  # values rounded at a time by `round_array`
 
 
 def round_sig(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
@@ -43,10 +44,21 @@ def round_sig(x: float, digits: int = SIGNIFICANT_DIGITS) -> float:
 
 
 def round_array(values: np.ndarray, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
-    """Float array rounded to `digits` significant digits, element by element (shape kept)."""
+    """Float array rounded to `digits` significant digits, element by element (shape kept).
+
+    The same values as `round_sig` of each element: each distinct finite non-zero value is rounded once
+    (zeros, whose sign it keeps, and non-finite values pass through as they are).
+    """
     arr = np.asarray(values, dtype=np.float64)
-    flat = [round_sig(v, digits) for v in arr.reshape(-1).tolist()]
-    return np.array(flat, dtype=np.float64).reshape(arr.shape)
+    out = arr.reshape(-1).copy()
+    spec = f".{digits - 1}e"
+    for start in range(0, len(out), ROUND_BLOCK):  # in blocks: the memory taken beside the result stays small
+        part = out[start : start + ROUND_BLOCK]  # a view: rounded in place
+        todo = np.isfinite(part) & (part != 0.0)
+        if todo.any():
+            distinct, where = np.unique(part[todo], return_inverse=True)
+            part[todo] = np.array([float(format(v, spec)) for v in distinct.tolist()], dtype=np.float64)[where]
+    return out.reshape(arr.shape)
 
 
 def _is_float(series: pd.Series) -> bool:

@@ -165,4 +165,6 @@ class AutoVendEnv(gymnasium.Env[dict[str, Any], str]):
 
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="autovend.gym:AutoVendEnv")
+    gymnasium.register(  # gymnasium.make_vec's native mode: N episodes in one process (autovend.vector)
+        id=ENV_ID, entry_point="autovend.gym:AutoVendEnv", vector_entry_point="autovend.vector:AutoVendVectorEnv"
+    )

@@ -5,8 +5,9 @@ load the source, calibrate, write the folder) with the embedded operator's param
 memory (ru_maxrss) is its own. Nx is the embedded operator's records copied onto N machine sets
 (`benchmarks/scaled_source.py`); `csv1m` is the 1,000,000-line source of `bench_check.py` (20 machines).
 Prints wall and CPU seconds (median of the runs: the machine may be shared, so CPU time is the steadier
-figure), peak memory, the ratio of each to its goal, and the content hash of the estimates (Nx copies
-of one operator give the same estimates whatever N, up to the shrinkage prior).
+figure), peak memory, the ratio of each to its goal, the content hash of the estimates (Nx copies
+of one operator give the same estimates whatever N, up to the shrinkage prior), and the floor measured
+in the same run: a child reading the source's order lines from Parquet (goal: calibration within 30x).
 
     .venv/bin/python benchmarks/bench_calibrate.py                      # 1x (3 runs), 10x, 50x, csv1m
     .venv/bin/python benchmarks/bench_calibrate.py --sets 1 20 --repeat 5 --keep /tmp/sources
@@ -34,6 +35,35 @@ from bench_check import build_source  # noqa: E402
 from scaled_source import build_scaled_source  # noqa: E402
 
 GOALS = {1: (10.0, 500.0), 20: (90.0, 4096.0), 50: (90.0, 4096.0), "csv1m": (15.0, None)}  # seconds, MiB
+FLOOR_RATIO_GOAL = 30.0  # issue [S]: calibration within 30 times the time of reading its order lines from Parquet
+
+FLOOR = textwrap.dedent(
+    """
+    import json, sys, time
+    c0 = time.process_time()
+    import pyarrow.parquet as pq
+    rows = pq.read_table(sys.argv[1]).num_rows
+    print(json.dumps({"cpu_s": time.process_time() - c0, "rows": rows}))
+    """
+)
+
+
+def _floor(source: Path, work: Path) -> dict:
+    """CPU seconds of a child reading the source's order lines from Parquet (written once to `work`), median of 3."""
+    parquet = work / f"{source.name}-orders.parquet"
+    if not parquet.exists():
+        import pyarrow.csv as pcsv
+        import pyarrow.parquet as pq
+
+        orders = source / "orders.parquet"
+        table = pq.read_table(orders) if orders.exists() else pcsv.read_csv(source / "orders.csv")
+        pq.write_table(table, parquet)
+    runs = []
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", FLOOR, str(parquet)], capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return {"cpu_s": statistics.median(r["cpu_s"] for r in runs), "rows": runs[0]["rows"]}
+
 
 CHILD = textwrap.dedent(
     """
@@ -73,7 +103,7 @@ def _calibrate(source: Path, out: Path, params: Path | None) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _report(name: str, runs: list[dict], goal: tuple[float, float | None] | None) -> None:
+def _report(name: str, runs: list[dict], goal: tuple[float, float | None] | None, floor: dict | None = None) -> None:
     wall = statistics.median(r["wall_s"] for r in runs)
     cpu = statistics.median(r["cpu_s"] for r in runs)
     peak = max(r["peak_mib"] for r in runs)
@@ -83,6 +113,11 @@ def _report(name: str, runs: list[dict], goal: tuple[float, float | None] | None
         if goal[1] is not None:
             line += f"  peak/goal {peak / goal[1]:.2f}"
     line += f"  ({len(runs)} run{'s' if len(runs) > 1 else ''}, median; hash {runs[0]['hash'][:12]})"
+    if floor is not None:
+        line += (
+            f"\n{'':>8}floor: reading its {floor['rows']:,} order lines from Parquet {floor['cpu_s']:.2f} s CPU"
+            f"  | cpu/floor {cpu / floor['cpu_s']:.0f} (goal {FLOOR_RATIO_GOAL:.0f})"
+        )
     print(line, flush=True)
 
 
@@ -104,13 +139,13 @@ def main() -> None:
             if n > 1 and not src.exists():
                 build_scaled_source(base, src, n)
             runs = [_calibrate(src, Path(tmp) / f"cal-x{n}-{i}", params) for i in range(args.repeat if n == 1 else 1)]
-            _report(f"{n}x", runs, GOALS.get(n))
+            _report(f"{n}x", runs, GOALS.get(n), _floor(src, work))
         if args.csv1m:
             src = work / "csv1m"
             if not src.exists():
                 build_source(src, 1_000_000, "csv", broken=False)
             runs = [_calibrate(src, Path(tmp) / f"cal-csv1m-{i}", None) for i in range(args.repeat)]
-            _report("csv1m", runs, GOALS["csv1m"])
+            _report("csv1m", runs, GOALS["csv1m"], _floor(src, work))
 
 
 if __name__ == "__main__":

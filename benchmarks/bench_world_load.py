@@ -49,9 +49,23 @@ CHILD = textwrap.dedent(
 )
 
 
-def once(world: Path) -> dict:
-    """One child process; its timings."""
-    cmd = [sys.executable, "-c", CHILD, str(world), ",".join(HEAVY)]
+FLOOR = textwrap.dedent(
+    """
+    import time
+    t0 = time.perf_counter()
+    import json, sys
+    from pathlib import Path
+    import pyarrow.parquet as pq
+    tables = [pq.read_table(f) for f in sorted(Path(sys.argv[1]).glob("*.parquet"))]
+    rows = sum(t.num_rows for t in tables)
+    print(json.dumps({"total": time.perf_counter() - t0, "cpu": time.process_time(), "rows": rows}))
+    """
+)
+
+
+def once(world: Path, child: str = CHILD) -> dict:
+    """One child process running `child`; its timings."""
+    cmd = [sys.executable, "-c", child, str(world), ",".join(HEAVY)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"loading {world} failed:\n{done.stderr[-3000:]}")
@@ -65,8 +79,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     once(args.world)
-    runs = [once(args.world) for _ in range(args.repeat)]
+    runs, floors = [], []
+    for _ in range(args.repeat):  # in turn, so that both see the same load on the machine
+        runs.append(once(args.world))
+        floors.append(once(args.world, FLOOR))
     med = {k: statistics.median(r[k] for r in runs) for k in ("total", "imports", "world", "first_call", "cpu")}
+    floor = {k: statistics.median(r[k] for r in floors) for k in ("total", "cpu")}
     print(
         f"world load to the first tool call ({args.world.name}, median of {args.repeat}): {med['total']:.2f} s"
         f"  | ratio to the goal {GOAL_S} s: {med['total'] / GOAL_S:.2f}"
@@ -77,6 +95,11 @@ def main() -> None:
     )
     print(f"  CPU time of the child {med['cpu']:.2f} s (less sensitive than wall time to other load on the machine)")
     print(f"  heavy packages imported: {', '.join(runs[0]['heavy']) or 'none'}")
+    print(
+        f"  floor (a child importing pyarrow and reading the world's Parquet files): {floor['total']:.2f} s, "
+        f"{floor['cpu']:.2f} s CPU  | ratio to the floor: {med['total'] / floor['total']:.1f} "
+        f"(CPU {med['cpu'] / floor['cpu']:.1f})"
+    )
 
 
 if __name__ == "__main__":

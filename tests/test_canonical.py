@@ -33,3 +33,21 @@ def test_diagnostics_are_rounded_and_keep_their_non_finite_values():
     # one ulp either way rounds to the same value (what makes a figure the same on every CPU)
     x = np.array([0.123456789])
     assert round_array(np.nextafter(x, 1)) == round_array(np.nextafter(x, 0)) == round_array(x)
+
+
+def test_round_array_is_round_sig_of_each_element_bit_for_bit():
+    from autovend.canonical import round_sig
+
+    rng = np.random.default_rng(3)
+    values = np.concatenate(
+        [
+            rng.lognormal(0.0, 4.0, 5000),
+            -rng.random(500),
+            np.repeat(rng.random(50), 20),  # repeated values are rounded once
+            [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, 1.7976931348623157e308, 9.999995e-7, 0.1234565],
+        ]
+    ).reshape(-1, 10)
+    want = np.array([round_sig(v) for v in values.ravel().tolist()]).reshape(values.shape)
+    got = round_array(values)
+    assert got.shape == values.shape and got.tobytes() == want.tobytes()  # signed zeros and NaN bits kept
+    assert round_array(np.zeros(0)).shape == (0,)

@@ -50,7 +50,11 @@ def attraction(
         if elasticity is None:
             raise ValueError("price_ratio needs the elasticity of each machine's site type")
         ratio = np.asarray(price_ratio, dtype=float)
-        w = w * np.power(np.where(ratio > 0, ratio, 1.0), -np.asarray(elasticity, dtype=float)[..., None])
+        eps = np.broadcast_to(-np.asarray(elasticity, dtype=float)[..., None], np.broadcast(ratio, w).shape)
+        factor = np.ones(eps.shape)
+        moved = (ratio != 1.0) & (ratio > 0)  # 1 ** -e is 1 exactly: the power is taken only where prices moved
+        np.power(np.broadcast_to(ratio, eps.shape), eps, out=factor, where=moved)
+        w = w * factor
     if env is not None:
         w = w * np.asarray(env, dtype=float)
     return w
@@ -100,12 +104,20 @@ def demand_from_uniforms(uniforms: npt.ArrayLike, rates: npt.ArrayLike) -> IntAr
     lam_b = np.broadcast_to(lam, out.shape)[pos]
     z = special.ndtri(np.clip(u_b, 1e-300, 1.0 - 1e-16))
     n = np.maximum(np.floor(lam_b + np.sqrt(lam_b) * z + (z * z - 1.0) / 6.0), 0.0)
+    # each draw moves on its own, so only the draws not yet settled are stepped (the guess settles most at once)
+    active = np.arange(len(n))
     for _ in range(200):
-        up = special.pdtr(n, lam_b) < u_b  # the quantile is above n
-        down = (n > 0) & (special.pdtr(n - 1, lam_b) >= u_b)  # ... or at most n - 1
-        if not (up.any() or down.any()):
+        na, la, ua = n[active], lam_b[active], u_b[active]
+        up = special.pdtr(na, la) < ua  # the quantile is above n
+        rest = ~up
+        down = np.zeros_like(up)  # ... or at most n - 1 (never both: P(N <= n-1) <= P(N <= n))
+        check = rest & (na > 0)
+        down[check] = special.pdtr(na[check] - 1, la[check]) >= ua[check]
+        moving = up | down
+        if not moving.any():
             break
-        n = n + up - down
+        active = active[moving]
+        n[active] += up[moving].astype(np.float64) - down[moving]
     out[pos] = n.astype(np.int64)
     return out
 

@@ -111,8 +111,15 @@ class DemandModel:
         """K."""
         return int(self.b.shape[1])
 
-    def environment(self, t_max_c: float | None, precip_mm: float | None, day_type: str) -> FloatArray:
-        """E of eq. (2) for every machine and product on one day, shape (M, K).
+    def environment(
+        self,
+        t_max_c: float | None,
+        precip_mm: float | None,
+        day_type: str,
+        rows: npt.ArrayLike | None = None,
+        cols: npt.ArrayLike | None = None,
+    ) -> FloatArray:
+        """E of eq. (2) for every machine and product on one day, shape (M, K), or machines `rows` x products `cols`.
 
         Evaluated on the distinct site types and categories, then spread: E depends on a machine only
         through its site type and on a product only through its category.
@@ -120,7 +127,9 @@ class DemandModel:
         table = environment_multiplier(
             self.settings.environment, self.sites, self.category_names, t_max_c, precip_mm, day_type
         )
-        return table[self.site_index][:, self.category_index]
+        sites = self.site_index if rows is None else self.site_index[np.asarray(rows, dtype=np.int64)]
+        cats = self.category_index if cols is None else self.category_index[np.asarray(cols, dtype=np.int64)]
+        return table[sites][:, cats]
 
     def attraction(
         self,

@@ -16,11 +16,22 @@ from autovend.rng import stream
 FloatArray = npt.NDArray[np.float64]
 
 
-def demand_uniforms(seed: int, day: int, machines: npt.ArrayLike, n_products: int, n_machines: int) -> FloatArray:
-    """Uniforms for the demand of day `day`: rows `machines` of the (n_machines, K) draw of stream ("demand", day).
+def demand_uniforms(
+    seed: int,
+    day: int,
+    machines: npt.ArrayLike,
+    n_products: int,
+    n_machines: int,
+    products: npt.ArrayLike | None = None,
+) -> FloatArray:
+    """Uniforms for day `day`: rows `machines`, columns `products` (None: all) of stream ("demand", day).
 
-    The whole matrix is drawn every day, so machine m's uniforms on a day are fixed by the seed alone,
-    whatever the agent did at any machine (common random numbers across agents and actions).
+    They are taken from the stream's (n_machines, K) draw: the whole matrix is drawn every day, so
+    machine m's uniforms on a day are fixed by the seed alone, whatever the agent did at any machine
+    (common random numbers across agents and actions).
     """
     ms = np.asarray(machines, dtype=np.int64)
-    return stream(seed, "demand", int(day)).random((n_machines, n_products))[ms]
+    u = stream(seed, "demand", int(day)).random((n_machines, n_products))
+    if products is None:
+        return u[ms]
+    return u[np.ix_(ms, np.asarray(products, dtype=np.int64))]

@@ -1,7 +1,9 @@
 """Writing a run's records: the agent-visible SQLite tables (`RecordStore`) and the hidden log (`Recorder`).
 
-Rows are queued in the store and written when the simulator flushes at the end of every call. The
-tables and their columns are documented in `autovend.sim.records`.
+Rows are queued in the store, sealed into one write group at the end of every simulator call, and
+written to SQLite when the records are read (`autovend.sim.records.RecordStore`). The day's sales
+are also kept as arrays (`autovend.sim.saleslog.SalesLog`), which the tools read. The tables and
+their columns are documented in `autovend.sim.records`.
 """
 
 from __future__ import annotations
@@ -18,19 +20,22 @@ from autovend.sim.money import from_fen
 from autovend.sim.records import RecordStore
 from autovend.sim.results import COST_KINDS, Arrival, DayReport
 from autovend.sim.sales import DayDemand
+from autovend.sim.saleslog import SalesLog
 
 
 class Recorder:
     """Writes the rows of every event of a run into its record store and hidden log."""
 
-    def __init__(self, facts: WorldFacts, records: RecordStore, hidden: HiddenLog) -> None:
+    def __init__(self, facts: WorldFacts, records: RecordStore, hidden: HiddenLog, *, restored: bool = False) -> None:
+        """`restored`: the records hold days settled before this recorder (a run restored from a snapshot)."""
         self._facts = facts
         self.records = records
         self.hidden = hidden
+        self.sales = SalesLog(facts, records, restored=restored)
 
     def flush(self) -> None:
-        """Write the queued rows (the end of every simulator call)."""
-        self.records.flush()
+        """End the call's write group (the end of every simulator call); the rows are written when read."""
+        self.records.seal()
 
     def static(self) -> None:
         """The devices and catalog tables (once, at the start of a run)."""
@@ -107,7 +112,7 @@ class Recorder:
         """
         d, date_s = day.day, self._facts.days.date_str(day.day)
         self._daily_sales(day, date_s)
-        self.records.insert("visits", ((d, self._facts.device_ids[m], n) for m, n in sorted(touched.items())))
+        self.records.insert("visits", [(d, self._facts.device_ids[m], n) for m, n in sorted(touched.items())])
         costs = report.costs_fen
         self.records.insert("daily_costs", ((d, date_s, kind, from_fen(costs[kind])) for kind in COST_KINDS))
         self.records.insert("daily_summary", [_summary_row(date_s, report, tally)])
@@ -119,23 +124,28 @@ class Recorder:
         self._machine_days(day, report)
 
     def _daily_sales(self, day: DayDemand, date_s: str) -> None:
-        """One daily_sales row per machine and product with a sale."""
+        """One daily_sales row per machine and product with a sale (kept as columns, and in the sales log)."""
         f = self._facts
         ii, kk = np.nonzero(day.sales)
         n = len(ii)
-        self.records.insert(
+        units = day.sales[ii, kk]
+        revenue = day.revenue[ii, kk] / 100.0
+        cost = day.cogs[ii, kk] / 100.0
+        expired = day.expired_sold[ii, kk]
+        machine, product = day.rows[ii], day.cols[kk]
+        self.sales.append(day.day, (machine, product, units, revenue, cost))
+        self.records.insert_columns(
             "daily_sales",
-            zip(
+            (
                 [day.day] * n,
                 [date_s] * n,
-                f.device_arr[day.rows][ii].tolist(),
-                f.sku_arr[day.cols[kk]].tolist(),
-                day.sales[ii, kk].tolist(),
-                (day.revenue[ii, kk] / 100.0).tolist(),
-                (day.cogs[ii, kk] / 100.0).tolist(),
-                day.expired_sold[ii, kk].tolist(),
-                (day.expired_sold[ii, kk] * f.fine_fen / 100.0).tolist(),
-                strict=True,
+                f.device_arr[machine],
+                f.sku_arr[product],
+                units,
+                revenue,
+                cost,
+                expired,
+                expired * f.fine_fen / 100.0,
             ),
         )
 

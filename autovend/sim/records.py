@@ -217,16 +217,42 @@ def _read_only_authorizer(action: int, *_: Any) -> int:
 JOURNAL_MAX_ROWS = 200_000  # parameter rows kept in a journal before it is dropped (see `take_journal`)
 
 
+Rows = list[Sequence[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class Columns:
+    """Rows of one table given column by column (lists or arrays of equal length), turned into rows when written."""
+
+    columns: tuple[Any, ...]
+
+    def rows(self) -> Rows:
+        """The rows, as tuples in the table's column order."""
+        cols = [c.tolist() if hasattr(c, "tolist") else c for c in self.columns]
+        return list(zip(*cols, strict=True))
+
+
+Chunk = Rows | Columns
+
+
 class RecordStore:
     """An in-memory SQLite database with a fixed schema; the simulator writes, callers read.
 
-    The connection is created with `check_same_thread=False` so a server thread may read it; the
-    store is not safe for concurrent use (call it from one thread at a time).
+    Writes are kept in memory, in order, and written to SQLite when something reads the database
+    (`connection`, `read_only`, `frame`, `serialize`, `take_journal`, `execute`): an episode that
+    nobody queries never pays for its SQL, and one that is queried sees every row written before.
+    The statements run then are those the writes would have run at once, in the same order, so
+    the database ends byte for byte the same. The connection is created with
+    `check_same_thread=False` so a server thread may read it; the store is not safe for concurrent
+    use (call it from one thread at a time).
     """
 
     def __init__(self, tables: Sequence[Table], data: bytes | None = None) -> None:
         self.tables: dict[str, Table] = {t.name: t for t in tables}
-        self._pending: dict[str, list[Sequence[Any]]] = {}
+        self._pending: dict[str, list[Chunk]] = {}  # the rows of the current write group, by table
+        self._ops: list[tuple[str, Any, Any]] = []  # sealed write groups and statements, in order
+        self._queued = 0  # rows and statement rows ever queued (see `version`)
+        self._own = 0  # changes of the connection made by writing what was queued
         self._sql = {t.name: _insert_sql(t) for t in tables}
         self._block_sql = {t.name: _insert_sql(t, INSERT_BLOCK) for t in tables}
         self._journal: list[tuple[str, list[Sequence[Any]]]] | None = None  # see `take_journal`
@@ -241,34 +267,91 @@ class RecordStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The raw connection (buffered rows written first). Readers should use `read_only()`."""
+        """The raw connection (everything queued written first). Readers should use `read_only()`."""
         self.flush()
         return self._conn
 
-    def insert(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Queue rows (tuples in the table's column order); `flush` writes them.
+    @property
+    def version(self) -> int:
+        """A number that grows with every write, queued or written, made through the store or on its connection.
 
-        Every read path (`connection`, `read_only`, `frame`, `serialize`, `execute`) flushes first,
-        and the simulator flushes at the end of every call, so readers never see a partial state.
+        Reading it writes nothing: it tells whether the records changed without paying for their SQL.
         """
-        self._pending.setdefault(table, []).extend(rows)
+        return self._queued + self._conn.total_changes - self._own
+
+    def insert(self, table: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Queue rows (tuples in the table's column order); they are written when the database is read.
+
+        Rows queued between two `seal` calls are written table by table, in the order the tables
+        first got a row (as one write group); groups and statements are written in the order queued.
+        """
+        rows = list(rows)
+        self._queued += len(rows)
+        chunks = self._pending.get(table)
+        if chunks is None:
+            self._pending[table] = [rows]
+        elif type(chunks[-1]) is list:
+            chunks[-1].extend(rows)
+        else:
+            chunks.append(rows)
 
     def insert_row(self, table: str, row: Sequence[Any]) -> None:
         """Queue one row (see `insert`)."""
-        pending = self._pending.get(table)
-        if pending is None:
-            self._pending[table] = [row]
+        self._queued += 1
+        chunks = self._pending.get(table)
+        if chunks is None:
+            self._pending[table] = [[row]]
+        elif type(chunks[-1]) is list:
+            chunks[-1].append(row)
         else:
-            pending.append(row)
+            chunks.append([row])
+
+    def insert_columns(self, table: str, columns: Sequence[Any]) -> None:
+        """Queue rows given column by column (equal-length lists or arrays in the table's column order).
+
+        They stay columns until written: an episode nobody queries never turns them into rows.
+        """
+        n = len(columns[0])
+        if not n:
+            return
+        self._queued += n
+        self._pending.setdefault(table, []).append(Columns(tuple(columns)))
+
+    def seal(self) -> None:
+        """End the current write group (the simulator does at the end of every call); nothing is written."""
+        if self._pending:
+            self._ops.append(("group", self._pending, None))
+            self._pending = {}
 
     def flush(self) -> None:
-        """Write the queued rows, one transaction for all tables."""
-        if not self._pending:
+        """Write everything queued: each write group in one transaction, each statement as queued."""
+        self.seal()
+        if not self._ops:
             return
-        pending, self._pending = self._pending, {}
+        ops, self._ops = self._ops, []
+        before = self._conn.total_changes
+        try:
+            for i, (kind, what, rows) in enumerate(ops):
+                if kind == "many":
+                    self._conn.executemany(what, rows)
+                    self._note(what, rows)
+                else:
+                    self._write_group(what)
+                ops[i] = ("done", None, None)
+        except BaseException:
+            self._ops = [op for op in ops if op[0] != "done"] + self._ops
+            raise
+        finally:
+            self._own += self._conn.total_changes - before
+
+    def _write_group(self, group: dict[str, list[Chunk]]) -> None:
+        """One write group in one transaction."""
         self._conn.execute("BEGIN")
         try:
-            for table, rows in pending.items():
+            for table, chunks in group.items():
+                rows: Rows = []
+                for chunk in chunks:
+                    rows.extend(chunk.rows() if isinstance(chunk, Columns) else chunk)
                 self._write(table, rows)
         except BaseException:
             self._conn.execute("ROLLBACK")
@@ -294,16 +377,19 @@ class RecordStore:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement (the simulator's writes, e.g. an UPDATE) after flushing."""
         self.flush()
+        before = self._conn.total_changes
         cur = self._conn.execute(sql, params)
+        self._own += self._conn.total_changes - before
+        self._queued += 1
         self._note(sql, [params if isinstance(params, Mapping) else tuple(params)])
         return cur
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run one statement for many parameter rows (e.g. an UPDATE) after flushing."""
-        self.flush()
+        """Queue one statement for many parameter rows (e.g. an UPDATE), after the rows queued before it."""
         rows = list(rows)
-        self._conn.executemany(sql, rows)
-        self._note(sql, rows)
+        self.seal()
+        self._queued += len(rows)
+        self._ops.append(("many", sql, rows))
 
     def _note(self, sql: str, rows: list[Sequence[Any]]) -> None:
         """Add a statement run through the store to the journal, if one is kept (dropped when it grows too long)."""

@@ -6,11 +6,13 @@ earliest-expiring units of each shelf (expired units sit in front and leave firs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from autovend.demand.model import DemandModel
 from autovend.sim import inventory as inv
 from autovend.sim.demand import demand_uniforms
 from autovend.sim.facts import IntArray, WorldFacts
@@ -44,8 +46,28 @@ class DayDemand:
         return out
 
 
-def sell(facts: WorldFacts, state: SimState, d: int) -> DayDemand:
-    """Realise day `d`'s demand and take the sales off the shelves of `state`.
+@dataclass(eq=False)
+class DayDraw:
+    """Day `day`'s demand inputs on the stocked block, before sales: what `sell` computes first.
+
+    Kept apart so that many simulators' draws can be sampled in one pass (`sample_draws`); `demand` is
+    None until sampled.
+    """
+
+    day: int
+    rows: IntArray
+    cols: IntArray
+    q: IntArray
+    prices: IntArray
+    rates: FloatArray
+    uniforms: FloatArray
+    units_before: IntArray
+    expired_before: IntArray
+    demand: IntArray | None = None
+
+
+def draw_day(facts: WorldFacts, state: SimState, d: int) -> DayDraw:
+    """Day `d`'s expected demand and uniforms on the shelves and prices of `state` (nothing changes).
 
     Only the stocked block (machines with any unit x products on any shelf) is computed: a
     product with no unit has no attraction and no demand, and F counts all units either way.
@@ -60,8 +82,41 @@ def sell(facts: WorldFacts, state: SimState, d: int) -> DayDemand:
     qb = s.shelf_q[block]
     prices = s.price_fen[block]
     rates = _expected(facts, s, d, rows, cols, qb, prices)
-    uniforms = demand_uniforms(s.seed, d, rows, facts.n_products, facts.n_machines)[:, cols]
-    demand = facts.demand.sample(rates, uniforms)
+    uniforms = demand_uniforms(s.seed, d, rows, facts.n_products, facts.n_machines, cols)
+    return DayDraw(d, rows, cols, qb, prices, rates, uniforms, units_before, expired_before)
+
+
+def sample_draws(draws: Sequence[DayDraw]) -> None:
+    """Sample the demand of every draw in one pass, of any simulators and worlds.
+
+    Each product's draw depends only on its own rate and uniform (`DemandModel.sample`), so this is
+    the same as sampling the draws one by one.
+    """
+    todo = [x for x in draws if x.demand is None]
+    if not todo:
+        return
+    rates = np.concatenate([x.rates.ravel() for x in todo])
+    uniforms = np.concatenate([x.uniforms.ravel() for x in todo])
+    demand = DemandModel.sample(rates, uniforms)
+    start = 0
+    for x in todo:
+        n = x.rates.size
+        x.demand = demand[start : start + n].reshape(x.rates.shape)
+        start += n
+
+
+def sell(facts: WorldFacts, state: SimState, d: int, draw: DayDraw | None = None) -> DayDemand:
+    """Realise day `d`'s demand and take the sales off the shelves of `state`.
+
+    `draw`: the day's draw made on this same state (`draw_day`), sampled or not; None: made here.
+    """
+    s = state
+    x = draw_day(facts, s, d) if draw is None else draw
+    if x.demand is None:
+        sample_draws([x])
+    assert x.demand is not None
+    rows, cols, qb, prices, demand = x.rows, x.cols, x.q, x.prices, x.demand
+    block = np.ix_(rows, cols)
     sales = np.minimum(demand, qb)
     exp_sold = _take_sold_units(facts, s, d, rows, cols, sales)
     s.shelf_q[block] -= sales
@@ -72,14 +127,14 @@ def sell(facts: WorldFacts, state: SimState, d: int) -> DayDemand:
         cols=cols,
         q=qb,
         prices=prices,
-        rates=rates,
+        rates=x.rates,
         demand=demand,
         sales=sales,
         expired_sold=exp_sold,
         revenue=sales * prices,
         cogs=(sales - exp_sold) * facts.cost_fen[cols],
-        units_before=units_before,
-        expired_before=expired_before,
+        units_before=x.units_before,
+        expired_before=x.expired_before,
     )
 
 
@@ -98,7 +153,7 @@ def _expected(
 ) -> FloatArray:
     """Expected demand on the block under day `d`'s weather, the prices in force and the machines' shocks."""
     t_max, precip, day_type = facts.days.weather(d)
-    env = facts.demand.environment(t_max, precip, day_type)[np.ix_(rows, cols)]
+    env = facts.demand.environment(t_max, precip, day_type, rows, cols)  # the same values as E[ix_(rows, cols)]
     ratio = prices / facts.ref_fen[cols]
     return facts.demand.expected(qb, ratio, env, s.xi[rows, d - 1], rows, cols)
 
@@ -118,9 +173,14 @@ def _take_sold_units(
     ):
         b = shelves[(m, k)]
         front = b[0]
-        if front[0] > d and front[1] > n:  # the common case: the front batch is fresh and covers the sale
-            front[1] -= n
-            e = front[0]
+        e = front[0]
+        if e > d and front[1] >= n:  # the common case: the front batch is fresh and covers the sale
+            if front[1] > n:
+                front[1] -= n
+            elif len(b) > 1:
+                del b[0]
+            else:  # the last units of the shelf
+                del shelves[(m, k)]
             sold_units[e] = sold_units.get(e, 0) + n
             sold_cost[e] = sold_cost.get(e, 0) + n * unit_cost[k]
             continue

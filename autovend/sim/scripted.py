@@ -130,12 +130,9 @@ class KeepStocked:
         days = min(self.window_days, sim.day - 1)
         if days <= 0:
             return rate
-        with sim.records.read_only() as conn:
-            rows = conn.execute(
-                "SELECT sku_id, SUM(units) FROM daily_sales WHERE day >= ? GROUP BY sku_id", (sim.day - days,)
-            ).fetchall()
-        for sku, units in rows:
-            rate[sim.sku_index(sku)] = units / days
+        units = sim.units_sold_by_product(sim.day - days, sim.day - 1)  # the daily_sales sums, read without SQL
+        nz = np.flatnonzero(units)
+        rate[nz] = units[nz] / days
         return rate
 
     def run(self, sim: Simulator, days: int | None = None) -> list[DayReport]:

@@ -15,7 +15,7 @@ from autovend.sim.accounting import Accounts
 from autovend.sim.facts import WorldFacts
 from autovend.sim.recorder import Recorder
 from autovend.sim.results import COST_KINDS, Arrival, DayReport, DayStart
-from autovend.sim.sales import DayDemand, machine_table, sell
+from autovend.sim.sales import DayDemand, DayDraw, draw_day, machine_table, sell
 from autovend.sim.state import SimState
 
 
@@ -27,6 +27,15 @@ class Settlement:
         self._state = state
         self._accounts = accounts
         self._recorder = recorder
+        self._draw: tuple[DayDraw, int, int] | None = None  # a draw made for end_day, its day and records version
+
+    def draw(self) -> DayDraw:
+        """Today's demand draw on the shelves as they stand, kept for `end_day` while nothing changes."""
+        s = self._state
+        s.check_open(self._facts.horizon_days)
+        x = draw_day(self._facts, s, s.day)
+        self._draw = (x, s.day, self._recorder.records.version)
+        return x
 
     def start_day(self, d: int) -> None:
         """Arrivals, expiry, warehouse rent and the fixed fee of day `d`; sets the state's `day_start`."""
@@ -79,7 +88,10 @@ class Settlement:
         f, s = self._facts, self._state
         s.check_open(f.horizon_days)
         d = s.day
-        day = sell(f, s, d)
+        kept, self._draw = self._draw, None
+        # every change of the shelves or prices writes a record, so an unchanged version means the same block
+        draw = kept[0] if kept is not None and kept[1:] == (d, self._recorder.records.version) else None
+        day = sell(f, s, d, draw)
         s.sold[day.cols] += day.sales.sum(axis=0)
         self._accounts.receive_sales(int(day.revenue.sum()))
         cogs_fen = int(day.cogs.sum())

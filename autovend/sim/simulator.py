@@ -40,6 +40,8 @@ from autovend.sim.queries import Queries
 from autovend.sim.recorder import Recorder
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.sim.results import Balance, BatchResult, DayInfo, DayReport, DayStart
+from autovend.sim.sales import DayDraw, sample_draws
+from autovend.sim.saleslog import FloatArray
 from autovend.sim.settlement import Settlement
 from autovend.sim.state import SimState, Snapshot, initial_state
 from autovend.world.model import World
@@ -88,14 +90,14 @@ class Simulator:
         self.visit_fen = f.visit_fen
         self.fine_fen = f.fine_fen
 
-    def _wire(self, state: SimState, records: RecordStore, hidden: HiddenLog) -> None:
-        """Put the parts of the run together over `state` and the two record stores."""
+    def _wire(self, state: SimState, records: RecordStore, hidden: HiddenLog, *, restored: bool = False) -> None:
+        """Put the parts of the run together over `state` and the two record stores (`restored`: from a snapshot)."""
         f = self._facts
         self._state = state
         self.records = records
         self.hidden = hidden
         self._accounts = Accounts(f, state)
-        self._recorder = Recorder(f, records, hidden)
+        self._recorder = Recorder(f, records, hidden, restored=restored)
         self._settlement = Settlement(f, state, self._accounts, self._recorder)
         self._actions = Actions(f, state, self._accounts, self._recorder)
         self._queries = Queries(f, state)
@@ -132,7 +134,7 @@ class Simulator:
         """A simulator continuing the run of `snapshot` (taken on `world`); it takes the snapshot's state over."""
         sim = cls.__new__(cls)
         sim._setup(world)
-        sim._wire(snapshot.state, RecordStore(RECORD_TABLES, data=snapshot.records), snapshot.hidden)
+        sim._wire(snapshot.state, RecordStore(RECORD_TABLES, data=snapshot.records), snapshot.hidden, restored=True)
         return sim
 
     def save(self, path: str | Path) -> Path:
@@ -197,6 +199,20 @@ class Simulator:
         after the last day (then `done` is True and every further action raises `EpisodeOver`).
         """
         return self._settlement.end_day()
+
+    def draw_demand(self) -> DayDraw:
+        """Today's expected demand and uniforms on the shelves and prices as they stand, for `end_day`.
+
+        Vector environments draw many simulators' days, sample them in one pass (`sample_draws`) and
+        then end each day: `end_day` uses the draw if nothing changed since, else draws again. Either
+        way the day ends exactly as without it.
+        """
+        return self._settlement.draw()
+
+    @staticmethod
+    def sample_draws(draws: Sequence[DayDraw]) -> None:
+        """Sample the demand of many simulators' draws (`draw_demand`) in one pass, as each would alone."""
+        sample_draws(draws)
 
     # ------------------------------------------------------------------ accessors: time
 
@@ -354,6 +370,10 @@ class Simulator:
         """The rows of `in_transit` as tuples in its column order (no DataFrame), by order id."""
         return self._queries.in_transit_rows()
 
+    def last_visit_days(self) -> IntArray:
+        """(M,) the last day each machine was visited (today for one touched today), 0 if never (a copy)."""
+        return self._state.last_visit.copy()
+
     def visits_today(self) -> dict[str, int]:
         """Machines touched today and their accepted operations (each pays one visit at end of day)."""
         return self._queries.visits_today()
@@ -406,6 +426,17 @@ class Simulator:
         With a future day this tells what will have expired by then if nothing moves.
         """
         return self._queries.expired_by(day)
+
+    def sales_of_day(self, day: int) -> tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray]:
+        """The `daily_sales` records of day `day` as arrays, in record order (no SQL; empty for a day not settled).
+
+        machine and product indexes (world order), units, revenue and cost (CNY, as in the records).
+        """
+        return self._recorder.sales.day(day)
+
+    def units_sold_by_product(self, first: int, last: int) -> IntArray:
+        """(K,) units sold of each product on the settled days `first`..`last` (the `daily_sales` sums, no SQL)."""
+        return self._recorder.sales.units_by_product(first, last)
 
     def unit_flows(self) -> dict[str, IntArray]:
         """(K,) unit counts: ordered, in_transit, warehouse, shelves, sold, discarded.

@@ -354,10 +354,32 @@ def loads(
         text = data
     if len(text) > max_text_chars:
         raise _too_large(where, len(text), max_text_chars, at_least=False)
+    marked: list[bool] = []  # set when a hook leaves a marker (a key twice, a constant, a number out of range)
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = _pairs(items)
+        if type(out) is not dict:
+            marked.append(True)
+        return out
+
+    def constant(literal: str) -> _Marker:
+        marked.append(True)
+        return _Constant(literal)
+
+    def integer(literal: str) -> int | _Marker:
+        number = _parse_int(literal)
+        if type(number) is not int:
+            marked.append(True)
+        return number
+
+    def real(literal: str) -> float | _Marker:
+        number = _parse_float(literal)
+        if type(number) is not float:
+            marked.append(True)
+        return number
+
     try:
-        value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_Constant, parse_int=_parse_int, parse_float=_parse_float
-        )
+        value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_int=integer, parse_float=real)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}, character {exc.pos:,})"
@@ -368,5 +390,22 @@ def loads(
             "are allowed: send a flatter value",
             recordable=False,
         ) from None
-    check(value, where, max_chars=max_chars, json_numbers=True)
+    if not marked and _passes(value, max_chars):
+        return value
+    check(value, where, max_chars=max_chars, json_numbers=True)  # names the problem (or finds none)
     return value
+
+
+def _passes(value: Any, max_chars: int) -> bool:
+    """True if a parsed JSON value without markers passes `check(json_numbers=True)`.
+
+    The screen of `check_arguments`: its compact JSON within `max_chars` and encodable, no nesting past
+    `MAX_DEPTH`, no integer out of range. False means: let `check` walk it and say why (or pass it).
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if len(text) > max_chars or (not text.isascii() and not _encodable(text)):
+        return False
+    return not (type(value) in (dict, list) and _flagged(value))

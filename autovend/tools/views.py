@@ -57,10 +57,10 @@ def state_version(sim: Simulator) -> tuple[int, int, bool, int]:
     """Changes whenever anything an agent can observe may have changed.
 
     Every state change of the simulator writes agent-visible records (orders, shelf events, price
-    changes, discards, the day's settlement), so the record store's change counter and the day
-    identify the state.
+    changes, discards, the day's settlement), so the record store's write counter (`RecordStore.version`,
+    read without writing the queued rows) and the day identify the state.
     """
-    return (id(sim.records), sim.day, sim.done, sim.records.connection.total_changes)
+    return (id(sim.records), sim.day, sim.done, sim.records.version)
 
 
 # ------------------------------------------------------------------------------------------------ catalog
@@ -180,6 +180,16 @@ class SalesBook:
         have = len(self._days)
         if last <= have:
             return
+        of_day = getattr(self.sim, "sales_of_day", None)
+        if of_day is not None:  # the daily_sales rows of each day from the simulator's sales log, without SQL
+            for d in range(have + 1, last + 1):
+                self._days.append(of_day(d))
+        else:
+            self._sync_records(have, last)
+        self._cache.clear()
+
+    def _sync_records(self, have: int, last: int) -> None:
+        """Days `have`+1..`last` read from the `daily_sales` records (a simulator-like object without a sales log)."""
         rows = self.sim.records.connection.execute(
             "SELECT day, device_id, sku_id, units, revenue, cost FROM daily_sales "
             "WHERE day > ? AND day <= ? ORDER BY day",
@@ -199,7 +209,6 @@ class SalesBook:
         bounds = np.searchsorted(day, np.arange(have + 1, last + 2)).tolist()
         for lo, hi in itertools.pairwise(bounds):
             self._days.append(tuple(c[lo:hi].copy() for c in cols))  # type: ignore[arg-type]
-        self._cache.clear()
 
     @cached_property
     def _indexes(self) -> tuple[dict[str, int], dict[str, int]]:
@@ -359,8 +368,6 @@ class Views:
     _version: tuple[int, int, bool, int] | None = None
     _stock: StockView | None = None
     _since: list[int | None] | None = None
-    _settled_key: tuple[int, int, bool] | None = None
-    _settled_visits: dict[str, int] = field(default_factory=dict)
     _answers: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @classmethod
@@ -434,18 +441,11 @@ class Views:
         """Days since each machine's last visit (0 = today, None = never), in world order.
 
         A machine touched today was visited today; otherwise its last visit is the latest day of
-        its rows in the `visits` records.
+        its rows in the `visits` records (the simulator's `last_visit_days`, read without SQL).
         """
         self._check()
         if self._since is None:
             sim = self.sim
-            key = self._version[:3] if self._version is not None else None  # records, day, done
-            if key is None or key != self._settled_key:  # the visits table changes only when a day is settled
-                query = "SELECT device_id, MAX(day) FROM visits GROUP BY device_id"
-                self._settled_visits = dict(sim.records.connection.execute(query))
-                self._settled_key = key
-            last = dict(self._settled_visits)
-            for device in sim.visits_today():
-                last[device] = sim.day
-            self._since = [None if d not in last else sim.day - int(last[d]) for d in sim.device_ids]
+            last = sim.last_visit_days()  # the latest day in the visits records, or today for a machine touched today
+            self._since = [None if v == 0 else sim.day - v for v in last.tolist()]
         return self._since
