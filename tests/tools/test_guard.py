@@ -27,6 +27,7 @@ from .test_hostile_input import HUGE_INT, nested
         ("[" * 33 + "]" * 33, "[0][0][0]"),
         ('{"text": "\\udead"}', "text in the body holds a lone UTF-16 surrogate (U+DEAD) at character 1"),
         ('{"page": ', "the body: not valid JSON (Expecting value at line 1 column 10, character 9)"),
+        ('{"q": "a\nb"}', "the body: not valid JSON (Invalid control character at line 1 column 9, character 8)"),
     ],
 )
 def test_loads_refuses_what_json_readers_disagree_on(text, message):

@@ -160,7 +160,7 @@ def _checked_refusals(run) -> int:
         error = json.loads(result["message"]["content"])["error"]
         name = tc["function"]["name"]
         if result["malformed"]:
-            assert error.startswith(f"{name}: the arguments are not valid JSON")
+            assert error.startswith(f"{name}: the arguments: not valid JSON (")
         else:
             key = (result["day"], name, json.dumps(json.loads(tc["function"]["arguments"] or "{}")))
             assert error == refusals[key]
