@@ -1,6 +1,6 @@
 """`VendingEnv`: the benchmark as an environment (reset, call a tool, end the day), behind the privilege boundary.
 
-    env = VendingEnv("worlds/cn20")                  # a World or a bundle folder; days=N stops after N days
+    env = VendingEnv("cn20")                         # a World, a bundle folder or a shipped world's name
     obs = env.reset(seed=1)                          # Observation: day 1's report
     res = env.call("get_catalog", {"page_size": 50})  # ToolResult: ok, content, error
     obs, reward, terminated, truncated, info = env.end_day()

@@ -73,20 +73,19 @@ class ExtraTool:
 
 
 def load_world(path: str | Path) -> World:
-    """Load a frozen world bundle with `autovend.world.bundle.load_world`."""
-    path = Path(path)
-    if not path.exists():
-        raise BundleError(f"world bundle {path} does not exist; pass the folder of an exported world")
+    """Load a frozen world bundle (a folder, or a shipped world's name) with `autovend.world.bundle.load_world`."""
     try:
         from autovend.world.bundle import load_world as load_bundle
+        from autovend.world.names import resolve_world
     except ImportError as exc:
         raise BundleError(
             f"cannot load world bundle {path}: the bundle loader (autovend.world.bundle) is not available "
             f"in this installation ({exc}); serve a toy world with --toy instead"
         ) from exc
-    world = load_bundle(path)
+    folder = resolve_world(path)  # BundleError naming the worlds that can be named
+    world = load_bundle(folder)
     if not isinstance(world, World):
-        raise BundleError(f"{path} did not load as a World; re-export the bundle")
+        raise BundleError(f"{folder} did not load as a World; re-export the bundle")
     return world
 
 
