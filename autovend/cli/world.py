@@ -29,8 +29,8 @@ def export_world_cmd(
     network: Path | None = typer.Option(
         None,
         "--network",
-        help="Network file (CSV: device_id, location[, capacity]) mapping devices onto calibrated machines, e.g. "
-        "the paper's autovend/export/networks/paper-cn20.csv; default: the source's own machines.",
+        help="Network file (CSV: device_id, location[, capacity]) mapping devices onto calibrated machines, or the "
+        "name of a shipped one: paper-cn20 (the paper's 20 devices); default: the source's own machines.",
     ),
     machines: int | None = typer.Option(
         None, "--machines", min=1, help="Only N of the source's own machines (seeded, stratified by site type)."

@@ -37,6 +37,7 @@ from autovend.export.network import Device, own_network, read_network, select_ne
 from autovend.export.params import ExportParams, load_economics, load_export_params
 from autovend.export.readme import Provenance, readme_text
 from autovend.export.source import SourceTables, read_source_tables
+from autovend.shipped import NETWORKS, resolve_shipped
 from autovend.world.bundle import (
     FORECAST_COLUMNS,
     MANIFEST,
@@ -347,6 +348,7 @@ def export_world(
     """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
+    network = None if network is None else resolve_shipped(network, NETWORKS)  # a file, or a shipped name
     check_output(out_dir, force, (calibration_dir, source_dir, params_path, settings_path, network))
     if network is not None and n_machines is not None:
         raise ExportError("give either --network or --machines, not both")
