@@ -139,15 +139,24 @@ def validate_cmd(
 def summary(
     calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
     validation: Path = typer.Option(Path("reports/synthetic-cn/validation"), help="Validation report folder."),
-    world: Path = typer.Option(Path("worlds/cn20"), help="World bundle folder."),
+    world: Path = typer.Option(Path("cn20"), help="World bundle: a folder, or the name of a shipped world."),
 ) -> None:
-    """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle."""
+    """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle.
+
+    Exit 1, naming each missing file and what writes it, when an output is not there (outside a
+    checkout after `make repro`, give the folders with the options).
+    """
     import json
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    from autovend.errors import BundleError
+    from autovend.world.names import resolve_world
+
     console = Console()
+    missing: list[str] = []
     cal = calibration / "calibration.json"
     if cal.exists():
         s = json.loads(cal.read_text(encoding="utf-8"))
@@ -169,7 +178,7 @@ def summary(
             t.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
         console.print(t)
     else:
-        console.print(f"[yellow]no calibration at {calibration}[/]")
+        missing.append(f"{cal} (written by `autovend calibrate SOURCE -o {calibration}`)")
     metrics = validation / "metrics.json"
     if metrics.exists():
         m = json.loads(metrics.read_text(encoding="utf-8"))
@@ -198,7 +207,24 @@ def summary(
             )
         console.print(t)
     else:
-        console.print(f"[yellow]no validation at {validation}[/]")
-    if (world / "manifest.json").exists():
-        man = json.loads((world / "manifest.json").read_text(encoding="utf-8"))
-        console.print(f"world bundle {world}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})")
+        missing.append(f"{metrics} (written by `autovend validate SOURCE -o {validation}`)")
+    try:
+        folder = resolve_world(world)
+        man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        console.print(
+            escape(f"world bundle {folder}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})"),
+            soft_wrap=True,
+        )
+    except (BundleError, OSError, ValueError):
+        missing.append(f"the world bundle {world} (written by `autovend export-world CAL SOURCE -o {world}`)")
+    if missing:
+        err = Console(stderr=True, highlight=False)
+        for item in missing:
+            err.print(f"[bold red]missing:[/] {escape(item)}", soft_wrap=True)
+        err.print(
+            "autovend summary reads the outputs of the default pipeline, which `make repro` (or `dvc repro`) writes "
+            "in a checkout of the repository; elsewhere, give the folders with --calibration, --validation and "
+            "--world",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)

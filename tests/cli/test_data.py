@@ -222,3 +222,30 @@ def test_validate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(t
     assert isinstance(res.exception, OSError)
     assert _tree(out) == first
     assert [p.name for p in tmp_path.iterdir()] == ["val"]
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+
+def test_summary_of_given_folders_and_a_shipped_world(tmp_path, small, monkeypatch):
+    src, params = small
+    assert _cli("calibrate", src, "-o", tmp_path / "cal", "--params", params).exit_code == 0
+    assert _cli("validate", src, "-o", tmp_path / "val", "--params", params).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    res = _cli("summary", "--calibration", "cal", "--validation", "val", "--world", "cn20")
+    assert res.exit_code == 0, res.output
+    assert "calibration of" in res.output and "held-out validation" in res.output
+    assert "cn20 (hash c5b32fcff28f)" in res.output and "missing" not in res.output
+
+
+def test_summary_without_the_pipeline_outputs_names_each_one_and_exits_1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no checkout here
+    res = CliRunner().invoke(app, ["summary"])
+    assert res.exit_code == 1
+    out = " ".join(res.output.split())
+    assert "missing: data/calibration/synthetic-cn/calibration.json (written by `autovend calibrate SOURCE" in out
+    assert "missing: reports/synthetic-cn/validation/metrics.json (written by `autovend validate SOURCE" in out
+    assert "cn20 (hash c5b32fcff28f)" in out  # the shipped world is found by name
+    assert "which `make repro` (or `dvc repro`) writes in a checkout of the repository" in out
+    res = CliRunner().invoke(app, ["summary", "--world", "cn21"])
+    assert res.exit_code == 1 and "missing: the world bundle cn21" in " ".join(res.output.split())
