@@ -109,7 +109,7 @@ class VendingEnv:
                 f"this environment was set to {self._days} days and they are settled; "
                 "call reset(seed) for a new episode"
             )
-            return ToolResult(False, {"error": error}, error, dumps({"error": error}))
+            return ToolResult(False, {"error": error}, error, dumps({"error": error}), code="episode_over")
         return episode.call(tool, args)
 
     def call_if_kept(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult | None:

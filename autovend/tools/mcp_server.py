@@ -44,6 +44,7 @@ from mcp.shared.message import SessionMessage
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
+from autovend.tools.errors import refusal_content
 from autovend.tools.jsonrpc import bad_line_error, id_problem
 from autovend.tools.mcp_http import Gate, Plays, loopback_security, play_key
 from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
@@ -118,13 +119,20 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     """A session result as an MCP result: the JSON as text and as structured content, or the error with `is_error`.
 
     The text is what an agent reads (the same bytes as in process); the structured content is the
-    same JSON object, checked by clients against the tool's output schema.
+    same JSON object, checked by clients against the tool's output schema. A refused call's text is
+    its message and its structured content `{"error": message, "code": code}`
+    (`autovend.tools.errors.REFUSAL_SCHEMA`, docs/mcp-clients.md).
     """
     if result.ok:
         return types.CallToolResult(
             content=[types.TextContent(text=result.to_json())], structured_content=result.structured_content()
         )
-    return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
+    message = result.error or "error"
+    return types.CallToolResult(
+        content=[types.TextContent(text=message)],
+        structured_content=refusal_content(message, result.code),
+        is_error=True,
+    )
 
 
 class AnswerBadLines:
@@ -257,9 +265,14 @@ def build_server(
     `out/KEY` for an HTTP session's; `days` (default: the horizon), `world_path` (recorded in run.json),
     `force` (start the default episode's run again) and `transport` (recorded) apply.
     """
-    world = world_or_path if isinstance(world_or_path, World) else load_world(world_or_path)
-    if world_path is None and not isinstance(world_or_path, World):
-        world_path = world_or_path
+    if isinstance(world_or_path, World):
+        world = world_or_path
+    else:
+        world = load_world(world_or_path)
+        if world_path is None:  # the bundle folder (a shipped world's name resolved), recorded in run.json
+            from autovend.world.names import resolve_world
+
+            world_path = resolve_world(world_or_path)
     if out is None and days is not None:
         raise ValueError("days applies to scored episodes: give out too")
     kwargs: dict[str, Any] = {} if sql_time_limit_s is None else {"sql_time_limit_s": sql_time_limit_s}
