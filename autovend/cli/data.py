@@ -27,10 +27,11 @@ def synth(
     """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
     from rich.console import Console
 
+    from autovend.cli.steps import step_progress
     from autovend.pipeline.synthesize import run
 
     console = Console()
-    with console.status("generating the synthetic operator..."):
+    with step_progress(console, "synth"):
         fig = run(out, truth, params, settings, force=force)
     console.print(
         f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
@@ -60,13 +61,14 @@ def calibrate_cmd(
     from rich.table import Table
 
     from autovend.calibration.estimator import ESTIMATORS, check_estimator
+    from autovend.cli.steps import step_progress
     from autovend.errors import ConfigError
     from autovend.pipeline.calibrate import run
 
     if estimator not in ESTIMATORS:
         raise ConfigError(f"--estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     console = Console()
-    with console.status(f"calibrating {source_dir}..."):
+    with step_progress(console, "calibrate"):
         res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
     s = res.scalars
     table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s, {estimator} estimator)")
@@ -118,9 +120,10 @@ def validate_cmd(
         return
     if out is None:
         raise typer.BadParameter("give the report folder with -o/--out")
+    from autovend.cli.steps import step_progress
     from autovend.pipeline.validate import run
 
-    with console.status(f"validating {source_dir}..."):
+    with step_progress(console, "validate"):
         res, seconds = run(
             source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory
         )

@@ -42,10 +42,11 @@ def export_world_cmd(
     """Freeze a calibration into a world bundle: devices, catalog, demand, economics, weather, calendar, manifest."""
     from rich.console import Console
 
+    from autovend.cli.steps import step_progress
     from autovend.export.build import export_world
 
     console = Console(highlight=False)
-    with console.status(f"exporting {calibration_dir} to {out}..."):
+    with step_progress(console, "export-world"):
         res = export_world(
             calibration_dir, source_dir, out, params, settings, network=network, n_machines=machines, force=force
         )

@@ -249,3 +249,58 @@ def test_summary_without_the_pipeline_outputs_names_each_one_and_exits_1(tmp_pat
     assert "which `make repro` (or `dvc repro`) writes in a checkout of the repository" in out
     res = CliRunner().invoke(app, ["summary", "--world", "cn21"])
     assert res.exit_code == 1 and "missing: the world bundle cn21" in " ".join(res.output.split())
+
+
+# ---------------------------------------------------------------------------------------------- progress
+
+
+def _steps(fn, *args, **kwargs) -> list[tuple[str, float]]:
+    from autovend.progress import listening
+
+    seen: list[tuple[str, float]] = []
+    with listening(lambda what, done: seen.append((what, done))):
+        fn(*args, **kwargs)
+    fractions = [done for _, done in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0  # it only moves on
+    return seen
+
+
+def test_synth_calibrate_and_validate_report_their_real_steps(tmp_path, small):
+    from autovend.pipeline import calibrate, synthesize, validate
+
+    src, params = small
+    seen = _steps(synthesize.run, tmp_path / "src", tmp_path / "truth", params, None)
+    names = [what for what, _ in seen]
+    assert names.index("synth: generate, first scaling run") < names.index("synth: generate, final run")
+    assert names[-2:] == ["synth: write", "synth"]
+    seen = _steps(calibrate.run, src, tmp_path / "cal", params, None, tmp_path / "report")
+    names = [what for what, _ in seen]
+    assert names[:3] == [
+        "calibrate: load and check the source",
+        "calibrate: estimate",
+        "calibrate: estimate, daily panel",
+    ]
+    assert "calibrate: estimate, second pass" in names and "calibrate: write the report" in names
+    seen = _steps(validate.run, src, tmp_path / "val", params, None)
+    names = [what for what, _ in seen]
+    for name in (
+        "validate: validation, training calibration, second pass",  # the training window's calibration
+        "validate: validation, model replay",
+        "validate: validation, control replays",
+        "validate: validation, other estimators, first pass",  # the paper estimator's calibration
+        "validate: write the report",
+    ):
+        assert name in names
+    assert "validate: write the training calibration" not in names  # not asked for
+
+
+def test_the_progress_bar_shows_an_eta_and_nothing_of_it_enters_the_outputs(tmp_path, small):
+    from autovend.pipeline.calibrate import run
+
+    src, params = small
+    res = _cli("calibrate", src, "-o", tmp_path / "cli", "--report", tmp_path / "cli-report", "--params", params)
+    assert res.exit_code == 0, res.output
+    assert "calibrate" in res.output and "100%" in res.output and "ETA" in res.output
+    run(src, tmp_path / "quiet", params, None, tmp_path / "quiet-report")  # no listener: no progress at all
+    assert _tree(tmp_path / "cli") == _tree(tmp_path / "quiet")
+    assert _tree(tmp_path / "cli-report") == _tree(tmp_path / "quiet-report")
