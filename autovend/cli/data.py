@@ -63,6 +63,7 @@ def calibrate_cmd(
     from autovend.calibration.estimator import ESTIMATORS, check_estimator
     from autovend.cli.steps import step_progress
     from autovend.errors import ConfigError
+    from autovend.marks import number_cell
     from autovend.pipeline.calibrate import run
 
     if estimator not in ESTIMATORS:
@@ -88,7 +89,7 @@ def calibrate_cmd(
         "n_machines",
     ):
         v = s[key]
-        table.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+        table.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else str(v))
     console.print(table)
     for note in s["notes"]:
         console.print(f"[yellow]note:[/] {note}")
@@ -156,6 +157,7 @@ def summary(
     from rich.table import Table
 
     from autovend.errors import BundleError
+    from autovend.marks import MISSING, number_cell
     from autovend.world.names import resolve_world
 
     console = Console()
@@ -178,7 +180,7 @@ def summary(
             "units_all",
         ):
             v = s.get(key)
-            t.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+            t.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else MISSING if v is None else str(v))
         console.print(t)
     else:
         missing.append(f"{cal} (written by `autovend calibrate SOURCE -o {calibration}`)")
@@ -197,7 +199,7 @@ def summary(
         t.add_column("naive", justify="right")
 
         def cell(v: object) -> str:
-            return f"{v:.3f}" if isinstance(v, float) else "–"
+            return number_cell(v, "{:.3f}") if isinstance(v, float) else MISSING
 
         for key in ("volume_error", "wape", "wape_product", "tvd", "spearman"):
             ci = m.get("intervals", {}).get(key, {})

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import MISSING, number_cell
 
 # metrics shown after a run and in the comparison table: key -> (header, format, scale)
 SHOWN: dict[str, tuple[str, str, float]] = {
@@ -25,10 +26,7 @@ SHOWN: dict[str, tuple[str, str, float]] = {
 
 
 def _cell(value: Any, fmt: str, scale: float) -> str:
-    try:
-        return fmt.format(float(value) * scale)
-    except (TypeError, ValueError):
-        return "–"
+    return number_cell(value, fmt, scale)  # the one missing-value mark (NaN printed "nan" here before)
 
 
 @app.command("run")
@@ -98,7 +96,7 @@ def run_cmd(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net="–", cash="–")
+        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net=MISSING, cash=MISSING)
 
         def on_day(p: DayProgress) -> None:
             last[:] = [p]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import MISSING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +22,7 @@ def _count(n: int, word: str) -> str:
 
 def _clock(seconds: float | None) -> str:
     if seconds is None:
-        return "–"
+        return MISSING
     s = int(round(seconds))
     h, rest = divmod(s, 3600)
     m, s = divmod(rest, 60)
