@@ -1,7 +1,7 @@
 """Running an agent through an episode into a run folder: a checkpoint after every day, and resume.
 
-    summary = run_episode(world, agent, seed=1, days=180, out_dir="runs/baseline-s1")
-    summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/baseline-s1", resume=True)
+    summary = run_episode(world, agent, seed=1, days=180)           # into runs/<world>/<agent>-s1 (runs/cn20/...)
+    summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/cn20/baseline-s1", resume=True)
 
 The run folder holds what `autovend.evaluation` reads (run.json, trajectory.jsonl, records.sqlite,
 hidden.sqlite, daily.csv, then metrics.json, report.md, report.html and figures) and, while the run is under
@@ -41,6 +41,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -288,12 +289,27 @@ def _agent_usage(agent: Agent) -> tuple[dict[str, Any], float | None]:
 # ------------------------------------------------------------------------------------------------ the episode
 
 
+RUNS_DIR = "runs"
+
+
+def default_run_dir(world_name: str, agent_name: str, seed: int) -> Path:
+    """`runs/<world>/<agent>-s<seed>`: the run folder of `autovend run` without --out (names made file-safe).
+
+    The world's name keeps the runs of one agent and seed on different worlds apart.
+    """
+
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".") or "x"
+
+    return Path(RUNS_DIR) / safe(world_name) / f"{safe(agent_name)}-s{seed}"
+
+
 def run_episode(
     world: World,
     agent: Agent,
     seed: int,
     days: int | None = None,
-    out_dir: str | Path = "runs/run",
+    out_dir: str | Path | None = None,
     resume: bool = False,
     progress: Callable[[DayProgress], None] | None = None,
     *,
@@ -305,6 +321,8 @@ def run_episode(
 ) -> RunSummary:
     """Run `agent` on `world` with `seed` for `days` days (default: the world's horizon) into `out_dir`.
 
+    out_dir: the run folder, default `default_run_dir` (runs/<world>/<agent>-s<seed>).
+
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
     folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
@@ -315,7 +333,7 @@ def run_episode(
     unfinished run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another
     agent, seed or world.
     """
-    run_dir = Path(out_dir)
+    run_dir = Path(out_dir) if out_dir is not None else default_run_dir(world.name, agent.name, seed)
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputExistsError(f"{run_dir} is a file, not a run folder; choose another --out")
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,9 @@ def run_cmd(
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
-    out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent name>-s<seed>."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Run folder; default runs/<world>/<agent name>-s<seed>, e.g. runs/cn20/baseline-s1."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its last checkpoint."),
     force: bool = typer.Option(False, "--force", help="Replace a finished or unfinished run in the folder."),
     agent_config: Path | None = typer.Option(None, "--agent-config", help="YAML settings of the agent."),
@@ -64,7 +65,7 @@ def run_cmd(
 
     from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
     from autovend.errors import ConfigError
-    from autovend.runner import DayProgress, run_episode
+    from autovend.runner import DayProgress, default_run_dir, run_episode
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
 
@@ -84,7 +85,7 @@ def run_cmd(
     if days is not None and days > w.horizon_days:
         raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
-    run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', ag.name)}-s{seed}"
+    run_dir = out if out is not None else default_run_dir(w.name, ag.name, seed)
     total = days or w.horizon_days
     last: list[DayProgress] = []
     columns = (
