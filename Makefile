@@ -12,7 +12,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install lock repro test lint format docs bench real-data worlds clean-data
+.PHONY: help install lock repro status test lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ lock: ## Re-pin requirements/lock.txt after a change to pyproject.toml (UPGRADE=
 repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic operator and summarise it
 	dvc repro
 	autovend summary
+
+status: install ## Say why `dvc status` lists each pipeline's stages (not built here, an input missing, or changed)
+	python -m autovend.pipeline.status
 
 test: install ## Run the test suite
 	pytest -q
