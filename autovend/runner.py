@@ -41,7 +41,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import signal
 import tempfile
@@ -57,6 +56,7 @@ from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError, RunFolderError
 from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
+from autovend.rundir import default_run_dir
 from autovend.runlock import hold_run_folder
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
@@ -287,21 +287,6 @@ def _agent_usage(agent: Agent) -> tuple[dict[str, Any], float | None]:
 
 
 # ------------------------------------------------------------------------------------------------ the episode
-
-
-RUNS_DIR = "runs"
-
-
-def default_run_dir(world_name: str, agent_name: str, seed: int) -> Path:
-    """`runs/<world>/<agent>-s<seed>`: the run folder of `autovend run` without --out (names made file-safe).
-
-    The world's name keeps the runs of one agent and seed on different worlds apart.
-    """
-
-    def safe(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".") or "x"
-
-    return Path(RUNS_DIR) / safe(world_name) / f"{safe(agent_name)}-s{seed}"
 
 
 def run_episode(

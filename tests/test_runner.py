@@ -17,12 +17,12 @@ from autovend.agents.baseline import BaselineAgent
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.errors import AgentError, CheckpointError, OutputExistsError
 from autovend.provenance import PACKAGES, current_provenance
+from autovend.rundir import default_run_dir
 from autovend.runner import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
     Checkpointer,
     DayProgress,
-    default_run_dir,
     is_finished,
     read_checkpoint,
     run_episode,

@@ -65,7 +65,8 @@ def run_cmd(
 
     from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
     from autovend.errors import ConfigError
-    from autovend.runner import DayProgress, default_run_dir, run_episode
+    from autovend.rundir import default_run_dir
+    from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
 
