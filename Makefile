@@ -12,7 +12,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install lock repro status test lint format docs bench real-data worlds clean-data
+.PHONY: help install lock repro status test test-fast lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ status: install ## Say why `dvc status` lists each pipeline's stages (not built 
 
 test: install ## Run the test suite
 	pytest -q
+
+test-fast: install ## The inner loop: every test not marked slow (pytest -m "not slow", a few minutes)
+	pytest -q -m "not slow"
 
 lint: install ## Check style with ruff (lint and format) and types with mypy ([tool.mypy] in pyproject.toml)
 	ruff check autovend tests benchmarks

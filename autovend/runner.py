@@ -89,6 +89,7 @@ RUN_OUTPUTS = (
     "early_late.png",
     "llm.jsonl",
     "llm.discarded.jsonl",
+    "verify.json",
 )
 
 CheckpointMode = Literal["background", "sync", "off"]
@@ -392,6 +393,7 @@ def run_episode(
             meta = {
                 "agent": agent.name,
                 "agent_config": _agent_config(agent),
+                **({"privileged": True} if getattr(agent, "privileged", False) is True else {}),  # the oracle
                 "world_path": None if world_path is None else str(world_path),
                 "token_usage": usage,
                 "api_cost_usd": cost,

@@ -12,6 +12,18 @@ PARAMS = ROOT / "params" / "synthetic-cn.yaml"
 SETTINGS = ROOT / "params" / "benchmark.yaml"
 
 
+# Tests that build the full embedded operator (about a minute of session fixtures) are slow whatever they assert:
+# `make test-fast` (pytest -m "not slow") leaves them out, `make test` runs everything.
+SLOW_FIXTURES = frozenset({"synthetic_dirs", "synthetic_source", "synthetic_calibration", "synthetic_validation"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses a full-operator fixture as slow."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _numpy_errors():
     """Floating-point trouble in our code raises instead of passing silently (PyBLP style)."""

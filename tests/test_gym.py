@@ -197,6 +197,7 @@ def test_a_hostile_action_is_refused_and_changes_nothing(world, tmp_path, action
     env.close()
 
 
+@pytest.mark.slow
 @fuzz(400)
 @given(
     action=st.one_of(

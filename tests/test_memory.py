@@ -42,6 +42,7 @@ def _run(mode: str) -> list[str]:
     ).stdout.split()
 
 
+@pytest.mark.slow
 @GLIBC
 def test_freed_heap_blocks_go_back_to_the_system_when_released():
     held, freed, released, trimmed, _ = _run("heap")

@@ -48,6 +48,7 @@ def _draw_in_subprocess(path: Path) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_same_bytes(tmp_path):
     first = _draw_in_subprocess(tmp_path / "a.png")
     second = _draw_in_subprocess(tmp_path / "b.png")

@@ -210,6 +210,7 @@ class CtrlC(BaselineAgent):
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_prints_one_message_exits_130_and_keeps_the_checkpoint(tmp_path: Path) -> None:
     (tmp_path / "ctrlc.py").write_text(textwrap.dedent(_CTRL_C_AGENT), encoding="utf-8")
     world = ROOT / "worlds" / "cn20"

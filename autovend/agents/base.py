@@ -63,7 +63,16 @@ def _baseline(seed: int, config_path: Path | None) -> Agent:
     return BaselineAgent(load_baseline_config(config_path), seed=seed)
 
 
-AGENTS: dict[str, AgentFactory] = {"baseline": _baseline}
+def _oracle(seed: int, config_path: Path | None) -> Agent:
+    from autovend.agents.oracle import OracleAgent
+
+    if config_path is not None:
+        raise ConfigError("the oracle takes no --agent-config: its plan follows from the world's hidden demand model")
+    return OracleAgent(seed=seed)
+
+
+# `oracle` is the privileged reference policy: it reads the hidden demand model (`autovend.agents.oracle`)
+AGENTS: dict[str, AgentFactory] = {"baseline": _baseline, "oracle": _oracle}
 
 
 def make_agent(name: str, seed: int, config_path: str | Path | None = None) -> Agent:

@@ -5,7 +5,8 @@
     agent = load_agent("examples/agents/hold.py:HoldAgent", seed=1, config_path=None)
     agent = load_agent("mypackage.agents:MyAgent", seed=1, config_path=Path("my.yaml"))
 
-A spec is a registered name (`autovend.agents.base.AGENTS`: `baseline`), `openai:MODEL` (the LLM
+A spec is a registered name (`autovend.agents.base.AGENTS`: `baseline`, and `oracle`, the privileged
+reference that reads the hidden demand model: `autovend.agents.oracle`), `openai:MODEL` (the LLM
 harness, with the `LLMOptions` of `autovend run`), or a plugin: `FILE.py:Class` (a Python file,
 loaded as module `autovend_plugin_<stem>_<hash of its path>` so checkpoints of its objects load
 again in a later process) or `package.module:Class` (an importable module). The plugin object is
@@ -33,7 +34,7 @@ from autovend.errors import ConfigError
 
 LLM_PREFIX = "openai:"
 AGENT_METHODS = ("start", "act_day", "state_dict", "load_state")
-SPEC_FORMS = "baseline, openai:MODEL, path/to/file.py:Class or package.module:Class"
+SPEC_FORMS = "baseline, oracle (privileged), openai:MODEL, path/to/file.py:Class or package.module:Class"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ SHOWN: dict[str, tuple[str, str, float]] = {
 
 
 def _cell(value: Any, fmt: str, scale: float) -> str:
-    return number_cell(value, fmt, scale)  # the one missing-value mark (NaN printed "nan" here before)
+    """A value as shown; `autovend.marks.MISSING` ("–", the mark of every table) when missing or not finite."""
+    return number_cell(value, fmt, scale)
 
 
 @app.command("run")
@@ -36,7 +37,8 @@ def run_cmd(
     agent: str = typer.Option(
         "baseline",
         "--agent",
-        help="Agent: baseline, openai:MODEL for a language model, or a plugin FILE.py:Class or package.module:Class.",
+        help="Agent: baseline, oracle (a privileged reference: reads the hidden demand model), openai:MODEL for a "
+        "language model, or a plugin FILE.py:Class or package.module:Class.",
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
@@ -56,7 +58,9 @@ def run_cmd(
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai:MODEL: variable with the key."),
     mcp: bool = typer.Option(False, "--mcp", help="openai:MODEL: reach the tools over MCP (autovend serve, stdio)."),
     mcp_url: str | None = typer.Option(None, "--mcp-url", help="openai:MODEL: an MCP server URL (streamable HTTP)."),
-    prices: Path | None = typer.Option(None, "--prices", help="openai:MODEL: price table YAML (params/prices.yaml)."),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="openai:MODEL: price table YAML (default: the one shipped)."
+    ),
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
@@ -133,6 +137,8 @@ def run_cmd(
                 "--resume"
             )
             raise typer.Exit(130) from None
+    if getattr(ag, "privileged", False) is True:
+        console.print("[yellow]privileged[/]: it reads the hidden demand model; its run is a reference, not an entry")
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
         f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
@@ -170,10 +176,21 @@ def compare_cmd(
     force: bool = typer.Option(
         False, "--force", help="Compare runs of different worlds or lengths, or a run given twice, anyway."
     ),
+    references: bool = typer.Option(
+        True,
+        "--references/--no-references",
+        help="Run the privileged oracle in memory for a (world, seed, days) without a known reference, for the "
+        "normalised score (--no-references: only references from oracle runs compared or the world's manifest).",
+    ),
 ) -> None:
-    """Compare runs: a table of net assets and the main metrics, mean ± std per agent, and figures.
+    """Compare runs: net assets and the main metrics, mean ± std per agent, paired differences, figures.
 
-    Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
+    Agents run on the same seeds are paired seed by seed (comparison.json's `paired`): mean difference, its
+    95% t interval beside the unpaired one, and the difference the seeds can detect. Each run also gets its
+    normalised score (agent − hold) / (oracle − hold).
+
+    A run's world is its run.json's world_path, else the installed world (./worlds, the shipped ones) of its
+    hash. Runs of different worlds (hashes), horizons or days played, or the same agent and seed twice, are
     refused (exit 1) unless --force. --out must be new, empty or an earlier comparison (replaced whole),
     and never a run folder.
     """
@@ -184,8 +201,10 @@ def compare_cmd(
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
+    from autovend.evaluation.comparison import agent_ranks, paired_of
     from autovend.io import OutputKind, output_dir
     from autovend.world.bundle import load_world
+    from autovend.world.catalogue import installed_world
 
     console = Console(highlight=False)
     worlds: dict[str, Any] = {}
@@ -196,11 +215,13 @@ def compare_cmd(
         except (OSError, json.JSONDecodeError) as exc:
             raise RunFolderError(f"{d} has no readable run.json; give folders written by `autovend run`") from exc
         path = meta.get("world_path")
+        if not (path and (Path(path) / "manifest.json").exists()):  # moved: an installed world of its hash
+            path = installed_world(str(meta.get("world_hash") or ""))
         world = None
-        if path and (Path(path) / "manifest.json").exists():
-            if path not in worlds:
-                worlds[path] = load_world(path)
-            world = worlds[path]
+        if path is not None:
+            if str(path) not in worlds:
+                worlds[str(path)] = load_world(path)
+            world = worlds[str(path)]
         runs.append(RunData.load(d, world=world))
     check = check_comparable(runs)
     if not check.comparable and not force:
@@ -213,28 +234,73 @@ def compare_cmd(
         console.print(f"note: {escape(note)}", soft_wrap=True)
     _check_compare_out(out, run_dirs)
     with console.status(f"comparing {len(runs)} runs..."), output_dir(out, OutputKind.COMPARISON, force=True) as tmp:
-        table, summary = write_comparison(runs, tmp, force=force)
+
+        def computing(seed: int, days: int) -> None:
+            console.print(
+                f"running the privileged oracle in memory for seed {seed}, {days} days (--no-references skips)"
+            )
+
+        table, summary = write_comparison(runs, tmp, force=force, compute_references=references, on_reference=computing)
     # metrics as rows, runs as columns: a handful of runs fits a terminal whatever the number of metrics
     t = Table(title="Runs")
     t.add_column("metric")
     records = table.to_dict("records")
     for row in records:
-        t.add_column(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d", justify="right")
+        t.add_column(escape(f"{row['run']}\n{row['agent']} s{row['seed']}, {row['days']} d"), justify="right")
     if force:  # show which world each run was made on
         t.add_row("World hash", *(short_hash(str(row["world_hash"] or "")) for row in records))
     for k, (label, fmt, scale) in SHOWN.items():
         t.add_row(label, *(_cell(row.get(k), fmt, scale) for row in records))
+        if k == "net_assets":
+            t.add_row("Normalised score", *(_cell(row.get("normalised_score"), "{:.3f}", 1.0) for row in records))
     console.print(t)
     s = Table(title="By agent (mean over runs)")
     s.add_column("metric")
     for agent, row in summary.iterrows():
-        s.add_column(f"{agent}\n{int(row['runs'])} runs", justify="right")
+        s.add_column(escape(f"{agent}\n{int(row['runs'])} runs"), justify="right")
     rows = list(summary.iterrows())
-    std_cells = [f"{r['net_assets_std']:,.2f}" if r["net_assets_std"] == r["net_assets_std"] else "–" for _, r in rows]
+    std_cells = [_cell(r["net_assets_std"], "{:,.2f}", 1.0) for _, r in rows]
+    paired = paired_of(table) if check.comparable else []
+    if paired:
+        rank = agent_ranks(table, paired)
+        s.add_row("Rank (ties: paired 95% interval)", *(rank.get(str(agent), "–") for agent, _ in rows))
     for k, (label, fmt, scale) in SHOWN.items():
         s.add_row(label, *(_cell(r.get(k), fmt, scale) for _, r in rows))
         if k == "net_assets":
             s.add_row("  std", *std_cells)
             s.add_row("  CV %", *(_cell(r["net_assets_cv"], "{:.2f}", 100.0) for _, r in rows))
+            s.add_row("Normalised score", *(_cell(r.get("normalised_score"), "{:.3f}", 1.0) for _, r in rows))
     console.print(s)
-    console.print(f"wrote {out / 'comparison.md'}, comparison.csv, figures and {out / 'report.html'}")
+    net = [p for p in paired if p.metric == "net_assets"]
+    if net:
+        p_table = Table(title="Paired differences of net assets (CNY, same seeds; every metric in comparison.md)")
+        for head in ("a − b", "seeds", "mean difference", "paired 95% (t)", "unpaired 95% (Welch)", "min. detectable"):
+            p_table.add_column(head, justify="left" if head == "a − b" else "right")
+        for p in net:
+            p_table.add_row(*(escape(c) for c in _paired_cells(p)))
+        console.print(p_table)
+        console.print("min. detectable: at the seeds used / 5 / 10 seeds (paired t-test, 5% two-sided, 80% power)")
+    console.print(
+        "normalised score: (agent − hold) / (oracle − hold); the oracle is privileged (reads the hidden demand)"
+    )
+    console.print(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}")
+
+
+def _paired_cells(p: Any) -> list[str]:
+    """A paired difference of net assets as terminal cells (CNY)."""
+
+    def money(x: float | None, sign: bool = True) -> str:
+        return "–" if x is None else f"{x:{'+' if sign else ''},.2f}"
+
+    def interval(lo: float | None, hi: float | None) -> str:
+        return "–" if lo is None or hi is None else f"[{money(lo)}, {money(hi)}]"
+
+    mdd = (p.min_detectable_difference, p.min_detectable_difference_5, p.min_detectable_difference_10)
+    return [
+        f"{p.a} − {p.b}",
+        str(p.n_seeds),
+        money(p.mean_difference),
+        interval(p.ci_low, p.ci_high),
+        interval(p.unpaired_low, p.unpaired_high),
+        " / ".join(money(x, sign=False) for x in mdd),
+    ]

@@ -178,16 +178,25 @@ def ship(
         None, "--validation", help="The source's validation folder (autovend validate -o DIR) or its metrics.json."
     ),
     runs: list[Path] = typer.Option([], "--run", help="A finished baseline run on the bundle (repeat per seed)."),
+    oracle_runs: list[Path] = typer.Option(
+        [], "--oracle-run", help="A finished run of the privileged oracle (--agent oracle) on the bundle, per seed."
+    ),
     force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
 ) -> None:
-    """Ship a world: copy the bundle with its validation and baseline results in the README (same world hash)."""
+    """Ship a world: copy the bundle with its validation and baseline results in the README (same world hash).
+
+    Oracle runs add the headroom (hold, baseline, oracle per seed) to the README and the oracle's daily net
+    assets to the manifest, from which every run on the world gets its normalised score.
+    """
     from rich.console import Console
 
     from autovend.export.ship import ship_world
 
-    manifest = ship_world(bundle_dir, out, validation=validation, runs=runs, force=force)
+    manifest = ship_world(bundle_dir, out, validation=validation, runs=runs, force=force, oracle_runs=oracle_runs)
     Console(highlight=False).print(
-        f"shipped {out} (world hash {manifest['world_hash'][:12]}, {len(runs)} baseline runs)", soft_wrap=True
+        f"shipped {out} (world hash {manifest['world_hash'][:12]}, {len(runs)} baseline runs, "
+        f"{len(oracle_runs)} oracle runs)",
+        soft_wrap=True,
     )
 
 

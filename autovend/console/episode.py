@@ -54,11 +54,14 @@ class Snapshot:
     report: dict[str, Any]  # the daily observation (Appendix A.2 structure)
     notebook: str
     counters: dict[str, Any]  # tool calls so far: seq, errors, by_tool
+    prompt: str = ""  # the day's user prompt, as an agent gets it
 
     @classmethod
     def of(cls, session: ToolSession) -> Snapshot:
         """The session's current state."""
-        return cls(session.day, session.done, session.observation(), session.notebook, session.counters)
+        return cls(
+            session.day, session.done, session.observation(), session.notebook, session.counters, session.daily_prompt()
+        )
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class PlayState:
             "notebook": self.snapshot.notebook,
             "tool_calls": self.snapshot.counters,
             "report": self.snapshot.report,
+            "prompt": self.snapshot.prompt,
             "metrics": self.metrics,
             "error": self.error,
         }

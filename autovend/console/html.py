@@ -1,4 +1,4 @@
-"""Building blocks of the console's pages: the page shell with its inlined style and script, tables, the SVG chart.
+"""Building blocks of the console's pages: the page shell with its inlined style and script, tables, key figures.
 
 Pages are server-rendered strings; everything from a run or a tool is escaped on the way in (`esc`). The style
 and the scripts ship with the package (`autovend/console/assets`) and are inlined into each page, so the console
@@ -11,7 +11,6 @@ import html
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -75,7 +74,7 @@ def money(x: float | None) -> str:
 
 
 def cell(value: object) -> str:
-    """One table cell: numbers right-aligned (floats with two decimals), text escaped, None as "–"."""
+    """One table cell: numbers right-aligned (floats with two decimals), text escaped (may wrap after a /), None "–"."""
     if value is None:
         return "<td>–</td>"
     if isinstance(value, bool):
@@ -84,12 +83,17 @@ def cell(value: object) -> str:
         return f'<td class="num">{value:,}</td>'
     if isinstance(value, float):
         return f'<td class="num">{money(value)}</td>'
-    return f"<td>{esc(value)}</td>"
+    return f"<td>{esc(value).replace('/', '/<wbr>')}</td>"
+
+
+def header(name: object) -> str:
+    """A column name for a table head, allowed to wrap after its underscores (units_on_shelf: units_ on_ shelf)."""
+    return esc(name).replace("_", "_<wbr>")
 
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "") -> str:
     """A table with a header row; cells through `cell`."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    head = "".join(f"<th>{header(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows)
     klass = f' class="{esc(cls)}"' if cls else ""
     return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -103,62 +107,6 @@ def kpis(items: Iterable[tuple[str, str, str]]) -> str:
         for name, label, value in items
     ]
     return '<div class="kpis">' + "".join(parts) + "</div>"
-
-
-@dataclass(frozen=True)
-class Series:
-    """One line of a chart: label, values of days 1..n, colour."""
-
-    label: str
-    values: Sequence[float]
-    color: str
-
-
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 220, 70, 10, 10, 24
-
-
-def line_chart(series: Sequence[Series], marker_day: int = 1, title: str = "") -> str:
-    """An inline SVG line chart of days 1..n with a vertical day marker (class "marker", moved by the script).
-
-    The marker carries its x of day 1 (`data-x0`) and the width of a day (`data-dx`).
-    """
-    n = max((len(s.values) for s in series), default=0)
-    values = [float(v) for s in series for v in s.values if math.isfinite(float(v))]
-    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    if hi - lo < 1e-9:
-        lo, hi = lo - 1.0, hi + 1.0
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    dx = plot_w / max(n - 1, 1)
-
-    def xy(i: int, v: float) -> str:
-        return f"{LEFT + i * dx:.1f},{TOP + (hi - v) / (hi - lo) * plot_h:.1f}"
-
-    lines = []
-    for s in series:
-        points = " ".join(xy(i, float(v)) for i, v in enumerate(s.values) if math.isfinite(float(v)))
-        lines.append(
-            f'<polyline fill="none" stroke="{s.color}" stroke-width="1.6" points="{points}">'
-            f"<title>{esc(s.label)}</title></polyline>"
-        )
-    x = LEFT + (marker_day - 1) * dx
-    axes = (
-        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#999"/>'
-        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" stroke="#999"/>'
-        f'<text x="{LEFT - 4}" y="{TOP + 10}" text-anchor="end">{esc(money(hi))}</text>'
-        f'<text x="{LEFT - 4}" y="{TOP + plot_h}" text-anchor="end">{esc(money(lo))}</text>'
-        f'<text x="{LEFT}" y="{HEIGHT - 6}">day 1</text>'
-        f'<text x="{LEFT + plot_w}" y="{HEIGHT - 6}" text-anchor="end">day {n}</text>'
-    )
-    marker = (
-        f'<line class="marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + plot_h}" stroke="#555" '
-        f'stroke-dasharray="3,3" data-x0="{LEFT}" data-dx="{dx:.4f}"/>'
-    )
-    legend = "".join(f'<span><i style="background:{s.color}"></i>{esc(s.label)}</span>' for s in series)
-    label = f' aria-label="{esc(title)}"' if title else ""
-    return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img"{label}>{axes}{"".join(lines)}{marker}</svg>'
-        f'<div class="legend">{legend}</div>'
-    )
 
 
 def pretty(obj: Any, max_chars: int = 4000) -> str:

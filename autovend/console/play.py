@@ -2,10 +2,14 @@
 
 Routes:
 
-- `GET /`: the page: the daily report, today's calls, the notebook, and a form for each tool (`forms`);
+- `GET /`: the page: the rules of the world and how a day goes (`rules`, open until a day is settled), the
+  day's prompt, the daily report, today's calls with their results as tables (`results`), the notebook, and
+  a form for each tool (`forms`);
 - `GET /fragment/state`: the state panel's HTML (the page reloads it after every call);
+- `GET /fragment/calls/last`: the last recorded call, its status and its result as tables (the page shows it
+  at the top of the left column, where wide tables fit);
 - `GET /api/state`: the state as JSON (`PlayState.to_json` plus the date): {"day": n, "days", "settled",
-  "finished", "report", "notebook", "tool_calls", "metrics", ...};
+  "finished", "report", "prompt", "notebook", "tool_calls", "metrics", ...};
 - `GET /api/tools`: the 18 tools (name, kind, description, input JSON schema);
 - `GET /api/csrf`: {"csrf_token", "header"}, the token a `POST` needs (`autovend.console.security`);
 - `POST /api/tools/<name>`: the tool's arguments as a JSON object (Content-Type application/json) -> the
@@ -23,7 +27,6 @@ Every request passes `ConsoleGate` first (Host, Origin, the CSRF token of a POST
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.applications import Starlette
@@ -34,14 +37,15 @@ from starlette.routing import Route
 
 from autovend.console.episode import EpisodeOver, PlayEpisode, PlayState
 from autovend.console.forms import datalists, tool_form
-from autovend.console.html import Html, Json, esc, kpis, money, page, pretty, script_json, table
+from autovend.console.html import Html, Json, esc, kpis, money, page, script_json, table
+from autovend.console.results import call_html, result_html, status
+from autovend.console.rules import prompt_html, rules_html
 from autovend.console.security import CSRF_HEADER, ConsoleGate, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
 from autovend.evaluation.rundata import read_calls
 from autovend.tools.guard import MAX_TEXT_CHARS, InputError, loads
 
-MAX_RESULT_CHARS = 2000
 MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
 
 
@@ -156,22 +160,35 @@ class PlayPage:
             )
         )
         calls = [c for c in read_calls(state.run_dir / "trajectory.jsonl") if int(c.get("day", 0)) == state.day]
-        items = []
-        for c in reversed(calls):
-            ok = bool(c.get("ok"))
-            status = '<span class="ok">ok</span>' if ok else '<span class="error">error</span>'
-            args = json.dumps(c.get("arguments"), ensure_ascii=False)
-            body = pretty(c.get("result"), MAX_RESULT_CHARS) if ok else str(c.get("error"))
-            items.append(
-                f"<details><summary>#{c.get('seq')} {esc(c.get('tool'))} {esc(args[:300])} — {status}</summary>"
-                f"<pre>{esc(body)}</pre></details>"
+        items = [
+            call_html(
+                c.get("seq"), str(c.get("tool")), c.get("arguments"), bool(c.get("ok")), c.get("result"), c.get("error")
             )
+            for c in reversed(calls)
+        ]
+        if not state.finished:
+            parts.append(prompt_html(state.snapshot.prompt))
         parts.append(
             f'<h2>Today\'s calls ({len(calls)})</h2><div class="calls">{"".join(items) or "<p>none yet</p>"}</div>'
         )
         parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report)}")
         parts.append(f'<h2>Notebook</h2><pre class="notebook">{esc(state.snapshot.notebook) or "(empty)"}</pre>')
         return "".join(parts)
+
+    def last_call_html(self) -> str:
+        """The last recorded call: "tool: status" and its result as tables (`results`); data-status ok or error."""
+        calls = read_calls(self.episode.run_dir / "trajectory.jsonl")
+        if not calls:
+            return '<div class="last-call" data-status="none"><p>no call yet</p></div>'
+        c = calls[-1]
+        ok, tool = bool(c.get("ok")), str(c.get("tool"))
+        text, css = status(ok, c.get("result"))
+        return (
+            f'<div class="last-call" data-status="{css}" data-tool="{esc(tool)}" data-seq="{esc(c.get("seq"))}">'
+            f'<p class="status-line">#{esc(c.get("seq"))} {esc(tool)} on day {esc(c.get("day"))}: '
+            f'<span class="{css}">{esc(text)}</span></p>'
+            f"{result_html(ok, c.get('result'), c.get('error'))}</div>"
+        )
 
     def page(self) -> str:
         """The whole page."""
@@ -185,14 +202,18 @@ class PlayPage:
         schemas = {t["name"]: t["input_schema"] for t in self.tools}
         tools = (
             '<div class="tools"><h2>Tools</h2><p class="facts">The same 18 tools as every agent; fields marked * are '
-            "required, empty optional fields are left out.</p>"
-            f'<p>last call: <span id="result-status" class="status">none</span></p><pre id="result"></pre>{forms}'
-            f"{datalists(self.device_ids, self.skus)}"
+            "required, empty optional fields are left out. A call's result appears on the left, as tables.</p>"
+            f'<p>last call: <span id="result-status" class="status">none</span></p>'
+            f"{forms}{datalists(self.device_ids, self.skus)}"
             f'<script type="application/json" id="tool-schemas">{script_json(schemas)}</script></div>'
         )
         if state.finished:
             tools = '<div class="tools"><h2>Tools</h2><p>The episode is over: no tool can be used any more.</p></div>'
-        body = f'<div class="play"><div id="state">{state_panel}</div>{tools}</div>'
+        rules = rules_html(self.episode.world, opened=state.settled == 0 and not state.finished)
+        result = '<section id="result-panel" hidden><h2>Result of the last call</h2><div id="result"></div></section>'
+        body = (
+            f'<div class="play"><div class="left">{rules}{result}<div id="state">{state_panel}</div></div>{tools}</div>'
+        )
         meta = f'<meta name="autovend-csrf" content="{esc(self.csrf)}">'
         return page(self.title, header, body, script="play.js", extra_head=meta)
 
@@ -223,6 +244,9 @@ def play_app(
 
     def state_fragment(request: Request) -> Html:
         return Html(view.state_html())
+
+    def last_call(request: Request) -> Html:
+        return Html(view.last_call_html())
 
     def state(request: Request) -> Json:
         return Json(view.state_json())
@@ -271,6 +295,7 @@ def play_app(
     routes = [
         Route("/", index),
         Route("/fragment/state", state_fragment),
+        Route("/fragment/calls/last", last_call),
         Route("/api/state", state),
         Route("/api/tools", tools),
         Route("/api/csrf", csrf_token),

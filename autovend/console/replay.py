@@ -1,9 +1,11 @@
 """The replay app: one or more run folders side by side, a day slider moving every panel.
 
-Routes: `GET /` the page (day 1 rendered in it); `GET /runs/<i>/days/<d>` the HTML of run i's day d (what
-the slider fetches); `GET /api/runs` the runs' facts and daily series, `GET /api/runs/<i>/days/<d>` a day as
-JSON (`DayView.to_json`). A run shorter than the slider's day shows its last day. Every request passes
-`autovend.console.security.ConsoleGate` first (Host, Origin, the bearer token if set).
+Routes: `GET /` the page, on the last day, or on day N with `?day=N` (a link to a day: the slider keeps the
+address in step); `GET /runs/<i>/days/<d>` the HTML of run i's day d (what the slider fetches); `GET /api/runs`
+the runs' facts and daily series, `GET /api/runs/<i>/days/<d>` a day as JSON (`DayView.to_json`). A run shorter
+than the slider's day shows its last day. Shelves show each product's name beside its id, and a day's tool calls
+their results as tables (`results`). Every request passes `autovend.console.security.ConsoleGate` first (Host,
+Origin, the bearer token if set).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
 
-from autovend.console.html import PALETTE, Html, Json, Series, esc, kpis, line_chart, money, page, pretty, table
+from autovend.console.chart import Series, line_chart
+from autovend.console.html import PALETTE, Html, Json, esc, kpis, money, page, table
+from autovend.console.results import call_html
 from autovend.console.security import ConsoleGate, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.console.timeline import DayView, Timeline
 from autovend.evaluation.rundata import RunData
-
-MAX_RESULT_CHARS = 3000  # a call's result shown in the page is cut here (the JSON API gives it whole)
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,14 @@ def day_html(view: DayView) -> str:
     for m in view.machines:
         fill = 100.0 * m.units / m.capacity if m.capacity else 0.0
         rows = "".join(
-            f'<tr><td class="sku" title="{esc(i.name)}">{esc(i.sku_id)}</td><td class="num">{i.units:,}</td>'
-            f'<td class="num">{money(i.price)}</td></tr>'
+            f'<tr><td class="product"><span class="name">{esc(i.name)}</span> <span class="id">{esc(i.sku_id)}</span>'
+            f'</td><td class="num">{i.units:,}</td><td class="num">{money(i.price)}</td></tr>'
             for i in m.items
         )
-        shelf = f"<table><thead><tr><th>sku</th><th>units</th><th>price</th></tr></thead><tbody>{rows}</tbody></table>"
+        shelf = (
+            f"<table><thead><tr><th>product</th><th class=num>units</th><th class=num>price</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
         machines.append(
             f'<div class="machine" data-device="{esc(m.device_id)}"><b>{esc(m.device_id)}</b> '
             f"<span class=facts>{esc(m.location)}</span>"
@@ -68,14 +73,7 @@ def day_html(view: DayView) -> str:
             f'<div class="scroll">{shelf if rows else ""}</div></div>'
         )
     warehouse = [(w.sku_id, w.name, w.units) for w in view.warehouse]
-    calls = []
-    for c in view.calls:
-        status = '<span class="ok">ok</span>' if c.ok else '<span class="error">error</span>'
-        args = pretty(c.arguments, 400).replace("\n", " ")
-        body = pretty(c.result, MAX_RESULT_CHARS) if c.ok else str(c.error)
-        calls.append(
-            f"<details><summary>#{c.seq} {esc(c.tool)} {esc(args)} — {status}</summary><pre>{esc(body)}</pre></details>"
-        )
+    calls = [call_html(c.seq, c.tool, c.arguments, c.ok, c.result, c.error) for c in view.calls]
     return (
         f'<h3 class="day-title">Day {view.day} · {esc(view.date)}</h3>{figures}'
         f'<p class="facts">costs: {esc(costs) or "none"}</p>'
@@ -87,9 +85,10 @@ def day_html(view: DayView) -> str:
     )
 
 
-def run_section(index: int, run: ReplayRun) -> str:
-    """One run's column: facts, the chart of net assets, cash and inventory, and day 1."""
+def run_section(index: int, run: ReplayRun, day: int) -> str:
+    """One run's column: facts, the chart of net assets, cash and inventory, and `day` (its last, if shorter)."""
     tl = run.timeline
+    shown = min(day, tl.n_days)
     meta = tl.run.meta
     d = tl.daily
     chart = line_chart(
@@ -98,6 +97,7 @@ def run_section(index: int, run: ReplayRun) -> str:
             Series("cash", d["cash"].tolist(), PALETTE[1]),
             Series("inventory at cost", d["inventory_at_cost"].tolist(), PALETTE[2]),
         ],
+        marker_day=max(shown, 1),
         title=f"{run.label}: net assets, cash and inventory at cost by day (CNY)",
     )
     facts = (
@@ -105,24 +105,41 @@ def run_section(index: int, run: ReplayRun) -> str:
         f"{tl.n_days} of {tl.run.world.horizon_days} days, final net assets {money(tl.run.final_net_assets)}"
         f"{'' if meta.get('finished', True) else ' (unfinished run)'}"
     )
-    first = day_html(tl.day(1)) if tl.n_days else "<p>no day settled yet</p>"
+    first = day_html(tl.day(shown)) if tl.n_days else "<p>no day settled yet</p>"
     return (
         f'<section class="run" data-run="{index}" data-days="{tl.n_days}"><h2>{esc(run.label)}</h2>'
         f'<p class="facts">{facts}</p>{chart}<div class="day">{first}</div></section>'
     )
 
 
-def replay_page(runs: Sequence[ReplayRun]) -> str:
-    """The replay page of `runs`, side by side, with one day slider."""
-    days = max((r.timeline.n_days for r in runs), default=1) or 1
+def last_day(runs: Sequence[ReplayRun]) -> int:
+    """The slider's last day: the longest run's days settled (1 when none is settled)."""
+    return max((r.timeline.n_days for r in runs), default=1) or 1
+
+
+def chosen_day(runs: Sequence[ReplayRun], asked: str | None) -> int:
+    """The day a page opens on: `?day=N` kept within 1..last day, the last day when absent or not a number."""
+    days = last_day(runs)
+    try:
+        return min(max(int(asked or ""), 1), days)
+    except ValueError:
+        return days
+
+
+def replay_page(runs: Sequence[ReplayRun], day: int | None = None) -> str:
+    """The replay page of `runs`, side by side, with one day slider, on `day` (default: the last)."""
+    days = last_day(runs)
+    day = days if day is None else min(max(day, 1), days)
     header = (
         f"<h1>AutoVend replay · {esc(', '.join(r.label for r in runs))}</h1>"
         f'<div class="slider"><label for="day">day</label>'
-        f'<input type="range" id="day" min="1" max="{days}" value="1" step="1">'
-        f'<b id="day-label">1</b><span class="facts">of {days} (← → keys step a day)</span></div>'
+        f'<input type="range" id="day" min="1" max="{days}" value="{day}" step="1">'
+        f'<b id="day-label">{day}</b><span class="facts">of {days} (← → keys step a day; the address links '
+        "to the day shown)</span></div>"
     )
     cols = f"grid-template-columns: repeat({len(runs)}, minmax(0, 1fr))"
-    body = f'<div class="runs" style="{cols}">' + "".join(run_section(i, r) for i, r in enumerate(runs)) + "</div>"
+    sections = "".join(run_section(i, r, day) for i, r in enumerate(runs))
+    body = f'<div class="runs" data-day="{day}" style="{cols}">{sections}</div>'
     return page("AutoVend replay", header, body, script="replay.js")
 
 
@@ -135,7 +152,6 @@ def _labels(runs: Sequence[RunData]) -> list[str]:
 def replay_app(runs: Sequence[RunData], *, host: str = DEFAULT_HOST, token: str | None = None) -> Starlette:
     """The replay app of loaded runs (see the module docstring), behind `ConsoleGate` for `host` and `token`."""
     items = [ReplayRun(label, Timeline.of(r)) for label, r in zip(_labels(runs), runs, strict=True)]
-    body = replay_page(items)
 
     def pick(request: Request) -> tuple[Timeline, int] | Json:
         i, d = int(request.path_params["run"]), int(request.path_params["day"])
@@ -147,7 +163,7 @@ def replay_app(runs: Sequence[RunData], *, host: str = DEFAULT_HOST, token: str 
         return tl, d
 
     def index(request: Request) -> Html:
-        return Html(body)
+        return Html(replay_page(items, chosen_day(items, request.query_params.get("day"))))
 
     def day_fragment(request: Request) -> Html | Json:
         picked = pick(request)

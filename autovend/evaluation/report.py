@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +11,23 @@ import numpy as np
 import pandas as pd
 
 from autovend.evaluation.comparability import Comparability, IncomparableRunsError, check_comparable, short_hash
+from autovend.evaluation.comparison import (
+    COMPARISON_JSON,
+    NORMALISED,
+    NORMALISED_LABEL,
+    NORMALISED_NOTE,
+    agent_ranks,
+    comparison_json,
+    labelled,
+    normalised_scores,
+    paired_markdown,
+    paired_of,
+    references_for,
+)
 from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE, format_metric
+from autovend.evaluation.headroom import run_reference
 from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
+from autovend.evaluation.paired import PairedDifference, dumps
 from autovend.evaluation.rundata import HTML_REPORT_FILE, METRICS_FILE, REPORT_FILE, RunData
 from autovend.evaluation.settings import EvalSettings
 from autovend.io import atomic_write_text
@@ -55,9 +70,13 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
         lines.append(
             f"- API cost: {float(meta['api_cost_usd']):.4f} USD, tokens: `{json.dumps(meta.get('token_usage'))}`"
         )
+    if meta.get("privileged"):
+        lines.append(f"- **{PRIVILEGED_NOTE}**")
     lines += ["", "## Metrics", "", "| metric | value | unit |", "|---|---:|---|"]
     for key, (label, unit, _, _) in HEADLINE.items():
         lines.append(f"| {label} | {format_metric(key, metrics.get(key))} | {unit} |")
+        if key == "net_assets":
+            lines.append(f"| {NORMALISED_LABEL} | {_normalised_cell(run)} | (agent − hold) / (oracle − hold) |")
     lines += [
         "",
         f"Start cash {run.start_cash:,.2f} CNY; net-asset growth {metrics['net_asset_growth']:,.2f} CNY. "
@@ -147,10 +166,12 @@ def write_run_outputs(
 ) -> dict[str, Any]:
     """Compute the metrics and write metrics.json, report.md, report.html and the run's figures; return the metrics.
 
-    `out_dir` defaults to the run's folder.
+    `out_dir` defaults to the run's folder. report.md and report.html's scorecard show the normalised score when
+    the world's manifest holds the oracle's figure for the run's seed (`headroom.run_reference`).
     """
     from autovend.evaluation.figures import early_late_figure, net_assets_figure, operations_figure
     from autovend.evaluation.htmlreport import write_run_html
+    from autovend.evaluation.htmlreport.scorecard import NormalisedScore
 
     target = Path(out_dir) if out_dir is not None else run.run_dir
     if target is None:
@@ -162,7 +183,10 @@ def write_run_outputs(
     early_late_figure([metrics], [run.agent], target / "early_late.png")
     atomic_write_text(target / METRICS_FILE, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(target / REPORT_FILE, run_report(run, metrics))
-    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings)
+    ref = run_reference(run)
+    score = None if ref is None else ref.score(run.final_net_assets)
+    normalised = None if ref is None or score is None else NormalisedScore(score, ref.hold, ref.oracle)
+    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings, normalised)
     return metrics
 
 
@@ -195,7 +219,7 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 
     Net assets also get their sample standard deviation (ddof 1; NaN for a single run) and CV.
     """
-    metrics = [c for c in (*HEADLINE, *FAILURE_LABELS) if c in table]
+    metrics = [c for c in (*HEADLINE, NORMALISED, *FAILURE_LABELS) if c in table]
     num = table[["agent", *metrics]].copy()
     for c in metrics:
         num[c] = pd.to_numeric(num[c], errors="coerce")
@@ -208,11 +232,53 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Comparability | None = None) -> str:
-    """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run."""
+PRIVILEGED_NOTE = (
+    "privileged reference policy: it reads the hidden demand model no agent may read (a headroom bound, not an entry)"
+)
+
+
+def _normalised_cell(run: RunData) -> str:
+    """The run's normalised score with its references, from the world's manifest ("–" and why when there is none)."""
+    ref = run_reference(run)
+    if ref is None:
+        return "– (no oracle reference for this world and seed here; `autovend compare` computes one)"
+    score = ref.score(run.final_net_assets)
+    shown = "–" if score is None else f"{score:.3f}"
+    return f"{shown} (hold {ref.hold:,.2f}, oracle {ref.oracle:,.2f})"
+
+
+def _header(key: str, unit: bool = True) -> str:
+    if key == NORMALISED:
+        return NORMALISED_LABEL
+    return f"{HEADLINE[key][0]} ({HEADLINE[key][1]})" if unit else HEADLINE[key][0]
+
+
+def _shown(key: str, value: Any) -> str:
+    if key != NORMALISED:
+        return format_metric(key, value)
+    return f"{float(value):.3f}" if value is not None and np.isfinite(value) else "–"
+
+
+def comparison_markdown(
+    table: pd.DataFrame,
+    summary: pd.DataFrame,
+    check: Comparability | None = None,
+    paired: Sequence[PairedDifference] | None = None,
+    settings: dict[str, str] | None = None,
+) -> str:
+    """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run.
+
+    With `paired` (`comparison.paired_of`): each agent's rank (shared where the paired interval of net assets
+    does not tell agents apart) and the paired differences after the summary. `settings`: what tells the
+    configurations of one agent name apart, by label (`comparison.labelled`).
+    """
     from autovend.evaluation.figures import MIN_PROFILE_ROWS
 
+    comparable = check is None or check.comparable
+    rank = agent_ranks(table, paired) if paired is not None and comparable and len(summary) > 1 else {}
     keys = [k for k in HEADLINE if k in summary]
+    if NORMALISED in summary and summary[NORMALISED].notna().any():
+        keys.insert(keys.index("net_assets") + 1 if "net_assets" in keys else 0, NORMALISED)
     lines = ["# Comparison of runs", ""]
     if check is not None and check.refusals:
         lines += ["## Compared with --force although they are not comparable", ""]
@@ -220,24 +286,39 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
     if check is not None and check.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in check.notes] + [""]
     lines += ["## By agent (mean over runs; net assets ± sample std, CV)", ""]
-    lines.append("| agent | runs | " + " | ".join(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})" for k in keys) + " |")
-    lines.append("|---|---:|" + "---:|" * len(keys))
+    if rank:
+        lines += [
+            "Rank by mean net assets; agents share a rank where the paired 95% interval does not tell them apart.",
+            "",
+        ]
+    if NORMALISED in keys:
+        lines += [f"{NORMALISED_LABEL}: {NORMALISED_NOTE} (references in comparison.json).", ""]
+    ranked = "| rank " if rank else ""
+    lines.append(f"{ranked}| agent | runs | " + " | ".join(_header(k) for k in keys) + " |")
+    lines.append(("|---:" if rank else "") + "|---|---:|" + "---:|" * len(keys))
     for agent, row in summary.iterrows():
         cells = []
         for k in keys:
-            cell = format_metric(k, row[k])
+            cell = _shown(k, row[k])
             if k == "net_assets" and np.isfinite(row["net_assets_std"]):
                 cell += f" ± {format_metric(k, row['net_assets_std'])} (CV {100 * row['net_assets_cv']:.1f}%)"
             cells.append(cell)
-        lines.append(f"| {agent} | {int(row['runs'])} | " + " | ".join(cells) + " |")
-    lines += ["", "## Runs", ""]
-    lines.append("| run | agent | seed | days | world | " + " | ".join(HEADLINE[k][0] for k in keys) + " |")
+        first = f"| {rank.get(str(agent), '–')} " if rank else ""
+        lines.append(f"{first}| {agent} | {int(row['runs'])} | " + " | ".join(cells) + " |")
+    lines.append("")
+    if settings:
+        lines += ["One agent ran with several configurations; each is an agent here:", ""]
+        lines += [f"- {label}: {text}" for label, text in settings.items()] + [""]
+    if paired is not None:
+        lines += paired_markdown(paired, comparable)
+    lines += ["## Runs", ""]
+    lines.append("| run | agent | seed | days | world | " + " | ".join(_header(k, unit=False) for k in keys) + " |")
     lines.append("|---|---|---:|---:|---|" + "---:|" * len(keys))
     for r in table.itertuples(index=False):
         d = r._asdict()
         lines.append(
             f"| {d['run']} | {d['agent']} | {d['seed']} | {d['days']} | {short_hash(str(d['world_hash'] or ''))} | "
-            + " | ".join(format_metric(k, d[k]) for k in keys)
+            + " | ".join(_shown(k, d[k]) for k in keys)
             + " |"
         )
     fails = [k for k in FAILURE_LABELS if k in table]
@@ -261,14 +342,24 @@ def comparison_markdown(table: pd.DataFrame, summary: pd.DataFrame, check: Compa
 
 
 def write_comparison(
-    runs: Sequence[RunData], out_dir: str | Path, settings: EvalSettings | None = None, *, force: bool = False
+    runs: Sequence[RunData],
+    out_dir: str | Path,
+    settings: EvalSettings | None = None,
+    *,
+    force: bool = False,
+    compute_references: bool = True,
+    on_reference: Callable[[int, int], None] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write comparison.md, comparison.csv, report.html and the figures to `out_dir`; return (table, summary).
+    """Write comparison.md, comparison.csv, comparison.json, report.html and the figures; return (table, summary).
 
-    The profile radar (profile.png) ranks agents against each other and is drawn only for two agents
-    or more. Raises `IncomparableRunsError` (before writing anything) for runs that must not be compared
-    (`check_comparable`: different worlds or lengths, a run given twice) unless `force`; a forced
-    comparison lists the reasons at the top of comparison.md, as it lists the notes.
+    One agent name run with several configurations counts as several agents (`comparison.labelled`);
+    comparison.json and comparison.md pair the agents seed by seed (`comparison.paired_of`) and give each run's
+    normalised score (`comparison.references_for`; `compute_references`: run the oracle in memory where no
+    reference is known; `on_reference(seed, days)` is called before each). The profile radar (profile.png) ranks
+    agents against each other and is drawn only for two agents or more. Raises `IncomparableRunsError` (before
+    writing anything) for runs that must not be compared (`check_comparable`: different worlds or lengths, a run
+    given twice) unless `force`; a forced comparison lists the reasons at the top of comparison.md, as it lists
+    the notes.
     """
     from autovend.evaluation.figures import MIN_PROFILE_ROWS, early_late_figure, net_assets_figure, profile_figure
     from autovend.evaluation.htmlreport import write_comparison_html
@@ -278,14 +369,22 @@ def write_comparison(
         raise IncomparableRunsError(check.explain() + "\n(pass --force, or force=True, to compare them anyway)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    refs = references_for(
+        runs, compute_references, on_reference
+    )  # before relabelling: the oracle's runs are found by name
+    runs, settings_of = labelled(runs)
     metrics = [load_metrics(r, settings) for r in runs]
     table = compare(runs, settings, metrics)
+    table[NORMALISED] = normalised_scores(runs, refs)
     summary = summarize(table)
+    paired = paired_of(table) if check.comparable else []
     net_assets_figure(runs, out / "net_assets.png")
     if len(summary) >= MIN_PROFILE_ROWS:
         profile_figure(summary, out / "profile.png")
     early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
     table.to_csv(out / "comparison.csv", index=False)
-    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check))
+    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check, paired, settings_of))
+    content = comparison_json(table, summary, paired, check.comparable, settings_of, refs)
+    atomic_write_text(out / COMPARISON_JSON, dumps(content))
     write_comparison_html(runs, table, summary, check, out / HTML_REPORT_FILE, out)
     return table, summary

@@ -4,7 +4,11 @@ An exported bundle (`autovend export-world`, a DVC output under data/) is frozen
 validation and baseline runs are made on it; `ship_world` then copies it to worlds/NAME with the
 validation's verdict in the README's first lines and in the manifest (`autovend.export.validation`; a world
 shipped without a validation says so there), and a "Results" section: the validation's numbers with their
-intervals and each baseline seed's net assets and metrics. The world's content, hence its world_hash, is
+intervals and each baseline seed's net assets and metrics. With oracle runs (`autovend run --agent oracle`,
+the privileged reference of `autovend.agents.oracle`) the section adds the headroom: per seed, hold (start
+cash less the daily fees), baseline and oracle net assets and the baseline's normalised score, and the
+manifest records the oracle's daily net assets under "references" (`autovend.evaluation.headroom` reads
+them for the normalised score of any run on the world). The world's content, hence its world_hash, is
 untouched; only the README's hash and the manifest change. Runs of another world (by world_hash) or of
 another horizon are refused.
 """
@@ -84,13 +88,80 @@ def baseline_lines(runs: list[BaselineRun], currency: str) -> list[str]:
     return lines
 
 
-def results_section(validation: ShippedValidation | None, runs: list[BaselineRun], currency: str) -> str:
+@dataclass(frozen=True)
+class OracleRun:
+    """A finished full-horizon run of the privileged oracle on the world: its daily net assets and the hold's."""
+
+    seed: int
+    net_assets: float
+    daily: list[float]  # net assets at the close of days 1..horizon
+    hold: float  # the hold policy's net assets at the horizon: start cash less every daily fee of the run
+
+
+def read_oracle_run(run_dir: Path, world_hash: str) -> OracleRun:
+    """A finished oracle run (`read_run`'s checks, and the run must be the privileged oracle's)."""
+    import pandas as pd
+
+    base = read_run(run_dir, world_hash)
+    meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    if meta.get("agent") != "oracle" or not meta.get("privileged"):
+        raise ExportError(
+            f"{run_dir} is a run of {meta.get('agent')!r}, not of the oracle (autovend run --agent oracle)"
+        )
+    daily = pd.read_csv(run_dir / "daily.csv")
+    hold = float(meta["start_cash"]) - float(daily["daily_fee"].sum())
+    return OracleRun(base.seed, base.net_assets, [round(float(x), 2) for x in daily["net_assets"]], round(hold, 2))
+
+
+def references_entry(oracle: list[OracleRun]) -> dict[str, Any]:
+    """The manifest's "references": the hold rule and value, the oracle's daily net assets by seed."""
+    oracle = sorted(oracle, key=lambda r: r.seed)
+    return {
+        "horizon_days": len(oracle[0].daily),
+        "hold": {"agent": "examples/agents/hold.py:HoldAgent", "net_assets": oracle[0].hold},
+        "oracle": {
+            "agent": "oracle",
+            "privileged": True,
+            "net_assets": {str(r.seed): r.net_assets for r in oracle},
+            "daily_net_assets": {str(r.seed): r.daily for r in oracle},
+        },
+    }
+
+
+def headroom_lines(oracle: list[OracleRun], runs: list[BaselineRun], currency: str) -> list[str]:
+    """Per seed: hold, baseline and oracle net assets and the baseline's normalised score."""
+    oracle = sorted(oracle, key=lambda r: r.seed)
+    baseline = {r.seed: r.net_assets for r in runs}
+    lines = [
+        "The hold policy (`examples/agents/hold.py:HoldAgent`: buys nothing, so its net assets are the start cash "
+        "less the daily fees) and the oracle (`autovend run --agent oracle`), a **privileged** reference that plans "
+        "with the hidden demand model no agent may read, over the whole horizon. Normalised score = "
+        "(agent − hold) / (oracle − hold): 0 is holding the cash, 1 the oracle.",
+        "",
+        f"| seed | hold ({currency}) | baseline ({currency}) | oracle, privileged ({currency}) | baseline normalised |",
+        "|---|---|---|---|---|",
+    ]
+    for r in oracle:
+        b = baseline.get(r.seed)
+        score = None if b is None or r.net_assets <= r.hold else (b - r.hold) / (r.net_assets - r.hold)
+        lines.append(f"| {r.seed} | {r.hold:,.2f} | {_fmt(b, ',.2f')} | {r.net_assets:,.2f} | {_fmt(score, '.3f')} |")
+    return lines
+
+
+def results_section(
+    validation: ShippedValidation | None,
+    runs: list[BaselineRun],
+    currency: str,
+    oracle: list[OracleRun] | None = None,
+) -> str:
     """The README's Results section."""
     lines = [RESULTS_HEADING, ""]
     if validation is not None:
         lines += ["### Validation", "", *validation_lines(validation), ""]
     if runs:
         lines += ["### Baseline", "", *baseline_lines(runs, currency), ""]
+    if oracle:
+        lines += ["### Headroom: hold and the privileged oracle", "", *headroom_lines(oracle, runs, currency), ""]
     return "\n".join(lines)
 
 
@@ -101,11 +172,12 @@ def ship_world(
     validation: str | Path | None = None,
     runs: list[Path] | tuple[Path, ...] = (),
     force: bool = False,
+    oracle_runs: list[Path] | tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """Copy the bundle at `bundle_dir` to `out_dir` with the Results section; returns the new manifest."""
     src, out = Path(bundle_dir), Path(out_dir)
     manifest = verify_bundle(src)
-    check_output(out, force, (src, validation, *runs))
+    check_output(out, force, (src, validation, *runs, *oracle_runs))
     settings = json.loads((src / "settings.json").read_text(encoding="utf-8"))
     currency = str(settings.get("economics", {}).get("currency", ""))
     shipped = read_validation(validation) if validation is not None else None
@@ -113,6 +185,9 @@ def ship_world(
     seeds = [r.seed for r in baseline]
     if len(set(seeds)) != len(seeds):
         raise ExportError(f"the runs repeat a seed ({sorted(seeds)}); give one run per seed")
+    oracle = [read_oracle_run(Path(r), manifest["world_hash"]) for r in oracle_runs]
+    if len({r.seed for r in oracle}) != len(oracle):
+        raise ExportError(f"the oracle runs repeat a seed ({sorted(r.seed for r in oracle)}); give one run per seed")
     readme = unshipped_readme((src / README).read_text(encoding="utf-8"))
     title, _, rest = readme.partition("\n")
     opening = (
@@ -121,9 +196,12 @@ def ship_world(
         else [f"{VERDICT_PREFIX} none** (shipped without a held-out validation: its demand model is untested)."]
     )
     readme = "\n".join([title, "", *opening, rest])
-    text = readme + "\n\n" + results_section(shipped, baseline, currency)
+    text = readme + "\n\n" + results_section(shipped, baseline, currency, oracle)
     new = dict(manifest)
     new["validation"] = shipped.manifest_entry() if shipped is not None else {"verdict": "none"}
+    new.pop("references", None)
+    if oracle:
+        new["references"] = references_entry(oracle)
     new["files"] = {**manifest["files"], README: _sha256_text(text)}
     new.pop("manifest_hash", None)
     new["manifest_hash"] = manifest_hash(new)

@@ -18,8 +18,8 @@ so far (Dask events); once the total (runs finished before included) reaches `ma
 Dask variable tells the tasks that have not started to return without running and the held runs
 are not submitted; runs under way finish.
 
-At the end results.csv, leaderboard.md and leaderboard.html are written from the run folders of every
-finished run of the spec.
+At the end results.csv, paired.csv, leaderboard.md and leaderboard.html are written from the run folders
+of every finished run of the spec (each run re-checked by `autovend verify` on its worker: `verified`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from autovend.sweep.leaderboard_html import write_leaderboard_html
 from autovend.sweep.progress import SweepStatus, Tracker
 from autovend.sweep.results import ResultRow, read_result, write_results
 from autovend.sweep.spec import AgentEntry, SweepSpec
+from autovend.sweep.standing import standing_cells, write_paired
 from autovend.sweep.tasks import (
     AgentIdentity,
     Channel,
@@ -452,7 +453,8 @@ def run_sweep(
             )
     rows, missing = collect(sweep, out)
     out.mkdir(parents=True, exist_ok=True)
-    results = write_results(rows, out)
+    results = write_results(rows, out, standing_cells(rows))
+    write_paired(rows, out)
     board = write_leaderboard(rows, out, missing, len(sweep.tasks))
     board_html = write_leaderboard_html(rows, out, missing, len(sweep.tasks))
     return SweepOutcome(

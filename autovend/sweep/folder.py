@@ -5,7 +5,7 @@ A sweep writes its folder bit by bit and is run again to finish it, so it is not
 other outputs: at its start the folder must be absent, empty, or an earlier sweep's, recognised by the
 marker (`OUTPUT_MARKER`, kind `sweep`) written there before anything else; a folder holding nothing but run
 folders under runs/ is taken too. An earlier sweep's folder holds
-the marker, results.csv, leaderboard.md, leaderboard.html and under runs/ the run folders (each guarded by
+the marker, results.csv, paired.csv, leaderboard.md, leaderboard.html and under runs/ the run folders (each guarded by
 the runner's own rules). Anything else (a user's own results.csv, a folder of other files, a folder of
 another kind of output) is refused unless `force`; with `force` the three result files are replaced and
 every other file is left as it is. The folder never is, holds or lies inside an input (a world, the spec).
@@ -30,8 +30,9 @@ from autovend.io import (
 from autovend.sweep.leaderboard import LEADERBOARD_FILE
 from autovend.sweep.leaderboard_html import LEADERBOARD_HTML_FILE
 from autovend.sweep.results import RESULTS_FILE
+from autovend.sweep.standing import PAIRED_FILE
 
-SWEEP_FILES = (RESULTS_FILE, LEADERBOARD_FILE, LEADERBOARD_HTML_FILE)
+SWEEP_FILES = (RESULTS_FILE, PAIRED_FILE, LEADERBOARD_FILE, LEADERBOARD_HTML_FILE)
 RUNS_DIR = "runs"
 MAX_NAMES_SHOWN = 5
 

@@ -3,8 +3,9 @@
 The same groups, ranks and cells as leaderboard.md (`leaderboard.tables`: one table per world hash and
 length, never pooled across them), drawn with the run reports' page and chart code (bokeh, inlined;
 no network). Each group shows its runs' final net assets (dots by agent, the agent's mean ± sample std),
-the ranked agents with every headline metric as mean ± std (definitions as tooltips) and links to each
-run's own report.html.
+the ranked agents (tie-aware ranks from paired intervals, the verified runs, the normalised score) with
+every headline metric as mean ± std (definitions as tooltips), links to each run's own report.html, and
+the paired differences of net assets.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.rundata import HTML_REPORT_FILE
 from autovend.io import atomic_write_text
-from autovend.sweep.leaderboard import Table, group_key, show, tables
+from autovend.sweep.leaderboard import (
+    NORMALISED,
+    PAIRED_HEADER,
+    PAIRED_INTRO,
+    RANK_NOTE,
+    Table,
+    group_key,
+    paired_rows,
+    show,
+    tables,
+)
 from autovend.sweep.results import ResultRow
 
 LEADERBOARD_HTML_FILE = "leaderboard.html"
@@ -56,23 +67,38 @@ def _group_section(page: Page, index: int, t: Table, rows: Sequence[ResultRow], 
     )
     chart = page.chart(f"chart-final-{index}", ch.final_assets_chart(labels, agents, values, summary))
     keys = list(HEADLINE)
-    header = [text("rank"), text("agent"), num("runs"), text("runs (report)")]
-    header += [num(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})", DEFINITIONS.get(k, "")) for k in keys]
+    header = [text("rank"), text("agent"), num("runs"), text("runs (report)"), num("verified")]
+    header.append(num("Net assets (thousand CNY)", DEFINITIONS.get("net_assets", "")))
+    header.append(num("Normalised score", "(agent − hold) / (oracle − hold); the oracle is privileged"))
+    header += [num(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})", DEFINITIONS.get(k, "")) for k in keys[1:]]
     header.append(num("API cost (USD)"))
     body = []
-    for rank, line in enumerate(t.lines, start=1):
+    for line in t.lines:
         links = " ".join(_run_link(r, out_dir) for r in mine if r.agent == line.agent)
-        cells = [num(str(rank)), text(line.agent), num(str(len(line.seeds))), Cell(links)]
-        cells += [num(show(k, line.cells[k]), DEFINITIONS.get(k, "")) for k in keys]
+        cells = [num(line.rank), text(line.shown), num(str(len(line.seeds))), Cell(links), num(line.verified_text)]
+        cells.append(num(show("net_assets", line.cells["net_assets"]), DEFINITIONS.get("net_assets", "")))
+        cells.append(num(show(NORMALISED, line.cells[NORMALISED])))
+        cells += [num(show(k, line.cells[k]), DEFINITIONS.get(k, "")) for k in keys[1:]]
         cells.append(num(show("api_cost_usd", line.cells["api_cost_usd"])))
         body.append(cells)
+    paired = _paired_table(t)
     notes = "".join(f"<li>{esc(n)}</li>" for n in t.notes)
     heading = f"{t.world}: {t.world_name} ({short_hash(t.world_hash)}), {t.days} of {t.horizon_days} days"
     page.section(
         f"group-{index}-{_slug(t.world)}",
         heading,
-        chart + '<div class="wide">' + table(header, body) + "</div>" + (f"<ul>{notes}</ul>" if notes else ""),
+        chart + '<div class="wide">' + table(header, body) + "</div>" + paired + (f"<ul>{notes}</ul>" if notes else ""),
     )
+
+
+def _paired_table(t: Table) -> str:
+    """The group's paired differences of net assets (`leaderboard.paired_rows`) as a table."""
+    rows = paired_rows(t)
+    if not rows:
+        return ""
+    header = [text(PAIRED_HEADER[0]), *(num(h) for h in PAIRED_HEADER[1:])]
+    body = [[text(r[0]), *(num(c) for c in r[1:])] for r in rows]
+    return f"<p>{esc(PAIRED_INTRO)}</p>" + '<div class="wide">' + table(header, body) + "</div>"
 
 
 def leaderboard_html(
@@ -85,6 +111,7 @@ def leaderboard_html(
         f"{len(rows)} of {total} runs finished",
         "each cell: mean over the agent's runs (seeds) ± sample standard deviation (ddof 1; none for one run)",
         "runs on different world hashes or of different lengths are never pooled: one table per world and length",
+        RANK_NOTE,
     ]
     page = Page("Sweep leaderboard", [esc(f) for f in facts])
     for i, t in enumerate(tables(rows)):

@@ -2,10 +2,15 @@
 
 Columns: world (label), world_hash, agent (label), agent_name (as run.json records it), seed, days,
 horizon_days, every headline metric of metrics.json (`autovend.evaluation.definitions.HEADLINE`, in its
-stored units: net assets in CNY, shares as fractions), net_asset_growth, the failure-mode counts,
-the token counts and api_cost_usd of LLM runs, wall_time_s, resumed_from_day and the run folder
-relative to the sweep's folder. Rows follow the spec's order; an empty cell is a value the run does
-not have (a metric that cannot be computed, tokens of a baseline). Nothing non-finite is written.
+stored units: net assets in CNY, shares as fractions), net_asset_growth, what the run's group adds
+(`autovend.sweep.standing`): normalised_score ((agent - hold) / (oracle - hold)), paired_vs (the agent
+of the group with the highest mean net assets) and paired_difference (net assets minus that agent's on
+the same seed), then the failure-mode counts, the token counts and api_cost_usd of LLM runs,
+wall_time_s, resumed_from_day, privileged (true for the oracle, which reads the hidden demand model),
+verified (true / false: `autovend verify` re-simulated the run and found it equal / not; empty: not
+verified) and the run folder relative to the sweep's folder. Rows follow the spec's order; an empty
+cell is a value the run does not have (a metric that cannot be computed, tokens of a baseline).
+Nothing non-finite is written.
 """
 
 from __future__ import annotations
@@ -19,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE
+from autovend.evaluation.verify import recorded_verification
 from autovend.io import atomic_write_text
 from autovend.sweep.tasks import RunTask, read_run_json
 
 RESULTS_FILE = "results.csv"
 TOKEN_KEYS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
 METRIC_KEYS = (*HEADLINE, "net_asset_growth")
+STANDING_KEYS = ("normalised_score", "paired_vs", "paired_difference")
 COLUMNS = (
     "world",
     "world_hash",
@@ -34,11 +41,14 @@ COLUMNS = (
     "days",
     "horizon_days",
     *METRIC_KEYS,
+    *STANDING_KEYS,
     *FAILURE_LABELS,
     *TOKEN_KEYS,
     "api_cost_usd",
     "wall_time_s",
     "resumed_from_day",
+    "privileged",
+    "verified",
     "run_dir",
 )
 
@@ -64,6 +74,13 @@ class ResultRow:
     resumed_from_day: int | None
     run_dir: str  # relative to the sweep's folder
     meta: dict[str, Any]  # run.json, for the comparability rules of the leaderboard
+    verified: bool | None = None  # RUN/verify.json (`autovend.evaluation.verify`); None: not verified
+    daily_fees: float | None = None  # the daily fees paid over the run (what the hold policy pays)
+
+    @property
+    def privileged(self) -> bool:
+        """True for a run of a privileged agent (the oracle)."""
+        return bool(self.meta.get("privileged"))
 
     @property
     def net_assets(self) -> float | None:
@@ -71,18 +88,21 @@ class ResultRow:
         value = self.metrics.get("net_assets")
         return None if value is None else float(value)
 
-    def cells(self) -> list[Number | str]:
-        """The row's values in `COLUMNS` order."""
-        head: list[Number | str] = [self.world, self.world_hash, self.agent, self.agent_name, self.seed, self.days]
-        head.append(self.horizon_days)
+    def cells(self, standing: tuple[Number | str, ...] = (None, None, None)) -> list[Number | str | bool | None]:
+        """The row's values in `COLUMNS` order; `standing`: the values of `STANDING_KEYS`."""
+        head: list[Number | str | bool | None] = [self.world, self.world_hash, self.agent, self.agent_name]
+        head += [self.seed, self.days, self.horizon_days]
         return [
             *head,
             *(self.metrics.get(k) for k in METRIC_KEYS),
+            *standing,
             *(self.failures.get(k) for k in FAILURE_LABELS),
             *(self.tokens.get(k) for k in TOKEN_KEYS),
             self.api_cost_usd,
             self.wall_time_s,
             self.resumed_from_day,
+            self.privileged,
+            self.verified,
             self.run_dir,
         ]
 
@@ -133,29 +153,36 @@ def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
         resumed_from_day=None if resumed is None else int(resumed),
         run_dir=rel,
         meta=meta,
+        verified=recorded_verification(run_dir),
+        daily_fees=_number(((metrics.get("details") or {}).get("totals") or {}).get("daily_fee")),
     )
 
 
-def _cell(value: Number | str) -> str:
+def _cell(value: Number | str | bool | None) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value)
+        return repr(value) if math.isfinite(value) else ""
     return str(value)
 
 
-def results_csv(rows: list[ResultRow]) -> str:
-    """The text of results.csv (header and one line per row)."""
+def results_csv(rows: list[ResultRow], standing: list[tuple[Number | str, ...]] | None = None) -> str:
+    """The text of results.csv (header and one line per row); `standing`: each row's `STANDING_KEYS` values."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow([_cell(v) for v in row.cells()])
+    for i, row in enumerate(rows):
+        extra = standing[i] if standing is not None else (None, None, None)
+        writer.writerow([_cell(v) for v in row.cells(extra)])
     return buf.getvalue()
 
 
-def write_results(rows: list[ResultRow], out_dir: str | Path) -> Path:
+def write_results(
+    rows: list[ResultRow], out_dir: str | Path, standing: list[tuple[Number | str, ...]] | None = None
+) -> Path:
     """Write OUT/results.csv (replaced atomically); return its path."""
     path = Path(out_dir) / RESULTS_FILE
-    atomic_write_text(path, results_csv(rows))
+    atomic_write_text(path, results_csv(rows, standing))
     return path

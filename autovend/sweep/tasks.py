@@ -8,7 +8,10 @@ A run's folder is `OUT/runs/<world>/<agent>-s<seed>-d<days>`. `execute` is `auto
 same arguments (the same agent builder and `run_episode`), except that it always resumes (a
 finished run is left as it is, an interrupted one continues from its checkpoint, a folder without
 a checkpoint starts afresh) and writes its checkpoints in the run's own process (`sync`: no fork
-inside a threaded worker), every `AgentEntry.checkpoint_days` days. Problems that a retry cannot
+inside a threaded worker), every `AgentEntry.checkpoint_days` days. A finished run is then re-checked
+on the worker (`autovend verify`: replayed from its folder) and the outcome kept in RUN/verify.json, which
+results.csv and the leaderboards show as `verified` (a run finished earlier without one is checked when
+the sweep comes back to it). Problems that a retry cannot
 fix (a bad config, a checkpoint of another run) come back as a failed outcome; anything else is
 raised, so Dask retries the task, which then resumes from the last checkpoint.
 """
@@ -16,6 +19,7 @@ raised, so Dask retries the task, which then resumes from the last checkpoint.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,8 @@ from autovend.sweep.spec import LLM_PREFIX, AgentEntry, SweepSpec
 
 if TYPE_CHECKING:
     from autovend.agents.base import Agent
+
+log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
 # errors a retry would only repeat: reported as a failed run at once
@@ -258,13 +264,30 @@ def execute(task: RunTask, channel: Channel) -> TaskOutcome:
             if conflict is not None:
                 raise OutputExistsError(conflict)
             if state == "finished":
+                verify_once(task)
                 return TaskOutcome(task.name, "finished")
             if _stopped(channel):  # the limit may have been reached while waiting for a lease
                 return TaskOutcome(task.name, "skipped")
-            return _run(task, events)
+            outcome = _run(task, events)
+            verify_once(task)
+            return outcome
     except PERMANENT_ERRORS as exc:
         events.send("failed", error=str(exc))
         return TaskOutcome(task.name, "failed", error=str(exc))
+
+
+def verify_once(task: RunTask) -> None:
+    """Re-check the task's finished run (`autovend verify`) unless RUN/verify.json already holds the outcome."""
+    from autovend.evaluation.verify import VERIFY_FILE, record_verification, verify_run
+
+    if (Path(task.run_dir) / VERIFY_FILE).exists():
+        return
+    try:
+        result = verify_run(task.run_dir, task.world_path)
+    except AutoVendError as exc:  # a folder verify cannot read: left unverified, the run itself stands
+        log.warning("%s could not be verified: %s", task.name, exc)
+        return
+    record_verification(task.run_dir, result)
 
 
 def _run(task: RunTask, events: _Events) -> TaskOutcome:

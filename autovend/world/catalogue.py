@@ -120,3 +120,24 @@ def find_worlds(folders: list[Path] | None = None) -> list[WorldEntry]:
             seen.add(folder.resolve())
             out.append(_entry(folder))
     return out
+
+
+def bundle_hash(folder: Path) -> str | None:
+    """The world hash a bundle folder's manifest records (None when there is no readable manifest)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return str(manifest.get("world_hash") or "") if isinstance(manifest, dict) else None
+
+
+def installed_bundles() -> list[Path]:
+    """The bundle folders a world name can be looked up in: ./worlds, then the shipped worlds."""
+    return [folder for root in names.world_roots() for folder in names.bundle_folders(root)]
+
+
+def installed_world(world_hash: str) -> Path | None:
+    """The installed bundle (`installed_bundles`) whose manifest records `world_hash`, if any (not verified)."""
+    if not world_hash:
+        return None
+    return next((folder for folder in installed_bundles() if bundle_hash(folder) == world_hash), None)

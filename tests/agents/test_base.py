@@ -19,7 +19,7 @@ def test_registry_builds_the_baseline_with_its_config(tmp_path):
 
 def test_unknown_agent_names_the_known_ones():
     with pytest.raises(ConfigError, match="the agents are: .*baseline"):
-        make_agent("oracle", seed=1)
+        make_agent("no-such-agent", seed=1)
 
 
 def test_protocol_is_structural():

@@ -189,6 +189,7 @@ def test_state_dict_is_json_free_but_picklable(world):
     session.close()
 
 
+@pytest.mark.slow
 def test_the_paper_baseline_serves_weekly_and_prices_each_machine_on_its_own(tmp_path):
     """The shipped baseline-paper config on cn20, 42 days: restock visits a week apart (the default baseline
     serves busy machines every 2-4 days), and after the first local trials the machines' price levels differ."""

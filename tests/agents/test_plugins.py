@@ -91,8 +91,8 @@ def test_seed_and_config_path_are_passed_when_declared(plugin, tmp_path):
     assert (made.seed, made.config_path) == (9, cfg)  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match="takes no config_path parameter, so --agent-config"):
         load_agent(f"{HOLD}:HoldAgent", seed=1, config_path=cfg)
-    with pytest.raises(ConfigError, match="there is no agent 'oracle'; give baseline, openai:MODEL"):
-        load_agent("oracle", seed=1)
+    with pytest.raises(ConfigError, match="there is no agent 'no-such-agent'; give baseline, oracle"):
+        load_agent("no-such-agent", seed=1)
 
 
 @pytest.mark.parametrize(
@@ -127,3 +127,14 @@ def test_docs_show_the_example_verbatim_and_it_stays_small():
     source = HOLD.read_text(encoding="utf-8")
     assert len(source.splitlines()) < 40
     assert f"```python\n{source}```" in (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+
+
+def test_the_shipped_hold_agent_is_the_example_line_for_line(tmp_path, monkeypatch):
+    from autovend.agents import hold
+
+    example = HOLD.read_text(encoding="utf-8")
+    shipped = Path(hold.__file__).read_text(encoding="utf-8")
+    assert shipped[shipped.index("class HoldAgent") :] == example[example.index("class HoldAgent") :]
+    monkeypatch.chdir(tmp_path)  # a module plugin: no checkout needed
+    agent = load_agent("autovend.agents.hold:HoldAgent", seed=2)
+    assert agent.name == "hold" and type(agent).__module__ == "autovend.agents.hold"

@@ -80,6 +80,7 @@ def _rewrite(src, stem, change):
     change(frame).to_csv(src / f"{stem}.csv", index=False)
 
 
+@pytest.mark.slow
 def test_a_machine_without_orders_is_left_out_with_a_note(tmp_path):
     src = _source(tmp_path, 40, {"worksite/canteen": 2, "office/office_building": 1}, 2, 900)
     before = calibrate(load_source(src))

@@ -68,6 +68,7 @@ def test_drop_aware_prior_at_lam_one_is_the_gamma_subcategory_prior():
     assert 1.0 in DROP_LAMBDA_GRID
 
 
+@pytest.mark.slow
 def test_popularity_by_prior_dispatches_and_refuses_unknown_names():
     units, exposure, groups, dropped, _ = _simulated(1.0, seed=8)
     np.testing.assert_array_equal(
@@ -95,6 +96,7 @@ def test_default_popularity_prior_is_left_out_of_the_dumped_params():
     assert again.popularity_prior == "exposure"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prior", ["exposure", "dropped"])
 def test_calibration_uses_the_configured_popularity_prior(tmp_path, prior):
     """A small source (two machines, 40 days) calibrated with each non-default prior: every omega finite and

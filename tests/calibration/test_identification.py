@@ -78,6 +78,7 @@ def test_the_record_round_trips_through_calibration_json(tmp_path, synthetic_cal
     assert _ident(back) == _ident(synthetic_calibration)
 
 
+@pytest.mark.slow
 def test_without_inventory_records_every_estimate_says_it_rests_on_sales_rule_shelves(no_inventory_calibration):
     s = no_inventory_calibration.scalars
     ident = _ident(no_inventory_calibration)

@@ -103,3 +103,30 @@ def test_posterior_nodes_stop_at_the_mode_all_newton_steps_reach(mu, tau):
     centre = np.mean(nodes, axis=1)  # the rule is symmetric about the mode
     np.testing.assert_allclose(centre, z, rtol=1e-12, atol=1e-12)
     assert np.all(np.isfinite(log_w))
+
+
+def test_shrinkage_pulls_thinly_exposed_products_to_their_subcategory_and_leaves_well_exposed_ones():
+    """Gamma-Poisson by hand: a product of exposure e and units y gets (a + y) / (b + e) under its group's prior."""
+    from autovend.calibration.popularity import shrink
+
+    rng = np.random.default_rng(0)
+    true = rng.gamma(2.0, 0.5, size=40)  # a subcategory's popularities, mean 1
+    exposure = np.r_[np.full(39, 2_000.0), 3.0]  # the last product barely exposed
+    units = rng.poisson(true * exposure).astype(float)
+    units[-1] = 0.0
+    omega, priors = shrink(units, exposure, np.zeros(40, dtype=np.int64), families=("gamma",))
+    prior = priors[0]
+    np.testing.assert_allclose(omega, (prior.a + units) / (prior.b + exposure), rtol=1e-12)
+    raw = units / exposure
+    assert raw[-1] == 0 and omega[-1] > 0.3 * prior.mean  # not the raw 0: three machine-days say little
+    assert np.abs(np.log(omega[:-1] / raw[:-1])).max() < 0.05  # 2,000 machine-days: the data speak
+
+
+def test_the_calibration_keeps_the_shrunk_popularity_not_the_raw_one(synthetic_calibration):
+    pop = synthetic_calibration.popularity
+    unsold = pop[(pop["units"] == 0) & (pop["exposure"] > 0)]
+    assert len(unsold) > 20
+    ratio = unsold["omega"] / unsold["omega_raw"]  # the raw fit is near 0 for a product that never sold
+    assert (ratio > 3).all() and ratio.median() > 20
+    busy = pop.nlargest(50, "exposure")
+    assert (np.abs(np.log(busy["omega"] / busy["omega_raw"])) < 0.2).all()

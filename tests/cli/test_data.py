@@ -142,6 +142,7 @@ def test_calibrate_never_replaces_its_source(tmp_path, small):
     assert _tree(src) == before
 
 
+@pytest.mark.slow
 def test_calibrate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(tmp_path, small, monkeypatch):
     src, params = small
     out, report = _foreign(tmp_path / "cal"), _foreign(tmp_path / "report")
@@ -184,6 +185,7 @@ def test_validate_refuses_foreign_folders_and_keeps_them(tmp_path, small):
     assert not (tmp_path / "val2").exists()
 
 
+@pytest.mark.slow
 def test_validate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(tmp_path, small, monkeypatch):
     src, params = small
     out = _foreign(tmp_path / "val")

@@ -39,7 +39,7 @@ def test_run_a_few_days_of_cn20(tmp_path):
     [
         pytest.param(["--checkpoint", "sometimes"], "--checkpoint must be", id="checkpoint-mode"),
         pytest.param(["--resume", "--force"], "only one of them", id="resume-and-force"),
-        pytest.param(["--agent", "oracle"], "there is no agent 'oracle'", id="unknown-agent"),
+        pytest.param(["--agent", "no-such-agent"], "there is no agent 'no-such-agent'", id="unknown-agent"),
     ],
 )
 def test_run_refuses_bad_options(tmp_path, extra, match):
@@ -61,6 +61,7 @@ def toy_runs(tmp_path_factory):
     return dirs
 
 
+@pytest.mark.slow
 def test_compare_prints_runs_and_the_agent_summary(toy_runs, tmp_path):
     out = tmp_path / "cmp"
     result = CliRunner().invoke(app, ["compare", *map(str, toy_runs), "--out", str(out)], env={"COLUMNS": "220"})
@@ -205,6 +206,7 @@ def test_the_example_agent_runs_as_the_docs_say(tmp_path, monkeypatch):
     assert (out / "report.md").exists() and (out / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_plugin_runs_take_the_agent_name_and_compare(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default run folder is runs/<world>/<agent name>-s<seed> here
     world = str(ROOT / "worlds" / "cn20")
@@ -221,6 +223,7 @@ def test_plugin_runs_take_the_agent_name_and_compare(tmp_path, monkeypatch):
     assert len(rows) == 3 and all(",hold," in r for r in rows[1:])
 
 
+@pytest.mark.slow
 def test_a_plugin_run_resumes_in_a_new_process(tmp_path):
     plugin = tmp_path / "diarist.py"
     plugin.write_text(DIARIST)

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 NOT_AT_RUNTIME = ("dvc", "statsmodels", "pandera", "openai", "gymnasium")
 
@@ -43,6 +45,7 @@ print("MODULES " + json.dumps(sorted({name.split(".")[0] for name in sys.modules
 """
 
 
+@pytest.mark.slow
 def test_world_info_run_replay_and_serve_leave_the_pipeline_and_the_llm_client_unimported(tmp_path):
     installed = [name for name in NOT_AT_RUNTIME if importlib.util.find_spec(name) is not None]
     assert {"dvc", "statsmodels", "pandera"} <= set(installed)  # the dev install has them: the check means something
@@ -77,6 +80,7 @@ print("MODULES " + json.dumps(sorted(sys.modules)))
 ESTIMATION = ("statsmodels", "scipy", "pandera", "dvc", "autovend.calibration", "autovend.validation")
 
 
+@pytest.mark.slow
 def test_loading_a_world_and_serving_it_imports_no_estimation_code_before_the_first_tool_call():
     proc = subprocess.run([sys.executable, "-c", FIRST_CALL], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -22,6 +22,7 @@ def _write_spec(path, world, seeds=(1, 2)):
     return path
 
 
+@pytest.mark.slow
 def test_a_sweep_on_the_local_cluster(toy_bundle, tmp_path):  # noqa: F811
     spec = _write_spec(tmp_path / "sweep.yaml", toy_bundle)
     out = tmp_path / "out"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,5 +126,7 @@ def console_process(*args: str) -> Iterator[str]:
 @contextmanager
 def browser_page(url: str, profile_dir: Path, width: int = 1400, height: int = 1000) -> Iterator[Visit]:
     """`url` in headless Chromium; requests to anything but the console's own server are refused and recorded."""
-    with open_page(url, url, profile_dir, width, height, offline=False) as visit:
+    parts = urllib.parse.urlsplit(url)
+    server = f"{parts.scheme}://{parts.netloc}/"  # the page's own address may hold a query (?day=7)
+    with open_page(url, server, profile_dir, width, height, offline=False) as visit:
         yield visit

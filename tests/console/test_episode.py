@@ -47,6 +47,7 @@ def _strip(calls):
     return [{k: v for k, v in c.items() if k != "wall_ms"} for c in calls]
 
 
+@pytest.mark.slow
 def test_a_played_episode_writes_what_an_agent_writes(tmp_path):
     world = small_world()
     ep = PlayEpisode(world, 1, tmp_path / "played", days=2).start()

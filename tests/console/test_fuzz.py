@@ -60,6 +60,7 @@ requests = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @fuzz(300)
 @given(req=requests)
 def test_fuzz_no_request_gives_500_and_a_refused_one_changes_nothing(console, req):

@@ -30,6 +30,7 @@ def test_state_and_tools(served):
     state = get_json(url + "api/state")
     assert (state["day"], state["days"], state["settled"], state["finished"]) == (1, 2, 0, False)
     assert state["date"] == "2025-01-01" and state["report"]["balance"]["cash"] == 40_000.0 - 12.0
+    assert state["prompt"].startswith("Day 1 of 5 — Wednesday, 2025-01-01.\n\n{")  # the day's prompt, as agents get it
     assert len(get_json(url + "api/tools")) == 18
 
 

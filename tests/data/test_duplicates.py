@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from autovend.data.duplicates import count_duplicates
 
@@ -34,6 +35,7 @@ def test_duplicate_rows_are_counted_exactly_whatever_the_row_keys_leave_to_the_e
     assert count_duplicates(table) == int(table.duplicated().sum())
 
 
+@pytest.mark.slow
 def test_duplicate_rows_use_the_typed_values_only_to_rule_rows_out():
     raw = pd.DataFrame(
         {

@@ -212,3 +212,35 @@ def test_a_machine_without_completed_orders_is_a_warning(tmp_path):
     report = check(tmp_path, **tables)
     assert report.ok
     one_line(report, "machines.csv, row 2, column machine_id: has no completed order line", kind="warnings")
+
+
+# --- the gap rule's boundaries, on the rule itself ------------------------------------------------
+
+
+def _ts(days: list[str], counts: list[int]) -> pd.Series:
+    return pd.Series(pd.to_datetime([d for d, n in zip(days, counts, strict=True) for _ in range(n)]))
+
+
+def test_a_gap_of_exactly_max_gap_days_does_not_cut_the_dates_one_more_day_does():
+    from autovend.data.plausibility import order_period
+
+    settings = CheckSettings(max_gap_days=90)
+    # 2024-01-01 + 90 days = 2024-03-31: a gap of 90 days is allowed, so one block and no finding
+    period, findings = order_period(_ts(["2024-01-01", "2024-03-31"], [50, 50]), settings)
+    assert findings == [] and str(period.first.date()) == "2024-01-01" and str(period.last.date()) == "2024-03-31"
+    # 91 days apart: two blocks of 50 lines, the second away from the bulk (the first, on a tie)
+    period, findings = order_period(_ts(["2024-01-01", "2024-04-01"], [50, 50]), settings)
+    assert len(findings) == 1 and "91 days away" in findings[0].problem
+    assert str(period.last.date()) == "2024-01-01"
+
+
+def test_a_far_block_of_exactly_the_outlier_share_is_an_error_one_line_more_a_warning():
+    from autovend.data.plausibility import order_period
+
+    settings = CheckSettings(max_gap_days=90, max_outlier_share=0.01)
+    # 990 + 10 lines: the far block is exactly 1% of 1,000 lines, so its lines are errors
+    _, findings = order_period(_ts(["2024-01-01", "2024-09-01"], [990, 10]), settings)
+    assert len(findings) == 1 and findings[0].warning is False and int(findings[0].mask.sum()) == 10
+    # 990 + 11 lines: 11 > 1% of 1,001, so the far block is only a warning (the machines may really have stopped)
+    _, findings = order_period(_ts(["2024-01-01", "2024-09-01"], [990, 11]), settings)
+    assert len(findings) == 1 and findings[0].warning is True

@@ -48,7 +48,8 @@ def _session_run(world, run_dir, seed, price_a):
             if day == 4:
                 s.call("adjust_price", {"items": [{"device_id": "M1", "sku_id": "A", "price": price_a}]})
             s.call("end_day", {})
-        save_run_data(s, run_dir, meta={"agent": "scripted", "agent_config": {"price_a": price_a}})
+        # one agent whose price depends on the seed (a config that differed would make two agents to compare)
+        save_run_data(s, run_dir, meta={"agent": "scripted", "agent_config": {"price_a": {"1": 4.0, "2": 6.0}}})
     return RunData.load(run_dir)
 
 

@@ -41,6 +41,7 @@ def test_absurd_network_files_are_refused(tmp_path: Path, text: str, match: str)
         read_network(path)
 
 
+@pytest.mark.slow
 def test_a_compressed_network_file_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "net.csv"
     path.write_bytes(gzip.compress(GOOD.encode() + b"B1,worksite,200\n" * 2_000_000))

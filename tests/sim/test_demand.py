@@ -103,6 +103,7 @@ def test_rates_and_draws_are_the_kernels_exactly(world10, prices):
     assert (rows["sales"] == np.minimum(rows["demand"], rows["shelf_units"])).all()
 
 
+@pytest.mark.slow
 def test_mean_sales_over_seeds_match_the_kernels_expected_units(world10):
     """With stock well above demand, sales are demand; over 150 seeds the mean meets E[xi] * rate."""
     n = 150

@@ -99,3 +99,37 @@ def test_adjust_price_and_place_order_mixed_batches_match_item_by_item(world):
     _same_run(fast, ref)
     advance_to(fast, 15), advance_to(ref, 15)
     _same_run(fast, ref)
+
+
+def test_the_fast_path_draws_every_lead_time_of_the_table_by_its_own_uniform(world):
+    """300 orders through the inline path: each lead time is the table's for the order's own uniform, and every
+    lead time of the world's table (2 to 6 days, 2 with probability 0.15) occurs."""
+    from autovend.sim import inventory as inv
+
+    sim = Simulator(world, seed=11)
+    advance_to(sim, 2)
+    res = sim.place_order([{"sku_id": sim.sku_ids[k % 6], "qty": 1} for k in range(300)])
+    assert len(res.accepted) == 300 and res.rejected == ()
+    pmf = world.economics.lead_time_pmf
+    leads, cdf = inv.lead_time_table(pmf)
+    got = {}
+    for a in res.accepted:
+        order = sim._state.orders[a.detail["order_id"]]
+        got[order.order_id] = order.arrival_day - order.placed_day
+        assert got[order.order_id] == inv.lead_time(11, order.order_id, leads, cdf)
+    counts = {lead: list(got.values()).count(lead) for lead in leads}
+    assert set(counts) == set(pmf) and all(n > 0 for n in counts.values()), counts
+    assert abs(counts[2] / 300 - pmf[2]) < 0.07  # 0.15 expected; a binomial sd of 0.021
+
+
+def test_a_lead_time_is_the_first_whose_cumulative_probability_exceeds_the_uniform():
+    from autovend.sim import inventory as inv
+
+    leads, cdf = inv.lead_time_table({2: 0.15, 3: 0.60, 4: 0.15, 5: 0.07, 6: 0.03})
+    assert leads == (2, 3, 4, 5, 6)
+    np.testing.assert_allclose(cdf, [0.15, 0.75, 0.90, 0.97, 1.0])
+    block = inv._lead_block(3, 0)
+    for oid in range(1, 400):
+        u = block[oid - 1]
+        want = next((lead for lead, c in zip(leads, cdf, strict=True) if u < c), 6)
+        assert inv.lead_time(3, oid, leads, cdf) == want

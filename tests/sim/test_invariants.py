@@ -10,6 +10,7 @@ from decimal import Decimal
 from functools import cache
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -18,6 +19,8 @@ from autovend.errors import EpisodeOver
 from autovend.sim import Simulator
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
+
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
 
 HORIZON = 20
 CAPACITY = 25

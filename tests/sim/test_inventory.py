@@ -1,5 +1,6 @@
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from autovend.sim import inventory as inv
@@ -55,3 +56,23 @@ def test_lead_time_follows_the_documented_pmf():
 def test_lead_time_skips_zero_probability_leads():
     leads, cdf = inv.lead_time_table({1: 0.0, 3: 1.0, 9: 0.0})
     assert {inv.lead_time(1, oid, leads, cdf) for oid in range(1, 200)} == {3}
+
+
+def test_on_its_expiry_day_a_unit_is_expired_everywhere_the_rule_is_applied():
+    """expiry_day is the first expired day: the day before, nothing is expired; on the day, all of it is."""
+    from types import SimpleNamespace
+
+    from autovend.sim.sales import _take_sold_units
+
+    assert inv.split_expired([(15, 3), (20, 2)], 14) == (5, 0)
+    assert inv.split_expired([(15, 3), (20, 2)], 15) == (2, 3)
+    book = inv.ExpiryBook()
+    book.add(15, 3, 300)
+    assert book.expired(14) == (0, 0) and book.expired(15) == (3, 300) and book.on(15) == (3, 300)
+    for day, want in ((14, 0), (15, 4)):
+        # a shelf of 10 units expiring on day 15 sells 4 of them: expired sales only on day 15 and after
+        state = SimpleNamespace(shelves={(0, 0): [[15, 10]]}, shelf_book=inv.ExpiryBook({15: 10}, {15: 1000}))
+        facts = SimpleNamespace(unit_cost=[100])
+        sold = _take_sold_units(facts, state, day, np.array([0]), np.array([0]), np.array([[4]]))
+        assert int(sold[0, 0]) == want, day
+        assert state.shelves[(0, 0)] == [[15, 6]] and state.shelf_book.units == {15: 6}

@@ -36,7 +36,7 @@ def test_an_llm_agent_with_its_options(tmp_path):
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        pytest.param(AgentEntry(agent="oracle"), "there is no agent 'oracle'", id="unknown"),
+        pytest.param(AgentEntry(agent="no-such-agent"), "there is no agent 'no-such-agent'", id="unknown"),
         pytest.param(AgentEntry(agent="openai:"), "an LLM agent is given as openai:MODEL", id="no-model"),
         pytest.param(
             AgentEntry(agent="baseline", config="missing.yaml"),
@@ -54,8 +54,16 @@ def test_check_agent_refuses_what_cannot_make_an_agent(entry, message):
 
 
 def test_check_agent_needs_no_api_key(monkeypatch):
+    """Without OPENAI_API_KEY an LLM entry still checks (the key belongs to the workers) and no client is made."""
+    import autovend.agents.llm.client as client
+
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    check_agent(AgentEntry(agent="openai:gpt-4.1-mini"))  # the key belongs to the workers
+    made = []
+    monkeypatch.setattr(client, "OpenAIClient", lambda *a, **k: made.append(a) or None, raising=False)
+    assert check_agent(AgentEntry(agent="openai:gpt-4.1-mini")) is None
+    assert made == [] and "OPENAI_API_KEY" not in __import__("os").environ
+    with pytest.raises(ConfigError):  # while a bad spec of the same kind is refused by the same check
+        check_agent(AgentEntry(agent="openai:"))
 
 
 def test_a_plugin_file_is_loaded_as_autovend_run_loads_it(tmp_path, monkeypatch):
@@ -79,8 +87,8 @@ def test_a_plugin_file_reaches_the_workers_with_its_absolute_path(tmp_path, monk
 
 
 def test_the_shipped_baselines_sweep_is_a_valid_spec(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)  # its world and configs are shipped names: no checkout needed
+    monkeypatch.chdir(tmp_path)  # its world, configs and agents are shipped names: no checkout needed
     spec = load_spec(SWEEP_SPECS.folder / "baselines-cn20.yaml")
-    assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned"]
+    assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned", "hold", "oracle"]
     for entry in spec.agents:
         check_agent(entry)

@@ -22,6 +22,8 @@ from tests.agents.llm.conftest import PRICES_YAML
 from tests.agents.llm.fake_openai import FakeOpenAI
 from tests.sweep.conftest import autovend_run, metrics, run_json, trajectory
 
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
+
 SEEDS = (1, 2)
 DAYS = 4
 

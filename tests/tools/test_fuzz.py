@@ -52,6 +52,7 @@ def _state(session: ToolSession) -> tuple[Any, ...]:
     return fingerprint(episode_of(session).sim, session.notebook)
 
 
+@pytest.mark.slow
 @fuzz(500)
 @given(name=st.one_of(st.sampled_from(QUIET_TOOLS), text), args=arguments)
 def test_session_any_call_is_a_result_and_a_refused_one_changes_nothing(fuzzed, name, args):
@@ -90,6 +91,7 @@ def _sdk_sendable(value: Any) -> bool:
     return True
 
 
+@pytest.mark.slow
 @fuzz(200)
 @given(
     name=st.one_of(st.sampled_from(QUIET_TOOLS), text).filter(_sdk_sendable),
@@ -203,6 +205,7 @@ def _unicode(text: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 @fuzz(400)
 @given(line=lines)
 def test_stdio_every_message_but_a_notification_gets_one_answer_and_serving_goes_on(stdio_server, line):

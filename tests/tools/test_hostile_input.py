@@ -75,6 +75,7 @@ def test_a_checkpoint_holding_a_surrogate_notebook_loads_with_a_question_mark(wo
 # ----------------------------------------------------------------------------------- numbers, nesting, size
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "tool,args,message",
     [

@@ -124,6 +124,7 @@ async def _alice_again(url: str) -> tuple[str, str]:
         return daily.splitlines()[0], _text(await s.call_tool("read_memory", {}))
 
 
+@pytest.mark.slow
 def test_http_sessions_play_their_own_scored_episodes(tmp_path):
     from autovend.tools.mcp_server import build_server
     from autovend.world.model import Economics
@@ -182,6 +183,7 @@ def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_slow_query_of_one_session_does_not_hold_up_another():
     from autovend.tools.mcp_server import build_server
     from autovend.world.toy import toy_world

@@ -28,6 +28,8 @@ from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
 
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
+
 ROOT = Path(__file__).resolve().parents[2]
 SEED, DAYS = 1, 6
 SCORES = ("net_assets", "waste_rate", "assortment", "shelf_utilization", "empty_share", "tool_calls", "failure_counts")

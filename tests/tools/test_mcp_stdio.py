@@ -121,6 +121,7 @@ def played(tmp_path_factory) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_lists_the_18_tools_with_their_schemas(played):
     local = {t["name"]: t for t in played["local"].tools()}
     tools = played["tools"]
@@ -223,6 +224,7 @@ def test_the_server_wrote_the_trajectory(played):
 # ----------------------------------------------------------------------------------- lines that are no message
 
 
+@pytest.mark.slow
 def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
     proc = subprocess.Popen(
         [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
@@ -275,6 +277,7 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
         proc.stdout.close()
 
 
+@pytest.mark.slow
 def test_a_request_with_an_id_that_is_no_id_is_answered_and_serving_goes_on():
     proc = subprocess.Popen(
         [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

@@ -332,3 +332,28 @@ def test_the_query_process_ends_with_its_parent_even_mid_statement():
     if orphaned:
         os.kill(pid, signal.SIGKILL)
     assert not orphaned
+
+
+def test_the_workers_authorizer_refuses_pragmas_itself():
+    """Below the first-word filter: the worker's own connection refuses every PRAGMA and write by its authorizer."""
+    import sqlite3
+
+    from autovend.tools.sql_worker import open_copy
+
+    src = sqlite3.connect(":memory:")
+    src.execute("CREATE TABLE t (a INTEGER)")
+    src.execute("INSERT INTO t VALUES (1), (2)")
+    src.commit()
+    conn = open_copy(src.serialize())
+    assert conn.execute("SELECT sum(a) FROM t").fetchone() == (3,)
+    for sql in (
+        "PRAGMA query_only = OFF",
+        "PRAGMA writable_schema = ON",
+        "PRAGMA table_info(t)",
+        "SELECT * FROM pragma_table_info('t')",
+        "INSERT INTO t VALUES (3)",
+        "ATTACH DATABASE ':memory:' AS other",
+    ):
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized|readonly|query_only|too many attached"):
+            conn.execute(sql).fetchall()
+    assert conn.execute("SELECT count(*) FROM t").fetchone() == (2,)  # nothing was written

@@ -29,6 +29,8 @@ from autovend.validation.summary import ValidationResult
 from autovend.validation.validate import validate
 from tests.data.real_csv import REAL_CSV_MISSING, real_csv
 
+pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
+
 ROOT = Path(__file__).resolve().parents[2]
 REAL_CSV = real_csv()
 UPPER_BOUND = "sales_rule_upper_bound"

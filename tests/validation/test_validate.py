@@ -256,6 +256,7 @@ def coffee_only(tmp_path_factory):
     return res, folder / "val", caught
 
 
+@pytest.mark.slow
 def test_one_machine_gives_no_interval_and_no_verdict_beyond_not_distinguishable(coffee_only):
     """One evaluated machine: the model loses to the references on its numbers, but a single machine is no
     sample, so there is no interval and no comparison is a result."""

@@ -1,8 +1,10 @@
-// autovend console, play: each tool form becomes a JSON object posted to /api/tools/<name>; the state panel reloads.
+// autovend console, play: each tool form becomes a JSON object posted to /api/tools/<name>; the call's result, as
+// tables (fragment/calls/last), appears at the top of the left column, and the state panel reloads.
 (function () {
   var schemas = JSON.parse(document.getElementById('tool-schemas').textContent);
   var csrf = document.querySelector('meta[name="autovend-csrf"]').content;  // every POST carries it
   var out = document.getElementById('result');
+  var panel = document.getElementById('result-panel');
   var status = document.getElementById('result-status');
 
   function scalar(input, schema) {
@@ -41,6 +43,11 @@
     return args;
   }
 
+  function show(text, css) {
+    status.textContent = text;
+    status.className = 'status ' + css;
+  }
+
   function refresh() {
     return fetch('fragment/state').then(function (r) { return r.text(); }).then(function (html) {
       document.getElementById('state').innerHTML = html;
@@ -62,17 +69,33 @@
         method: 'POST', headers: {'Content-Type': 'application/json', 'X-AutoVend-CSRF': csrf},
         body: JSON.stringify(args)
       }).then(function (r) {
-        var ok = r.headers.get('X-AutoVend-Tool-Ok') === 'true';
-        return r.json().then(function (body) {
-          status.textContent = name + (ok ? ': ok' : ': error');
-          status.className = 'status ' + (ok ? 'ok' : 'error');
-          out.textContent = JSON.stringify(body, null, 1);
-          document.body.dataset.lastTool = name;
-          document.body.dataset.calls = (parseInt(document.body.dataset.calls || '0', 10) + 1).toString();
+        panel.hidden = false;
+        if (!r.ok) {  // refused at the door (409 over, 413 too large, ...): nothing was run or recorded
+          return r.json().then(function (body) {
+            show(name + ': not sent (HTTP ' + r.status + ')', 'error');
+            out.innerHTML = '';
+            var p = document.createElement('p');
+            p.className = 'error refusal';
+            p.textContent = body.error || ('HTTP ' + r.status);
+            out.appendChild(p);
+            panel.scrollIntoView({block: 'start'});
+          });
+        }
+        return fetch('fragment/calls/last').then(function (f) { return f.text(); }).then(function (html) {
+          out.innerHTML = html;
+          var last = out.querySelector('.last-call');
+          var css = last ? last.dataset.status : 'error';
+          var text = last ? last.querySelector('.status-line span').textContent : '?';
+          show(name + ': ' + text, css);
+          panel.scrollIntoView({block: 'start'});
         });
       }).catch(function (err) {
-        status.textContent = name + ': ' + err; status.className = 'status error';
-      }).then(refresh).then(function () { button.disabled = false; });
+        show(name + ': ' + err, 'error');
+      }).then(refresh).then(function () {
+        button.disabled = false;
+        document.body.dataset.lastTool = name;  // set once the page has caught up with the call
+        document.body.dataset.calls = (parseInt(document.body.dataset.calls || '0', 10) + 1).toString();
+      });
     });
   });
 

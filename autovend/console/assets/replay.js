@@ -1,4 +1,5 @@
-// autovend console, replay: the day slider fetches each run's day (server-rendered HTML) and moves the chart markers.
+// autovend console, replay: the day slider fetches each run's day (server-rendered HTML), moves the chart markers
+// and keeps the address on ?day=N, so the address links to the day shown (the server opens a page on it).
 (function () {
   var slider = document.getElementById('day');
   var label = document.getElementById('day-label');
@@ -7,6 +8,7 @@
   function show(day) {
     label.textContent = day;
     var ticket = ++pending;
+    if (window.history && history.replaceState) history.replaceState(null, '', '?day=' + day);
     document.querySelectorAll('section.run').forEach(function (run) {
       var days = parseInt(run.dataset.days, 10);
       var d = Math.min(day, days);

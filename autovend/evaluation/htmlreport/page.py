@@ -35,11 +35,13 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .note { color: #555; }
 .wide { overflow-x: auto; }
 .warn { color: #a33; }
-#day-table { font-size: 12px; }
+.day-box { max-height: 78vh; overflow: auto; border: 1px solid #e4e4e4; }
+#day-table { font-size: 12px; margin: 0; }
 #day-table th, #day-table td { padding: 2px 5px; }
-#day-table thead th { position: sticky; top: 34px; z-index: 5; }
+#day-table thead th { position: sticky; top: 0; z-index: 5; }
+#day-table tbody tr { scroll-margin-top: 48px; }
 #day-table tr:target td { background: #fff3b0; }
-#day-table td.actions { min-width: 300px; max-width: 480px; }
+#day-table td.actions { min-width: 200px; max-width: 360px; }
 #day-table td.date { white-space: nowrap; }
 #day-filters { display: flex; flex-wrap: wrap; gap: 10px 18px; align-items: center; margin: 6px 0; }
 #day-filters input[type=number] { width: 5em; }
@@ -137,6 +139,8 @@ class Page:
     facts: list[str] = field(default_factory=list)  # HTML list items (already escaped)
     sections: list[tuple[str, str, str]] = field(default_factory=list)  # (id, heading, body HTML)
     charts: list[tuple[str, str]] = field(default_factory=list)  # (div id, JSON item)
+    top: str = ""  # HTML under the facts, above the navigation bar (report.html's scorecard and config)
+    style: str = ""  # CSS added to STYLE
 
     def chart(self, target: str, model: Model) -> str:
         """Register a chart to draw into a <div id=`target`>; returns that div."""
@@ -159,12 +163,12 @@ class Page:
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{esc(self.title)}</title>",
-            f"<style>{STYLE}</style>",
+            f"<style>{STYLE}{self.style}</style>",
             bokeh_js(),
             "</head>",
             "<body>",
             f"<header><h1>{esc(self.title)}</h1>",
-            '<ul class="facts">' + "".join(f"<li>{f}</li>" for f in self.facts) + "</ul></header>",
+            '<ul class="facts">' + "".join(f"<li>{f}</li>" for f in self.facts) + f"</ul>{self.top}</header>",
             f"<nav>{nav}</nav>",
         ]
         for sid, heading, body in self.sections:

@@ -1,13 +1,14 @@
-"""report.html of one run: its charts, metrics with definitions, failure-mode findings and the day table.
+"""report.html of one run: a scorecard, then its charts, metrics with definitions, findings and the day table.
 
 `run_html(run, metrics, settings)` builds the page from a `RunData` and its metrics (the content of
-metrics.json); `write_run_html` writes it atomically. Findings link to the rows of the day table
+metrics.json); `write_run_html` writes it atomically. The page opens with the scorecard (`scorecard`: final
+net assets, the normalised score's slot, the 14 metrics at a glance) and the agent config folded; the day
+table scrolls in a box of its own. Findings link to the rows of the day table
 (`#day-<n>`), and the table filters by day range, text, finding, rejections and actions.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from autovend.evaluation.definitions import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
+from autovend.evaluation.htmlreport.scorecard import SCORECARD_STYLE, NormalisedScore, config_block, scorecard_html
 from autovend.evaluation.htmlreport.tables import (
     Finding,
     day_table,
@@ -32,16 +34,15 @@ FINDINGS_LISTED = 50  # findings listed per failure mode; the day table's filter
 
 
 def run_facts(run: RunData) -> list[str]:
-    """The lines under the title: agent, seed and config, world, days, code version, API cost.
+    """The lines under the title: agent and seed, world, days, code version, API cost (the config: `config_block`).
 
     Wall time is left out (report.md has it): it changes from one replay of the same episode to the next,
     and the page should not.
     """
     meta = run.meta
-    config = json.dumps(meta.get("agent_config") or {}, sort_keys=True, ensure_ascii=False)
     world_hash = run.world.world_hash[:12] or "in memory"
     facts = [
-        f"agent <b>{esc(run.agent)}</b>, seed {run.seed}, config <code>{esc(config)}</code>",
+        f"agent <b>{esc(run.agent)}</b>, seed {run.seed}",
         f"world {esc(run.world.name)} (hash {esc(world_hash)}), days settled {run.days} of {run.world.horizon_days}",
         f"code version {esc(meta.get('code_version', '?'))}",
     ]
@@ -140,12 +141,20 @@ def day_section(run: RunData, found: list[Finding]) -> str:
             f'id="day-{r.day}" data-day="{r.day}" data-find="{esc(" ".join(modes))}" '
             f'data-rej="{r.rejected}" data-act="{int(r.accepted > 0)}"'
         )
-    return filters + table(header, rows, table_id="day-table", row_attrs=attrs)
+    return filters + '<div class="day-box">' + table(header, rows, table_id="day-table", row_attrs=attrs) + "</div>"
 
 
-def run_html(run: RunData, metrics: dict[str, Any], settings: EvalSettings | None = None) -> str:
-    """The report.html page of `run` (`metrics`: its compute_metrics dict)."""
-    page = Page(f"Run {run.name}", run_facts(run))
+def run_html(
+    run: RunData,
+    metrics: dict[str, Any],
+    settings: EvalSettings | None = None,
+    normalised: NormalisedScore | None = None,
+) -> str:
+    """The report.html page of `run` (`metrics`: its compute_metrics dict; `normalised`: the score, when known)."""
+    top = scorecard_html(metrics, run.final_net_assets, run.start_cash, normalised) + config_block(
+        run.meta.get("agent_config")
+    )
+    page = Page(f"Run {run.name}", run_facts(run), top=top, style=SCORECARD_STYLE)
     d = run.daily
     days = [0, *d["day"].astype(int).tolist()]
     assets = ch.Line("net assets", days, [run.start_cash, *d["net_assets"].astype(float).tolist()], ch.color(0))
@@ -229,9 +238,13 @@ def run_html(run: RunData, metrics: dict[str, Any], settings: EvalSettings | Non
 
 
 def write_run_html(
-    run: RunData, metrics: dict[str, Any], path: str | Path, settings: EvalSettings | None = None
+    run: RunData,
+    metrics: dict[str, Any],
+    path: str | Path,
+    settings: EvalSettings | None = None,
+    normalised: NormalisedScore | None = None,
 ) -> Path:
     """Write `run_html` to `path` (atomically); returns the path."""
     path = Path(path)
-    atomic_write_text(path, run_html(run, metrics, settings))
+    atomic_write_text(path, run_html(run, metrics, settings, normalised))
     return path

@@ -37,6 +37,7 @@ def _http_server():
         yield url
 
 
+@pytest.mark.slow
 def test_play_over_mcp_and_resume_with_a_fresh_server(world, tmp_path_factory):
     ref_dir, mcp_dir = tmp_path_factory.mktemp("inproc"), tmp_path_factory.mktemp("mcp")
     with FakeOpenAI() as server:

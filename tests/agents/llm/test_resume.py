@@ -88,6 +88,7 @@ def test_resume_after_the_endpoint_gives_up(world, tmp_path, uninterrupted):
     assert not any(r["kind"] == "error" for r in read_transcript(tmp_path / "llm.jsonl"))
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill(tmp_path, uninterrupted):
     with FakeOpenAI(hang_at=(5, 2)) as server:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -65,6 +65,7 @@ def test_runner_resume_after_the_endpoint_gives_up(whole, tmp_path, prices_file)
     assert meta["token_usage"]["discarded"]["requests"] == 1  # day 4, turn 1: paid for, then replayed
 
 
+@pytest.mark.slow
 def test_runner_resume_after_a_kill(whole, tmp_path, prices_file):
     with FakeOpenAI(hang_at=(5, 2)) as server:
         proc = subprocess.Popen(

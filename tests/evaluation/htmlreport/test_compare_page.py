@@ -31,6 +31,7 @@ def test_agent_stats_by_hand():
     assert list(s.index) == ["x", "y"]  # first-seen order
 
 
+@pytest.mark.slow
 def test_a_run_compared_twice_gets_its_own_label(toy_run_dirs, tmp_path):
     assert unique_labels(["a", "b", "a", "a"]) == ["a", "b", "a (2)", "a (3)"]
     run = RunData.load(toy_run_dirs[0])
@@ -58,6 +59,7 @@ def test_comparison_page_shows_mean_and_std_and_links_the_runs(compared):
         assert href.startswith("../") and href.endswith(f"/{name}/report.html") and (out / href).exists(), href
 
 
+@pytest.mark.slow
 def test_comparison_charts_are_drawn_offline(compared, tmp_path):
     out, _ = compared
     # two lines over 10 days; two dots of 12 px (about 110 px each)

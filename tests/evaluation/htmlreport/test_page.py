@@ -38,6 +38,7 @@ def test_page_lists_sections_in_order_and_refuses_a_chart_id_twice():
     assert "<title>Run &lt;x&gt;</title>" in out and "<li>agent <b>a</b></li>" in out
 
 
+@pytest.mark.slow
 def test_an_empty_chart_paints_no_series_colour(tmp_path):
     """The browser tests' criterion of a drawn chart (pixels in the series' colours) fails on a chart without data."""
     page = Page("t")

@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from autovend.evaluation.definitions import DEFINITIONS, FAILURE_LABELS, HEADLINE
+from autovend.evaluation.definitions import DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.run_page import run_html, write_run_html
+from autovend.evaluation.htmlreport.scorecard import NormalisedScore
 from autovend.evaluation.htmlreport.tables import day_table, findings
 from autovend.evaluation.metrics import compute_metrics
 from autovend.evaluation.rundata import RunData
@@ -95,13 +96,48 @@ def test_findings_link_to_their_days(hand_run):
     assert f'<a href="#finding-fragmented_visits">{FAILURE_LABELS["fragmented_visits"]}</a>' in page
 
 
+def test_the_normalised_score_has_a_marked_slot(run, metrics):
+    page = (run.run_dir / "report.html").read_text()
+    slot = re.search(r'<div class="card slot" id="normalised-score" data-slot="normalised-score">(.*?)</div>', page)
+    assert '<span class="value">–</span>' in slot.group(1)
+    filled = run_html(run, metrics, normalised=NormalisedScore(0.4321, 30_000.0, 90_000.0))
+    slot = re.search(r'id="normalised-score" data-slot="normalised-score">(.*?)</div>', filled).group(1)
+    assert '<span class="value">0.432</span>' in slot and "hold 30,000.00 CNY, oracle 90,000.00 CNY" in slot
+
+
 # ---------------------------------------------------------------------------------------------- in the browser
+
+
+@pytest.mark.slow
+def test_the_page_opens_on_its_scorecard(run, metrics, tmp_path):
+    """At 1280 x 900 the first screen holds the final net assets, the 14 metrics and the slot of the score."""
+    with offline_page(run.run_dir / "report.html", tmp_path / "profile", 1280, 900) as visit:
+        page = visit.page
+        card = page.locator("#scorecard")
+        box = card.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 900
+        assert page.inner_text("#final-net-assets .value") == f"{run.final_net_assets:,.2f}"
+        assert page.inner_text("#final-net-assets .sub") == (
+            f"start cash {run.start_cash:,.2f}, growth {run.final_net_assets - run.start_cash:+,.2f}"
+        )
+        tiles = card.locator(".tiles .card")
+        assert tiles.evaluate_all("ts => ts.map(t => t.dataset.metric)") == list(HEADLINE)
+        shown = tiles.locator(".value").all_inner_texts()
+        assert shown == [format_metric(k, metrics.get(k)) for k in HEADLINE]
+        assert tiles.first.get_attribute("title") == DEFINITIONS["net_assets"]
+        assert page.is_visible("#normalised-score[data-slot=normalised-score]")
+        config = page.locator("details#agent-config")
+        assert config.get_attribute("open") is None and not page.is_visible("details#agent-config pre")
+        assert json.loads(page.locator("details#agent-config pre").text_content()) == run.meta["agent_config"]
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        assert visit.errors == []
 
 
 def _visible_days(page):
     return page.evaluate("Array.from(document.querySelectorAll('#day-table tbody tr')).filter(r => !r.hidden).length")
 
 
+@pytest.mark.slow
 def test_charts_are_drawn_offline(run, tmp_path):
     with offline_page(run.run_dir / "report.html", tmp_path / "profile") as visit:
         wait_until_painted(visit.page, RUN_CHARTS, SERIES, DATA_PIXELS)
@@ -111,6 +147,7 @@ def test_charts_are_drawn_offline(run, tmp_path):
         assert visit.blocked == [] and visit.errors == []
 
 
+@pytest.mark.slow
 def test_day_filters_in_the_browser(run, tmp_path):
     table, _ = day_table(run, findings(run))
     acted = int((table["accepted"] > 0).sum())
@@ -131,6 +168,7 @@ def test_day_filters_in_the_browser(run, tmp_path):
         assert visit.errors == []
 
 
+@pytest.mark.slow
 def test_a_finding_link_shows_its_day_even_when_filtered_out(hand_run, tmp_path):
     path = tmp_path / "report.html"
     path.write_text(run_html(hand_run, compute_metrics(hand_run)), encoding="utf-8")
