@@ -189,8 +189,9 @@ def test_the_readme_and_docs_examples_run_from_an_empty_folder_in_a_fresh_venv(v
 
     # README and docs/sweeps.md: the shipped sweep spec, a dry run (no Dask in the base install)
     out = run("autovend", "sweep", "baselines-cn20", "--out", "runs/baselines", "--dry-run")
-    assert "9 runs (1 world x 3 agents x 3 seeds): 0 finished, 0 to resume, 9 to start" in out
-    assert "runs/cn20/baseline-paper-s2-d180" in out and not (work / "runs" / "baselines").exists()
+    assert "15 runs (1 world x 5 agents x 3 seeds): 0 finished, 0 to resume, 15 to start" in out
+    assert "runs/cn20/baseline-paper-s2-d180" in out and "runs/cn20/hold-s1-d180" in out  # hold: shipped too
+    assert not (work / "runs" / "baselines").exists()
 
     # docs/mcp-clients.md: a client on stdio, and a refusal with its code
     (work / "client.py").write_text(MCP_CLIENT, encoding="utf-8")

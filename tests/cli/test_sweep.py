@@ -114,8 +114,14 @@ def test_the_shipped_spec_runs_by_name_on_shipped_worlds_and_configs_from_any_fo
     monkeypatch.chdir(tmp_path)  # no worlds/, no params/ here
     result = CliRunner().invoke(app, ["sweep", "baselines-cn20", "--out", "sweep", "--dry-run"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "9 runs (1 world x 3 agents x 3 seeds): 0 finished, 0 to resume, 9 to start" in result.output
-    for name in ("baseline-s1-d180", "baseline-paper-s2-d180", "baseline-pinned-s3-d180"):
+    assert "15 runs (1 world x 5 agents x 3 seeds): 0 finished, 0 to resume, 15 to start" in result.output
+    for name in (
+        "baseline-s1-d180",
+        "baseline-paper-s2-d180",
+        "baseline-pinned-s3-d180",
+        "hold-s1-d180",
+        "oracle-s3-d180",
+    ):
         assert f"runs/cn20/{name}" in result.output
     assert not (tmp_path / "sweep").exists()
 
