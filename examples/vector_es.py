@@ -6,7 +6,7 @@ sampled together), scores each vector by its mean final net assets, and refits a
 to the best `--elite`. The mean of the last fit is then run on the held-out seeds, which training
 never saw, and printed beside the prices-pinned baseline's result on the same seeds if given
 (`--pinned 159240.59,...`: `autovend run --agent baseline --agent-config
-params/agents/baseline-pinned-prices.yaml --seed S` for each held-out seed).
+baseline-pinned-prices --seed S` for each held-out seed).
 
     .venv/bin/python examples/vector_es.py --world worlds/cn20 --generations 6 --population 12
 """

@@ -51,6 +51,15 @@ def test_make_on_cn20_passes_the_env_checker(monkeypatch):
     env.close()
 
 
+def test_make_without_a_world_plays_the_shipped_cn20_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no worlds/ here: the default world is a name, not a relative path
+    for env in (gymnasium.make("AutoVend-v0", days=2), gymnasium.make("AutoVend-v0", world="cn20")):
+        obs, _ = env.reset(seed=1)
+        assert json.loads(obs["text"])["report"]["balance"]["net_assets"] == 40_000 - 80
+        assert env.unwrapped.observation_space["day"].n == 180
+        env.close()
+
+
 def test_an_episode_of_tool_calls_and_days(world):
     env = AutoVendEnv(world, render_mode="ansi")
     obs, _ = env.reset(seed=1)

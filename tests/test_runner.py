@@ -17,6 +17,7 @@ from autovend.agents.baseline import BaselineAgent
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.errors import AgentError, CheckpointError, OutputExistsError
 from autovend.provenance import PACKAGES, current_provenance
+from autovend.rundir import default_run_dir
 from autovend.runner import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
@@ -279,6 +280,15 @@ def test_a_run_without_world_path_can_be_reloaded_and_compared(world, tmp_path):
     out = tmp_path / "with-path"
     run_episode(bundled, Hold(), seed=1, days=1, out_dir=out, checkpoint="off", evaluate=False, world_path="w")
     assert not (out / "world.pkl").exists()
+
+
+def test_the_default_run_folder_holds_the_world_name(world, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    summary = run_episode(world, baseline(), seed=3, days=1, checkpoint="off", evaluate=False)
+    assert summary.run_dir == Path("runs") / world.name / "baseline-s3" and (summary.run_dir / "run.json").exists()
+    assert default_run_dir("cn20", "baseline", 1) == Path("runs/cn20/baseline-s1")
+    assert default_run_dir("my world", "openai:org/model:7b", 2) == Path("runs/my-world/openai-org-model-7b-s2")
+    assert default_run_dir("..", "a", 1) == Path("runs/x/a-s1")  # never a folder above runs/
 
 
 def test_progress_and_days(world, tmp_path):

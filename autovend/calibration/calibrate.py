@@ -39,6 +39,10 @@ from autovend.calibration.tables import output_tables, panel_table
 from autovend.data.load import Source
 from autovend.demand.settings import DemandSettings
 from autovend.memory import release_freed
+from autovend.progress import step, steps
+
+# the steps of `calibrate` and their shares of its time (autovend.progress)
+CALIBRATION_STEPS = {"daily panel": 0.4, "choice cells": 0.1, "first pass": 5.0, "second pass": 8.5, "estimates": 0.2}
 
 
 def calibrate(
@@ -61,128 +65,134 @@ def calibrate(
     config = config or CalibrationConfig()
     settings = settings or DemandSettings()
     check_estimator(estimator)
-    panel = build_panel(source, config)
-    source_name = getattr(source.meta, "name", "")
-    del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
-    release_freed()
-    notes = list(panel.notes)
-    data = choice_data(panel, settings)  # the cells of the split, shared by both passes
-    release_freed()
-    first = fit_structure(panel, product_split(panel, settings, config, data=data), settings, config, [])
-    prior = None
-    if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
-        mu = first.mu
-        fallback = np.maximum(first.fits.raw.md_demand, 0.5)
-        log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
-        prior = (log_mean, float(first.shocks.sigma))
-    u_first_pass = first.np_fit["u"]
-    del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
-    release_freed()
-    st = fit_structure(panel, product_split(panel, settings, config, prior, data), settings, config, notes)
-    fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
-    pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
-    c_fit = st.c_fit
-    M = panel.n_machines
-    u = np_fit["u"]
-    weekday = panel.days["weekday"].to_numpy()
-    e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
-    paper = None
-    if estimator == "paper":
-        units_m = panel.machine_days.groupby("m")["units"].mean().reindex(range(M)).to_numpy(dtype=float)
-        paper = paper_estimates(np_fit["x_all_machines"], e_loglog, e_loglog_se, shocks.r_median, units_m, R_hat)
-        u, c = paper.u, paper.c
-        np_fit = {**np_fit, "u": paper.u, "u_se": paper.u_se, "u_source": "paper", "x": paper.x}
-        np_fit = {**np_fit, "e": paper.e, "e_se": paper.e_se}
-    refuse_unscaled_machines(panel.machines["machine_id"].to_numpy(), c)
-    kappa = c / (u * R_hat)
-    f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
-    popularity, site_pref, subcat, machines_out = output_tables(panel, fits, pi_tab, gamma, kappa, R_hat, u)
-    per_m_ratio = pd.Series(imp.md_demand).groupby(sh.md_m).sum() / pd.Series(sh.sales).groupby(sh.md_m).sum()
-    machines_out["kappa_source"] = np.where(
-        np.isin(np.arange(M), c_fit.index.to_numpy(dtype=int)), "structural_fit", "sales_rule"
-    )
-    if paper is not None:  # every machine's scale from its observed mean daily units
-        machines_out["kappa_source"] = "observed_mean_units"
-    scalars = {
-        "schema_version": SCHEMA_VERSION,
-        "code_version": __version__,
-        "source_hash": panel.source_hash,
-        "source_name": source_name,
-        "params": config.model_dump(mode="json"),
-        "settings": settings.model_dump(mode="json"),
-        "eta": settings.eta,
-        "phi": settings.phi,
-        **{k: v for k, v in np_fit.items() if k != "c"},
-        "e_loglog": e_loglog,
-        "e_loglog_se": e_loglog_se,
-        "r": shocks.r,
-        "r_median": shocks.r_median,
-        "sigma": shocks.sigma,
-        "rho": shocks.rho,
-        "rho_naive_counts": shocks.naive_rho,
-        "latent_lag1_corr": shocks.latent_lag1,
-        "kept_unit_share": panel.kept_unit_share,
-        "units_all": panel.units_all,
-        "units_kept": panel.units_kept,
-        "n_machines": M,
-        "n_machines_inventory": int(panel.machines["has_inventory"].sum()),
-        "n_products_kept": panel.n_products,
-        "n_subcategories_kept": int(panel.products["category_l2"].nunique()),
-        "n_days": panel.n_days,
-        "period": [str(panel.days["date"].iat[0].date()), str(panel.days["date"].iat[-1].date())],
-        "demand_to_sales_ratio": demand_ratio,
-        "demand_to_sales_ratio_by_machine_sd": float(np.std(per_m_ratio)) if len(per_m_ratio) else float("nan"),
-        "typical_fill": sh.typical_fill,
-        "sales_rule_attraction_factor": so.attraction_factor,
-        "sales_rule_scale_factor": so.scale_factor,
-        "scale_prior_sigma": prior[1] if prior is not None else float("nan"),
-        "u_first_pass": u_first_pass,
-        "choice_loglik": fits.final.loglik,
-        "choice_iterations": fits.raw.iterations + fits.final.iterations,
-        "notes": notes,
-        "identification": _identification(panel, st, config, settings).model_dump(mode="json"),
-    }
-    if paper is not None:  # recorded only when not the default, so default calibrations keep their bytes
-        scalars.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
-    refuse_non_finite(scalars, config)
-    ids = panel.machines["machine_id"].to_numpy()
-    diagnostics = {
-        "machine_days": pd.DataFrame(
-            {
-                "machine_id": ids[sh.md_m],
-                "date": panel.days["date"].to_numpy()[sh.md_d],
-                "units": sh.sales.astype(np.int64),
-                "demand": imp.md_demand,
-                "W": sh.W_act * kappa[sh.md_m],
-                "W_real": sh.W_real * kappa[sh.md_m],
-                "expected": np.where(np.isnan(c), np.nan, c)[sh.md_m] * f_md,
-                "var_adjust": imp.md_var_adjust,
-            }
-        ),
-        "overdispersion": pd.DataFrame(
-            {  # null r_m: the machine shows no overdispersion (r_m infinite)
-                "machine_id": ids[shocks.r_by_machine.index.to_numpy()],
-                "r": shocks.r_by_machine.replace(np.inf, np.nan).to_numpy(),
-            }
-        ),
-    }
-    if not (fits.raw.converged and fits.final.converged):
-        notes.append(
-            f"the product split's MM loops hit their cap of {config.mm_iterations} iterations before moving "
-            f"less than {config.mm_tolerance:g}; raise mm_iterations"
+    with steps("calibration", CALIBRATION_STEPS):
+        step("daily panel")
+        panel = build_panel(source, config)
+        source_name = getattr(source.meta, "name", "")
+        del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
+        release_freed()
+        notes = list(panel.notes)
+        step("choice cells")
+        data = choice_data(panel, settings)  # the cells of the split, shared by both passes
+        release_freed()
+        step("first pass")
+        first = fit_structure(panel, product_split(panel, settings, config, data=data), settings, config, [])
+        prior = None
+        if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
+            mu = first.mu
+            fallback = np.maximum(first.fits.raw.md_demand, 0.5)
+            log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
+            prior = (log_mean, float(first.shocks.sigma))
+        u_first_pass = first.np_fit["u"]
+        del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
+        release_freed()
+        step("second pass")
+        st = fit_structure(panel, product_split(panel, settings, config, prior, data), settings, config, notes)
+        step("estimates")
+        fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
+        pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
+        c_fit = st.c_fit
+        M = panel.n_machines
+        u = np_fit["u"]
+        weekday = panel.days["weekday"].to_numpy()
+        e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
+        paper = None
+        if estimator == "paper":
+            units_m = panel.machine_days.groupby("m")["units"].mean().reindex(range(M)).to_numpy(dtype=float)
+            paper = paper_estimates(np_fit["x_all_machines"], e_loglog, e_loglog_se, shocks.r_median, units_m, R_hat)
+            u, c = paper.u, paper.c
+            np_fit = {**np_fit, "u": paper.u, "u_se": paper.u_se, "u_source": "paper", "x": paper.x}
+            np_fit = {**np_fit, "e": paper.e, "e_se": paper.e_se}
+        refuse_unscaled_machines(panel.machines["machine_id"].to_numpy(), c)
+        kappa = c / (u * R_hat)
+        f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
+        popularity, site_pref, subcat, machines_out = output_tables(panel, fits, pi_tab, gamma, kappa, R_hat, u)
+        per_m_ratio = pd.Series(imp.md_demand).groupby(sh.md_m).sum() / pd.Series(sh.sales).groupby(sh.md_m).sum()
+        machines_out["kappa_source"] = np.where(
+            np.isin(np.arange(M), c_fit.index.to_numpy(dtype=int)), "structural_fit", "sales_rule"
         )
-    del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is built
-    diagnostics["panel"] = panel_table(panel)
-    return canonical_result(
-        CalibrationResult(
-            scalars=scalars,
-            popularity=popularity,
-            site_preference=site_pref,
-            subcategory=subcat,
-            machines=machines_out,
-            diagnostics=diagnostics,
+        if paper is not None:  # every machine's scale from its observed mean daily units
+            machines_out["kappa_source"] = "observed_mean_units"
+        scalars = {
+            "schema_version": SCHEMA_VERSION,
+            "code_version": __version__,
+            "source_hash": panel.source_hash,
+            "source_name": source_name,
+            "params": config.model_dump(mode="json"),
+            "settings": settings.model_dump(mode="json"),
+            "eta": settings.eta,
+            "phi": settings.phi,
+            **{k: v for k, v in np_fit.items() if k != "c"},
+            "e_loglog": e_loglog,
+            "e_loglog_se": e_loglog_se,
+            "r": shocks.r,
+            "r_median": shocks.r_median,
+            "sigma": shocks.sigma,
+            "rho": shocks.rho,
+            "rho_naive_counts": shocks.naive_rho,
+            "latent_lag1_corr": shocks.latent_lag1,
+            "kept_unit_share": panel.kept_unit_share,
+            "units_all": panel.units_all,
+            "units_kept": panel.units_kept,
+            "n_machines": M,
+            "n_machines_inventory": int(panel.machines["has_inventory"].sum()),
+            "n_products_kept": panel.n_products,
+            "n_subcategories_kept": int(panel.products["category_l2"].nunique()),
+            "n_days": panel.n_days,
+            "period": [str(panel.days["date"].iat[0].date()), str(panel.days["date"].iat[-1].date())],
+            "demand_to_sales_ratio": demand_ratio,
+            "demand_to_sales_ratio_by_machine_sd": float(np.std(per_m_ratio)) if len(per_m_ratio) else float("nan"),
+            "typical_fill": sh.typical_fill,
+            "sales_rule_attraction_factor": so.attraction_factor,
+            "sales_rule_scale_factor": so.scale_factor,
+            "scale_prior_sigma": prior[1] if prior is not None else float("nan"),
+            "u_first_pass": u_first_pass,
+            "choice_loglik": fits.final.loglik,
+            "choice_iterations": fits.raw.iterations + fits.final.iterations,
+            "notes": notes,
+            "identification": _identification(panel, st, config, settings).model_dump(mode="json"),
+        }
+        if paper is not None:  # recorded only when not the default, so default calibrations keep their bytes
+            scalars.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
+        refuse_non_finite(scalars, config)
+        ids = panel.machines["machine_id"].to_numpy()
+        diagnostics = {
+            "machine_days": pd.DataFrame(
+                {
+                    "machine_id": ids[sh.md_m],
+                    "date": panel.days["date"].to_numpy()[sh.md_d],
+                    "units": sh.sales.astype(np.int64),
+                    "demand": imp.md_demand,
+                    "W": sh.W_act * kappa[sh.md_m],
+                    "W_real": sh.W_real * kappa[sh.md_m],
+                    "expected": np.where(np.isnan(c), np.nan, c)[sh.md_m] * f_md,
+                    "var_adjust": imp.md_var_adjust,
+                }
+            ),
+            "overdispersion": pd.DataFrame(
+                {  # null r_m: the machine shows no overdispersion (r_m infinite)
+                    "machine_id": ids[shocks.r_by_machine.index.to_numpy()],
+                    "r": shocks.r_by_machine.replace(np.inf, np.nan).to_numpy(),
+                }
+            ),
+        }
+        if not (fits.raw.converged and fits.final.converged):
+            notes.append(
+                f"the product split's MM loops hit their cap of {config.mm_iterations} iterations before moving "
+                f"less than {config.mm_tolerance:g}; raise mm_iterations"
+            )
+        del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is built
+        diagnostics["panel"] = panel_table(panel)
+        return canonical_result(
+            CalibrationResult(
+                scalars=scalars,
+                popularity=popularity,
+                site_preference=site_pref,
+                subcategory=subcat,
+                machines=machines_out,
+                diagnostics=diagnostics,
+            )
         )
-    )
 
 
 def _identification(panel: Panel, st: Structure, config: CalibrationConfig, settings: DemandSettings) -> Identification:

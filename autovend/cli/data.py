@@ -27,10 +27,11 @@ def synth(
     """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
     from rich.console import Console
 
+    from autovend.cli.steps import step_progress
     from autovend.pipeline.synthesize import run
 
     console = Console()
-    with console.status("generating the synthetic operator..."):
+    with step_progress(console, "synth"):
         fig = run(out, truth, params, settings, force=force)
     console.print(
         f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
@@ -60,13 +61,15 @@ def calibrate_cmd(
     from rich.table import Table
 
     from autovend.calibration.estimator import ESTIMATORS, check_estimator
+    from autovend.cli.steps import step_progress
     from autovend.errors import ConfigError
+    from autovend.marks import number_cell
     from autovend.pipeline.calibrate import run
 
     if estimator not in ESTIMATORS:
         raise ConfigError(f"--estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     console = Console()
-    with console.status(f"calibrating {source_dir}..."):
+    with step_progress(console, "calibrate"):
         res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
     s = res.scalars
     table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s, {estimator} estimator)")
@@ -86,7 +89,7 @@ def calibrate_cmd(
         "n_machines",
     ):
         v = s[key]
-        table.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+        table.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else str(v))
     console.print(table)
     for note in s["notes"]:
         console.print(f"[yellow]note:[/] {note}")
@@ -118,9 +121,10 @@ def validate_cmd(
         return
     if out is None:
         raise typer.BadParameter("give the report folder with -o/--out")
+    from autovend.cli.steps import step_progress
     from autovend.pipeline.validate import run
 
-    with console.status(f"validating {source_dir}..."):
+    with step_progress(console, "validate"):
         res, seconds = run(
             source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory
         )
@@ -139,15 +143,25 @@ def validate_cmd(
 def summary(
     calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
     validation: Path = typer.Option(Path("reports/synthetic-cn/validation"), help="Validation report folder."),
-    world: Path = typer.Option(Path("worlds/cn20"), help="World bundle folder."),
+    world: Path = typer.Option(Path("cn20"), help="World bundle: a folder, or the name of a shipped world."),
 ) -> None:
-    """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle."""
+    """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle.
+
+    Exit 1, naming each missing file and what writes it, when an output is not there (outside a
+    checkout after `make repro`, give the folders with the options).
+    """
     import json
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    from autovend.errors import BundleError
+    from autovend.marks import MISSING, number_cell
+    from autovend.world.names import resolve_world
+
     console = Console()
+    missing: list[str] = []
     cal = calibration / "calibration.json"
     if cal.exists():
         s = json.loads(cal.read_text(encoding="utf-8"))
@@ -166,10 +180,10 @@ def summary(
             "units_all",
         ):
             v = s.get(key)
-            t.add_row(key, f"{v:.4g}" if isinstance(v, float) else str(v))
+            t.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else MISSING if v is None else str(v))
         console.print(t)
     else:
-        console.print(f"[yellow]no calibration at {calibration}[/]")
+        missing.append(f"{cal} (written by `autovend calibrate SOURCE -o {calibration}`)")
     metrics = validation / "metrics.json"
     if metrics.exists():
         m = json.loads(metrics.read_text(encoding="utf-8"))
@@ -185,7 +199,7 @@ def summary(
         t.add_column("naive", justify="right")
 
         def cell(v: object) -> str:
-            return f"{v:.3f}" if isinstance(v, float) else "–"
+            return number_cell(v, "{:.3f}") if isinstance(v, float) else MISSING
 
         for key in ("volume_error", "wape", "wape_product", "tvd", "spearman"):
             ci = m.get("intervals", {}).get(key, {})
@@ -198,7 +212,24 @@ def summary(
             )
         console.print(t)
     else:
-        console.print(f"[yellow]no validation at {validation}[/]")
-    if (world / "manifest.json").exists():
-        man = json.loads((world / "manifest.json").read_text(encoding="utf-8"))
-        console.print(f"world bundle {world}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})")
+        missing.append(f"{metrics} (written by `autovend validate SOURCE -o {validation}`)")
+    try:
+        folder = resolve_world(world)
+        man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        console.print(
+            escape(f"world bundle {folder}: {man.get('name')} (hash {str(man.get('world_hash', ''))[:12]})"),
+            soft_wrap=True,
+        )
+    except (BundleError, OSError, ValueError):
+        missing.append(f"the world bundle {world} (written by `autovend export-world CAL SOURCE -o {world}`)")
+    if missing:
+        err = Console(stderr=True, highlight=False)
+        for item in missing:
+            err.print(f"[bold red]missing:[/] {escape(item)}", soft_wrap=True)
+        err.print(
+            "autovend summary reads the outputs of the default pipeline, which `make repro` (or `dvc repro`) writes "
+            "in a checkout of the repository; elsewhere, give the folders with --calibration, --validation and "
+            "--world",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)

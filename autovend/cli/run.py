@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
-import re
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import MISSING, number_cell
 
 # metrics shown after a run and in the comparison table: key -> (header, format, scale)
 SHOWN: dict[str, tuple[str, str, float]] = {
@@ -26,12 +25,8 @@ SHOWN: dict[str, tuple[str, str, float]] = {
 
 
 def _cell(value: Any, fmt: str, scale: float) -> str:
-    """A value as shown; "–" (the one missing-value mark of every table) when missing or not finite."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return "–"
-    return fmt.format(x * scale) if math.isfinite(x) else "–"
+    """A value as shown; `autovend.marks.MISSING` ("–", the mark of every table) when missing or not finite."""
+    return number_cell(value, fmt, scale)
 
 
 @app.command("run")
@@ -47,7 +42,9 @@ def run_cmd(
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
-    out: Path | None = typer.Option(None, "--out", help="Run folder; default runs/<agent name>-s<seed>."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Run folder; default runs/<world>/<agent name>-s<seed>, e.g. runs/cn20/baseline-s1."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its last checkpoint."),
     force: bool = typer.Option(False, "--force", help="Replace a finished or unfinished run in the folder."),
     agent_config: Path | None = typer.Option(None, "--agent-config", help="YAML settings of the agent."),
@@ -61,7 +58,9 @@ def run_cmd(
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai:MODEL: variable with the key."),
     mcp: bool = typer.Option(False, "--mcp", help="openai:MODEL: reach the tools over MCP (autovend serve, stdio)."),
     mcp_url: str | None = typer.Option(None, "--mcp-url", help="openai:MODEL: an MCP server URL (streamable HTTP)."),
-    prices: Path | None = typer.Option(None, "--prices", help="openai:MODEL: price table YAML (params/prices.yaml)."),
+    prices: Path | None = typer.Option(
+        None, "--prices", help="openai:MODEL: price table YAML (default: the one shipped)."
+    ),
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
@@ -70,6 +69,7 @@ def run_cmd(
 
     from autovend.agents.plugins import LLM_PREFIX, LLMOptions, load_agent
     from autovend.errors import ConfigError
+    from autovend.rundir import default_run_dir
     from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
@@ -90,7 +90,7 @@ def run_cmd(
     if days is not None and days > w.horizon_days:
         raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
-    run_dir = out if out is not None else Path("runs") / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', ag.name)}-s{seed}"
+    run_dir = out if out is not None else default_run_dir(w.name, ag.name, seed)
     total = days or w.horizon_days
     last: list[DayProgress] = []
     columns = (
@@ -102,7 +102,7 @@ def run_cmd(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net="–", cash="–")
+        task = bar.add_task(escape(f"{ag.name} s{seed}"), total=total, net=MISSING, cash=MISSING)
 
         def on_day(p: DayProgress) -> None:
             last[:] = [p]

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import MISSING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from autovend.sweep.engine import SweepPlan
 
 
 def _count(n: int, word: str) -> str:
@@ -15,16 +22,36 @@ def _count(n: int, word: str) -> str:
 
 def _clock(seconds: float | None) -> str:
     if seconds is None:
-        return "–"
+        return MISSING
     s = int(round(seconds))
     h, rest = divmod(s, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+_STATES = {"new": "to start", "unfinished": "to resume from its checkpoint", "finished": "finished: kept"}
+
+
+def _list_runs(console: Console, plan: SweepPlan, out: Path) -> None:
+    """One line per run of a `SweepPlan`: its folder under --out and what the sweep would do with it."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    table.add_column(f"run folder (in {escape(str(out))})", overflow="fold")
+    table.add_column("state", overflow="fold")
+    for task in plan.tasks:
+        table.add_row(escape(f"runs/{task.name}"), _STATES[plan.states[task.name]])
+    console.print(table)
+
+
 @app.command("sweep")
 def sweep_cmd(
-    spec: Path = typer.Argument(..., help="The sweep spec (YAML: worlds, agents, seeds, days; see docs/sweeps.md)."),
+    spec: Path = typer.Argument(
+        ...,
+        help="The sweep spec (YAML: worlds, agents, seeds, days; see docs/sweeps.md), or the name of a shipped one: "
+        "baselines-cn20.",
+    ),
     out: Path = typer.Option(..., "--out", help="The sweep's folder: runs/, results.csv, leaderboard.md and .html."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="Address of a running Dask scheduler (tcp://HOST:PORT); default: a local cluster."
@@ -42,6 +69,9 @@ def sweep_cmd(
     force: bool = typer.Option(
         False, "--force", help="Write into a folder that is not an earlier sweep's (its results files are replaced)."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the runs and which of them --out already holds; run and write nothing."
+    ),
 ) -> None:
     """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
 
@@ -49,17 +79,20 @@ def sweep_cmd(
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
     resume from their checkpoints. --out must be new, empty or an earlier sweep's folder (its marker
     .autovend-output.json); --force writes into another (results.csv and the leaderboards are replaced).
-    Exit 1 when runs failed or the cost limit left runs undone.
+    Exit 1 when runs failed or the cost limit left runs undone. --dry-run checks the spec, its worlds
+    and agents and the folder the same way, lists the runs with their state, and starts no cluster.
     """
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-    from autovend.sweep.engine import SweepPlan, run_sweep
+    from autovend.shipped import SWEEP_SPECS, resolve_shipped
+    from autovend.sweep.engine import check_and_plan, run_sweep
     from autovend.sweep.progress import SweepStatus
     from autovend.sweep.spec import load_spec
 
     console = Console(highlight=False)
+    spec = resolve_shipped(spec, SWEEP_SPECS)
     sweep_spec = load_spec(spec)
     columns = (
         TextColumn("[bold]runs"),
@@ -81,6 +114,13 @@ def sweep_cmd(
         )
         if p.prior_cost_usd:
             console.print(f"API cost of the finished runs: {p.prior_cost_usd:.4f} USD")
+
+    if dry_run:
+        plan = check_and_plan(sweep_spec, out, force=force, inputs=(spec,))
+        on_plan(plan)
+        _list_runs(console, plan, out)
+        console.print("dry run: nothing was run or written")
+        return
 
     def on_start(cluster: str) -> None:
         console.print(escape(cluster), soft_wrap=True)

@@ -29,8 +29,8 @@ def export_world_cmd(
     network: Path | None = typer.Option(
         None,
         "--network",
-        help="Network file (CSV: device_id, location[, capacity]) mapping devices onto calibrated machines, e.g. "
-        "the paper's autovend/export/networks/paper-cn20.csv; default: the source's own machines.",
+        help="Network file (CSV: device_id, location[, capacity]) mapping devices onto calibrated machines, or the "
+        "name of a shipped one: paper-cn20 (the paper's 20 devices); default: the source's own machines.",
     ),
     machines: int | None = typer.Option(
         None, "--machines", min=1, help="Only N of the source's own machines (seeded, stratified by site type)."
@@ -42,10 +42,11 @@ def export_world_cmd(
     """Freeze a calibration into a world bundle: devices, catalog, demand, economics, weather, calendar, manifest."""
     from rich.console import Console
 
+    from autovend.cli.steps import step_progress
     from autovend.export.build import export_world
 
     console = Console(highlight=False)
-    with console.status(f"exporting {calibration_dir} to {out}..."):
+    with step_progress(console, "export-world"):
         res = export_world(
             calibration_dir, source_dir, out, params, settings, network=network, n_machines=machines, force=force
         )
@@ -203,20 +204,46 @@ def ship(
 def list_worlds(
     folders: list[Path] = typer.Argument(None, help="Folders to look in; default: ./worlds and the shipped ones."),
 ) -> None:
-    """List the worlds found: name, devices, days, currency, source and world hash."""
+    """List the worlds found: name, size, days, currency, verdict, world hash and state; then where they are.
+
+    Readable at 80 columns: a bundle that does not verify says "broken" in the table and why below it.
+    """
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
+    from rich.table import Table, box
 
+    from autovend.marks import MISSING
     from autovend.world.catalogue import find_worlds
 
     found = find_worlds(folders or None)
-    table = Table(title=f"{len(found)} worlds")
-    for col in ("name", "devices", "products", "days", "currency", "source", "verdict", "world hash", "where", "state"):
-        table.add_column(col)
+    table = Table(title=f"{len(found)} worlds", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("name", overflow="fold")  # name and verdict wrap when the terminal is narrow
+    table.add_column("devices × products", justify="right")
+    table.add_column("days", justify="right", no_wrap=True)
+    table.add_column("cur.", no_wrap=True)
+    table.add_column("verdict", min_width=15)  # "distinguishable", the longest word of a verdict
+    table.add_column("world hash", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    problems: list[str] = []
     for w in found:
+        verified = w.state == "verified"
+        if not verified:
+            problems.append(f"{w.name}: {w.state if w.state.startswith('broken') else 'broken: ' + w.state}")
         table.add_row(
-            *map(escape, (w.name, str(w.devices), str(w.products), str(w.days), w.currency, w.source, w.verdict)),
-            *map(escape, (w.world_hash[:12], str(w.path), w.state)),
+            escape(w.name),
+            f"{w.devices:,} × {w.products:,}",
+            str(w.days),
+            escape(w.currency) or MISSING,
+            escape(w.verdict.replace("_", " ")),
+            escape(w.world_hash[:12]) or MISSING,
+            "verified" if verified else "[bold red]broken[/]",
         )
-    Console(highlight=False).print(table)
+    console = Console(highlight=False)
+    console.print(table)
+    by_folder: dict[Path, list[str]] = {}
+    for w in found:
+        by_folder.setdefault(w.path.parent, []).append(w.name)
+    for folder, names in by_folder.items():
+        console.print(escape(f"in {folder}: {', '.join(names)}"), soft_wrap=True)  # a path to copy: never cut
+    for problem in problems:
+        console.print(f"[red]{escape(problem)}[/]")

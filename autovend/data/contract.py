@@ -1,6 +1,6 @@
 """The raw-records contract in one place: source.yaml's model, the tables, their columns and rules.
 
-`../shared/spec/raw-records.md` is the human-readable version of this module. Each table is a
+docs/data-contract.md is the human-readable version of this module. Each table is a
 `TableSpec` (file stem, required or not, columns); each column a `ColumnSpec` (kind, whether the
 column and its values are required, bounds, allowed values, uniqueness, the table it refers to).
 `rule_schema` turns a table's specs into a pandera schema over the *typed* table: those checks run

@@ -1,6 +1,6 @@
 """`VendingEnv`: the benchmark as an environment (reset, call a tool, end the day), behind the privilege boundary.
 
-    env = VendingEnv("worlds/cn20")                  # a World or a bundle folder; days=N stops after N days
+    env = VendingEnv("cn20")                         # a World, a bundle folder or a shipped world's name
     obs = env.reset(seed=1)                          # Observation: day 1's report
     res = env.call("get_catalog", {"page_size": 50})  # ToolResult: ok, content, error
     obs, reward, terminated, truncated, info = env.end_day()
@@ -109,7 +109,7 @@ class VendingEnv:
                 f"this environment was set to {self._days} days and they are settled; "
                 "call reset(seed) for a new episode"
             )
-            return ToolResult(False, {"error": error}, error, dumps({"error": error}))
+            return ToolResult(False, {"error": error}, error, dumps({"error": error}), code="episode_over")
         return episode.call(tool, args)
 
     def call_if_kept(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult | None:

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from autovend.env.types import Observation, Rules
-from autovend.errors import AutoVendError
+from autovend.errors import AutoVendError, EpisodeOver
 from autovend.io import write_pickle
 from autovend.sim import Simulator
 from autovend.sim.checkpoint import read_payload
@@ -126,14 +126,15 @@ class Episode:
         try:
             if tool is None:
                 known = ", ".join(TOOLS_BY_NAME)
-                raise ToolError(f"there is no tool {quote(name)}; the tools are: {known}")
+                raise ToolError(f"there is no tool {quote(name)}; the tools are: {known}", "unknown_tool")
             if sim.done:
-                raise ToolError(self.over_message())
+                raise ToolError(self.over_message(), "episode_over")
             if arguments is None:
                 arguments = recorded = {}
             if not isinstance(arguments, Mapping):
                 raise ToolError(
-                    f"{name}: arguments must be a JSON object of named parameters, got {type(arguments).__name__}"
+                    f"{name}: arguments must be a JSON object of named parameters, got {type(arguments).__name__}",
+                    "invalid_arguments",
                 )
             raw = dict(arguments)
             try:
@@ -141,24 +142,25 @@ class Episode:
             except InputError as exc:
                 if not exc.recordable:
                     recorded = f"<not recorded: {exc}>"
-                raise ToolError(f"{name}: refused, nothing was done: {exc}") from None
+                raise ToolError(f"{name}: refused, nothing was done: {exc}", "input_limit") from None
             try:
                 args = tool.args.model_validate(raw)
             except ValidationError as exc:
-                raise ToolError(validation_message(name, tool.args, exc)) from None
+                raise ToolError(validation_message(name, tool.args, exc), "invalid_arguments") from None
             key = _arguments_key(raw) if name in STATE_READ_TOOLS else None
             if key is None:
                 content = tool.handler(self.ctx, args, raw)
             else:  # the same question in the same state: the kept answer (Views.answer)
                 answer = self.ctx.views.answer((name, key), lambda: self._answer(tool, args, raw))
                 content = answer.content
-            ok, error = True, None
+            ok, error, code = True, None, None
         except AutoVendError as exc:
             ok, error = False, str(exc)
+            code = exc.code if isinstance(exc, ToolError) else "episode_over" if isinstance(exc, EpisodeOver) else None
             content = {"error": error}
         except Exception as exc:  # a bug in a tool must not end the episode or the server
             log.exception("tool %s failed", name)
-            ok = False
+            ok, code = False, "internal_error"
             error = (
                 f"{name}: internal error ({type(exc).__name__}: {exc}). Check the state with the query "
                 "tools before retrying; please report this."
@@ -183,7 +185,7 @@ class Episode:
         )
         if answer is not None:
             return answer
-        return ToolResult(ok, content, error, text, tool.result if ok and tool is not None else None)
+        return ToolResult(ok, content, error, text, tool.result if ok and tool is not None else None, code)
 
     def _answer(self, tool: ToolDef, args: BaseModel, raw: dict[str, Any]) -> ToolResult:
         """A read-only tool's successful result in the current state (raises as its handler does)."""

@@ -37,6 +37,8 @@ from autovend.export.network import Device, own_network, read_network, select_ne
 from autovend.export.params import ExportParams, load_economics, load_export_params
 from autovend.export.readme import Provenance, readme_text
 from autovend.export.source import SourceTables, read_source_tables
+from autovend.progress import step, stepped
+from autovend.shipped import NETWORKS, resolve_shipped
 from autovend.world.bundle import (
     FORECAST_COLUMNS,
     MANIFEST,
@@ -328,6 +330,18 @@ def _origin(
     return tuple(estimated), tuple(borrowed)
 
 
+# the steps of `export_world` and their shares of its time (autovend.progress)
+EXPORT_STEPS = {
+    "read the calibration": 0.6,
+    "read the source": 0.2,
+    "build the world": 0.3,
+    "tables and README": 0.1,
+    "manifest": 0.1,
+    "write the bundle": 0.1,
+}
+
+
+@stepped("export-world", EXPORT_STEPS)
 def export_world(
     calibration_dir: str | Path,
     source_dir: str | Path,
@@ -347,21 +361,25 @@ def export_world(
     """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
+    network = None if network is None else resolve_shipped(network, NETWORKS)  # a file, or a shipped name
     check_output(out_dir, force, (calibration_dir, source_dir, params_path, settings_path, network))
     if network is not None and n_machines is not None:
         raise ExportError("give either --network or --machines, not both")
     cal_dir = Path(calibration_dir)
+    step("read the calibration")
     try:
         calibration = CalibrationResult.read(cal_dir)
     except (OSError, ValueError) as exc:
         raise ExportError(
             f"cannot read the calibration in {cal_dir} ({exc}); run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
         ) from exc
+    step("read the source")
     source = read_source_tables(source_dir)
     params = load_export_params(params_path)
     demand = load_demand_settings(settings_path)
     economics = load_economics(settings_path)
     choice = NetworkChoice.from_file(network) if network is not None else NetworkChoice(n_machines=n_machines)
+    step("build the world")
     world = build_world(calibration, source, out_dir.name, params, demand, economics, choice)
     estimates = calibration.estimates  # checked by build_world
     estimated, borrowed = _origin(world, estimates, params, economics, source)
@@ -386,8 +404,10 @@ def export_world(
         notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
         estimator=estimates.estimator,
     )
+    step("tables and README")
     files = world_files(world)
     files[README] = readme_text(world, provenance, files).encode("utf-8")
+    step("manifest")
     manifest = make_manifest(
         world,
         files,
@@ -400,6 +420,7 @@ def export_world(
             "source_name": provenance.source_name,
         },
     )
+    step("write the bundle")
     write_bundle(out_dir, files, manifest, force=force)
     sizes = {n: len(d) for n, d in files.items()}
     sizes[MANIFEST] = len(json_bytes(manifest))

@@ -46,8 +46,9 @@ import pandas as pd
 
 from autovend.errors import AdaptError, ExportError, InsufficientDataError
 from autovend.rng import stream
+from autovend.shipped import NETWORKS
 
-NETWORKS_DIR = Path(__file__).parent / "networks"  # network files shipped with the package
+NETWORKS_DIR = NETWORKS.folder  # network files shipped with the package (`--network paper-cn20` names one)
 PAPER_NETWORK = NETWORKS_DIR / "paper-cn20.csv"  # the paper's devices (Appendix A.2), in the simulator's order
 PAPER_CAPACITY = 200  # units per machine (paper §3.2)
 MIN_DAYS = 60  # days of records a preferred source machine has at least

@@ -15,8 +15,10 @@ from autovend.data.plausibility import load_check_settings
 from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.memory import lean_allocation, release_freed
+from autovend.progress import step, stepped
 
 
+@stepped("calibrate", {"load and check the source": 0.6, "estimate": 13.2, "write": 2.6, "write the report": 3.4})
 def run(
     source_dir: Path,
     out_dir: Path,
@@ -44,14 +46,21 @@ def run(
     lean_allocation()
     # the source is passed on without a name here, so calibrate holds its only reference and frees it early
     result = calibrate(_checked(source_dir, params), config, demand_settings, estimator)
+    step("write")
     result.write(out_dir, force=force)
     if report_dir is not None:
+        step("write the report")
         write_report(result, report_dir, force=force)
     return result, time.perf_counter() - t0
 
 
 def _checked(source_dir: Path, params: Path | None) -> Source:
-    """The checked source; the check's temporaries go back to the system before the panel is built."""
+    """The checked source; the check's temporaries go back to the system before the panel is built.
+
+    Marks the steps of `run` around it: loading, then (the source loaded) the estimation it is handed to.
+    """
+    step("load and check the source")
     source = load_source(source_dir, load_check_settings(params))
     release_freed()
+    step("estimate")
     return source

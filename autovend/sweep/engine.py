@@ -136,17 +136,35 @@ def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
 
 
 def world_facts(spec: SweepSpec) -> dict[str, WorldFacts]:
-    """Load every world of the spec once (a broken bundle fails here, naming it): label -> facts."""
+    """Load every world of the spec once (a broken bundle fails here, naming it): label -> facts.
+
+    A world is a bundle folder or the name of a shipped world (`autovend.world.names.resolve_world`).
+    """
     from autovend.world.bundle import load_world
+    from autovend.world.names import resolve_world
 
     out = {}
     for i, w in enumerate(spec.worlds, start=1):
         try:
-            world = load_world(w.path)
+            folder = resolve_world(w.path)
+            world = load_world(folder)
         except BundleError as exc:
             raise BundleError(f"worlds, entry {i}: {exc}") from None
-        out[w.label] = WorldFacts(str(w.path.resolve()), world.world_hash, world.horizon_days)
+        out[w.label] = WorldFacts(str(folder.resolve()), world.world_hash, world.horizon_days)
     return out
+
+
+def world_inputs(spec: SweepSpec) -> list[Path]:
+    """The spec's world folders (a name as the folder it stands for), for the output folder's rule."""
+    from autovend.world.names import resolve_world
+
+    folders = []
+    for w in spec.worlds:
+        try:
+            folders.append(resolve_world(w.path))
+        except BundleError:
+            folders.append(w.path)  # refused with its entry number by `world_facts`
+    return folders
 
 
 def make_plan(spec: SweepSpec, out_dir: str | Path) -> SweepPlan:
@@ -177,6 +195,14 @@ def make_plan(spec: SweepSpec, out_dir: str | Path) -> SweepPlan:
             + "\nuse another --out, or move these folders away"
         )
     return SweepPlan(tuple(tasks), states, prior)
+
+
+def check_and_plan(
+    spec: SweepSpec, out_dir: str | Path, *, force: bool = False, inputs: tuple[str | Path | None, ...] = ()
+) -> SweepPlan:
+    """The output folder's rule (`autovend.sweep.folder`), then `make_plan`; reads only (`sweep --dry-run`)."""
+    check_sweep_folder(out_dir, force=force, inputs=(*inputs, *world_inputs(spec)))
+    return make_plan(spec, out_dir)
 
 
 @contextlib.contextmanager
@@ -396,8 +422,7 @@ def run_sweep(
     once connected; on_update: with the sweep's status about twice a second while it runs.
     """
     out = Path(out_dir)
-    check_sweep_folder(out, force=force, inputs=(*inputs, *(w.path for w in spec.worlds)))
-    sweep = make_plan(spec, out)
+    sweep = check_and_plan(spec, out, force=force, inputs=inputs)
     mark_sweep_folder(out)
     if on_plan is not None:
         on_plan(sweep)

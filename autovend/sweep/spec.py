@@ -2,21 +2,23 @@
 
     spec = load_spec("sweep.yaml")
 
-    worlds: [worlds/cn20]                          # bundle folders (or {path: ..., name: ...})
+    worlds: [cn20]                                 # shipped worlds' names, bundle folders, or {path: ..., name: ...}
     agents:
       - baseline                                   # as `autovend run --agent`
-      - {agent: baseline, config: params/baseline-alt.yaml, name: baseline-alt}
+      - {agent: baseline, config: baseline-paper}  # a shipped agent config by name, or a YAML file
+      - {agent: agents/hold.py:HoldAgent, name: hold}
       - agent: openai:gpt-4.1-mini                 # base_url, api_key_env, config, prices, mcp, provider
         api_key_env: OPENAI_API_KEY
     seeds: [1, 2, 3]
     days: 20                                       # optional; default: each world's horizon
     limits: {openai: 2}                            # optional; at most 2 runs at once per provider
 
-Paths are read relative to the current directory, like the options of `autovend run`. Every world
-and agent has a label (its `name`, else the world's folder name or the agent string made
-file-safe, plus the config file's stem), used in run folder names, results.csv and the
-leaderboard; labels must be unique. An agent's `provider` groups LLM agents under one
-concurrency limit: by default `openai` for the OpenAI API and the host:port of a `base_url`.
+Paths are read relative to the current directory, like the options of `autovend run`; a bare name
+that is no file there names a shipped world (`autovend.world.names`) or agent config. Every world
+and agent has a label (its `name`, else the world's folder name, or `default_label` of the agent
+string plus the config file's stem), used in run folder names, results.csv and the leaderboard;
+labels must be unique. An agent's `provider` groups LLM agents under one concurrency limit: by
+default `openai` for the OpenAI API and the host:port of a `base_url`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
 
+from autovend.agents.plugins import is_plugin_file
 from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
@@ -41,6 +44,21 @@ LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 def slug(text: str) -> str:
     """`text` made safe for a folder name, as `autovend run` names its default run folders."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def default_label(agent: str) -> str:
+    """The label of an agent string without `name`: the string made file-safe, a plugin file by its stem.
+
+    `path/to/hold.py:HoldAgent` is `hold-HoldAgent` wherever the file is given from (the sweep hands
+    workers its absolute path), `pkg.mod:Agent` is `pkg.mod-Agent`, `openai:gpt-4.1-mini` is
+    `openai-gpt-4.1-mini`.
+    """
+    if not agent.startswith(LLM_PREFIX) and ":" in agent:
+        target, attr = agent.rsplit(":", 1)
+        if is_plugin_file(target):
+            stem = re.split(r"[/\\]", target)[-1].removesuffix(".py")
+            return slug(f"{stem}-{attr}")
+    return slug(agent)
 
 
 class WorldEntry(BaseModel):
@@ -93,10 +111,10 @@ class AgentEntry(BaseModel):
 
     @property
     def label(self) -> str:
-        """The agent's label: `name`, else the agent string made file-safe plus the config file's stem."""
+        """The agent's label: `name`, else `default_label` of the agent string plus the config file's stem."""
         if self.name:
             return self.name
-        base = slug(self.agent)
+        base = default_label(self.agent)
         return base if self.config is None else f"{base}-{slug(self.config.stem)}"
 
     @property

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from autovend.agents.plugins import is_plugin_file
 from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
+from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 from autovend.sweep.agents import build_agent
 from autovend.sweep.spec import LLM_PREFIX, AgentEntry, SweepSpec
 
@@ -123,7 +124,8 @@ def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) ->
                 f"give at most {facts.horizon_days}"
             )
         for a in spec.agents:
-            update = {"config": _absolute(a.config), "prices": _absolute(a.prices), "agent": _absolute_plugin(a.agent)}
+            config = None if a.config is None else resolve_shipped(a.config, AGENT_CONFIGS)  # a file or a name
+            update = {"config": _absolute(config), "prices": _absolute(a.prices), "agent": _absolute_plugin(a.agent)}
             agent = a.model_copy(update=update)
             for seed in spec.seeds:
                 name = f"{a.label}-s{seed}-d{days}"

@@ -382,7 +382,8 @@ def loads(
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant, parse_int=integer, parse_float=real)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{where}: not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}, character {exc.pos:,})"
+            f"{where}: not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}, "
+            f"character {exc.pos:,})"
         ) from None
     except RecursionError:
         raise InputError(

@@ -77,9 +77,9 @@ class Play(Protocol):
         ...
 
 
-def refusal(message: str) -> ToolResult:
-    """An error result carrying `message` (as the session's own refusals look)."""
-    return ToolResult(False, {"error": message}, message, dumps({"error": message}))
+def refusal(message: str, code: str = "run_unavailable") -> ToolResult:
+    """An error result carrying `message` and a refusal `code` (as the session's own refusals look)."""
+    return ToolResult(False, {"error": message}, message, dumps({"error": message}), code=code)
 
 
 # ------------------------------------------------------------------------------------------------ unscored
@@ -277,6 +277,9 @@ class ScoredPlay:
                 self._agent.scoring = False
                 SCORING.release()
             self._stopped.set()
+        if self._summary is not None and self._agent.held is not None:
+            answer, result = self._agent.held
+            self._agent.held = (answer, self._last_end_day(result))
         self._agent.release_held()  # the last end_day: answered once metrics and report are written
         while True:  # after the episode: every request gets the closing message
             request = self._requests.get()
@@ -285,7 +288,7 @@ class ScoredPlay:
             if request.op == "daily":
                 request.answer.set_result((self._summary.days if self._summary else 0, self.closing_message()))
             else:
-                request.answer.set_result(refusal(self.closing_message()))
+                request.answer.set_result(self._closed_refusal())
 
     def closing_message(self) -> str:
         """What every call gets once the run has ended (scored) or stopped (by an error)."""
@@ -300,6 +303,28 @@ class ScoredPlay:
             message = str(self._failure) if isinstance(self._failure, AutoVendError) else repr(self._failure)
             return f"The run in {self.out_dir} stopped: {message}. Restart the server to continue from its last day."
         return "The server is shutting down; restart it to continue from the last settled day."
+
+    def _last_end_day(self, result: ToolResult) -> ToolResult:
+        """The answer to the end_day that ended the scored run: `done`, the final balance and where the run is.
+
+        The session's answer says `done` only after the world's last day; a run of fewer `days` ends
+        earlier, and its client is told so here (the run folder keeps the session's answer, as a run
+        in process has it).
+        """
+        if not result.ok or self._summary is None:
+            return result
+        s = self._summary
+        content = {
+            "settled": result.content["settled"],
+            "done": True,
+            "final": {"net_assets": s.final_net_assets, "cash": s.final_cash},
+            "message": self.closing_message(),
+        }
+        return ToolResult(True, content, None, dumps(content), result.model)
+
+    def _closed_refusal(self) -> ToolResult:
+        """The refusal of a call once the run has ended: `episode_over` when scored, else `run_unavailable`."""
+        return refusal(self.closing_message(), "episode_over" if self._summary is not None else "run_unavailable")
 
     @property
     def finished(self) -> bool:
@@ -321,7 +346,7 @@ class ScoredPlay:
     def call(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult:
         """Run a tool in the episode (waits for the calls before it); refused once the run has ended."""
         result = self._ask(_Request("call", tool, arguments, client, Future()))
-        return refusal(self.closing_message()) if result is None else result
+        return self._closed_refusal() if result is None else result
 
     def call_now(self, tool: str, arguments: dict[str, Any] | None, client: str | None = None) -> ToolResult | None:
         """None: every call of a scored run goes through its runner's queue (`call`)."""
@@ -346,7 +371,7 @@ class ScoredPlay:
             request = self._requests.get_nowait()
             if isinstance(request, _Request):
                 message = self.closing_message()
-                request.answer.set_result(refusal(message) if request.op == "call" else (0, message))
+                request.answer.set_result(self._closed_refusal() if request.op == "call" else (0, message))
 
 
 # ------------------------------------------------------------------------------------------------ scoring early

@@ -44,6 +44,7 @@ from mcp.shared.message import SessionMessage
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
+from autovend.tools.errors import refusal_content
 from autovend.tools.jsonrpc import bad_line_error, id_problem
 from autovend.tools.mcp_http import Gate, Plays, loopback_security, play_key
 from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
@@ -73,20 +74,19 @@ class ExtraTool:
 
 
 def load_world(path: str | Path) -> World:
-    """Load a frozen world bundle with `autovend.world.bundle.load_world`."""
-    path = Path(path)
-    if not path.exists():
-        raise BundleError(f"world bundle {path} does not exist; pass the folder of an exported world")
+    """Load a frozen world bundle (a folder, or a shipped world's name) with `autovend.world.bundle.load_world`."""
     try:
         from autovend.world.bundle import load_world as load_bundle
+        from autovend.world.names import resolve_world
     except ImportError as exc:
         raise BundleError(
             f"cannot load world bundle {path}: the bundle loader (autovend.world.bundle) is not available "
             f"in this installation ({exc}); serve a toy world with --toy instead"
         ) from exc
-    world = load_bundle(path)
+    folder = resolve_world(path)  # BundleError naming the worlds that can be named
+    world = load_bundle(folder)
     if not isinstance(world, World):
-        raise BundleError(f"{path} did not load as a World; re-export the bundle")
+        raise BundleError(f"{folder} did not load as a World; re-export the bundle")
     return world
 
 
@@ -119,13 +119,20 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
     """A session result as an MCP result: the JSON as text and as structured content, or the error with `is_error`.
 
     The text is what an agent reads (the same bytes as in process); the structured content is the
-    same JSON object, checked by clients against the tool's output schema.
+    same JSON object, checked by clients against the tool's output schema. A refused call's text is
+    its message and its structured content `{"error": message, "code": code}`
+    (`autovend.tools.errors.REFUSAL_SCHEMA`, docs/mcp-clients.md).
     """
     if result.ok:
         return types.CallToolResult(
             content=[types.TextContent(text=result.to_json())], structured_content=result.structured_content()
         )
-    return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
+    message = result.error or "error"
+    return types.CallToolResult(
+        content=[types.TextContent(text=message)],
+        structured_content=refusal_content(message, result.code),
+        is_error=True,
+    )
 
 
 class AnswerBadLines:
@@ -258,9 +265,14 @@ def build_server(
     `out/KEY` for an HTTP session's; `days` (default: the horizon), `world_path` (recorded in run.json),
     `force` (start the default episode's run again) and `transport` (recorded) apply.
     """
-    world = world_or_path if isinstance(world_or_path, World) else load_world(world_or_path)
-    if world_path is None and not isinstance(world_or_path, World):
-        world_path = world_or_path
+    if isinstance(world_or_path, World):
+        world = world_or_path
+    else:
+        world = load_world(world_or_path)
+        if world_path is None:  # the bundle folder (a shipped world's name resolved), recorded in run.json
+            from autovend.world.names import resolve_world
+
+            world_path = resolve_world(world_or_path)
     if out is None and days is not None:
         raise ValueError("days applies to scored episodes: give out too")
     kwargs: dict[str, Any] = {} if sql_time_limit_s is None else {"sql_time_limit_s": sql_time_limit_s}

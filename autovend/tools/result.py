@@ -24,7 +24,8 @@ class ToolResult:
     reads); `data` is the same result as the tool's typed model (`model`: `ToolDef.result`, e.g.
     `GetWarehouseResult`), None for an error result. It is parsed from `text` when first read (most
     callers never read it); a text its model does not accept, a bug in a tool, gives None and a
-    logged error.
+    logged error. `code` says why a call was refused (`autovend.tools.errors.REFUSAL_CODES`; None
+    when it was not); it is not part of the content, so the in-process texts stay as they were.
     """
 
     ok: bool
@@ -32,6 +33,7 @@ class ToolResult:
     error: str | None = None
     text: str = field(default="", repr=False)
     model: type[BaseModel] | None = field(default=None, repr=False, compare=False)
+    code: str | None = field(default=None, compare=False)  # a refused call's `autovend.tools.errors` code
 
     @cached_property
     def data(self) -> BaseModel | None:

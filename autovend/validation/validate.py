@@ -43,6 +43,7 @@ from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import CalibrationError, InsufficientDataError, NonFiniteError
+from autovend.progress import step, stepped
 from autovend.validation import controls as ctl
 from autovend.validation.bootstrap import Scorer
 from autovend.validation.config import ValidationConfig
@@ -182,6 +183,23 @@ class _Run:
         return f
 
 
+# the steps of `validate` and their shares of its time (autovend.progress)
+VALIDATION_STEPS = {
+    "full panel": 0.6,
+    "training calibration": 14.3,
+    "training panel": 0.6,
+    "shelves": 0.1,
+    "level backtests": 0.1,
+    "model replay": 1.4,
+    "references": 0.1,
+    "control replays": 5.5,
+    "variant replays": 0.1,
+    "other estimators": 16.0,
+    "scores": 2.7,
+}
+
+
+@stepped("validation", VALIDATION_STEPS)
 def validate(
     source: Source,
     cal_config: CalibrationConfig | None = None,
@@ -193,6 +211,7 @@ def validate(
     cal_config = cal_config or CalibrationConfig()
     config = config or ValidationConfig()
     settings = settings or DemandSettings()
+    step("full panel")
     full = build_panel(source, cal_config.model_copy(update={"until": None}))
     n_test = 7 * config.test_weeks
     if full.n_days < n_test + 28:
@@ -203,7 +222,9 @@ def validate(
     train_days = full.n_days - n_test
     test_start: dt.date = full.days["date"].iat[train_days].date()
     until = cal_config.model_copy(update={"until": test_start})
+    step("training calibration")
     cal = calibrate(source, until, settings)
+    step("training panel")
     train = build_panel(source, until)
     if train.days["date"].iat[0] != full.days["date"].iat[0]:
         raise InsufficientDataError("the training panel must start on the records' first day")
@@ -221,6 +242,7 @@ def validate(
             "demand and a shelf's depth plays no part; the forecast's stock is unlimited"
         )
     fill = float(cal.scalars["typical_fill"])
+    step("shelves")
     shelves = _shelves(full, plan, assortment, settings, train_days, fill)
     sales = window_sales(full, train_days, plan.machines)
     model = demand_model(cal, full, settings)
@@ -238,6 +260,7 @@ def validate(
         extra_keys=(stub.keys(persist_pairs["m"].to_numpy(), persist_pairs["k"].to_numpy()),),
     )
     md = full.machine_days
+    step("level backtests")
     level = (
         choose_level(md[md["d"] < train_days], plan.machines, train_days, n_test, config.seed)
         if config.level == "backtest"
@@ -258,11 +281,15 @@ def validate(
         on_pre = np.isin(shelves.m, plan.pre_window)
         return expected_rates(shelves, m) * np.where(on_pre, anchor[grid.m_pos(shelves.m)], 1.0)
 
+    step("model replay")
     rates = base_rates(model)
     forecasts: dict[str, Forecast] = {"model": run.play("model", rates)}
+    step("references")
     forecasts["persistence"] = persistence(grid, full, train_days, persist_pairs, config.persistence_weeks)
     forecasts["naive"] = naive(grid, full, train_days, shelves)
+    step("control replays")
     forecasts.update(_controls(run, cal, full, rates, config.seed))
+    step("variant replays")
     variants: dict[str, Forecast] = {}
     if level is not None and level.follows:
         variants["model_without_level"] = run.play("model_without_level", rates, level=False)
@@ -273,7 +300,9 @@ def validate(
             raise ValueError("a sales-rule shelf pair is off the grid")
         oracle_rates = expected_rates(oracle, model)
         variants["sales_rule_upper_bound"] = run.play("sales_rule_upper_bound", oracle_rates, shelves=oracle)
+    step("other estimators")
     by_estimator = _estimators(run, source, until, settings, full, estimators, notes, base_rates)
+    step("scores")
     return summarise(
         run.scorer,
         forecasts,

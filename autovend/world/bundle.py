@@ -62,6 +62,7 @@ from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, NonFiniteError
 from autovend.io import OutputKind, check_output_dir, output_dir
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
+from autovend.world.names import resolve_world
 
 SCHEMA_VERSION = BUNDLE_SCHEMA_VERSION
 MANIFEST = "manifest.json"
@@ -443,9 +444,9 @@ def load_world(path: str | os.PathLike[str]) -> World:
 
 
 def as_world(world: World | str | os.PathLike[str]) -> World:
-    """`world` itself, or the world of the bundle folder at that path (`load_world`)."""
+    """`world` itself, or the world of a bundle folder or a shipped world's name (`resolve_world`, `load_world`)."""
     if isinstance(world, World):
         return world
     if isinstance(world, (str, os.PathLike)):
-        return load_world(world)
+        return load_world(resolve_world(world))
     raise TypeError(f"expected a World or the path of a world bundle folder, got {type(world).__name__}")

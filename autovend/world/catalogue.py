@@ -2,8 +2,8 @@
 
 The shipped worlds are the bundles under the repository's worlds/; an installed AutoVend carries
 copies of them as package data (autovend/_worlds, see setup.py), a checkout or editable install
-reads worlds/ itself. `resolve_world` turns what `--world` was given, a folder or a world's name,
-into a bundle folder.
+reads worlds/ itself. `resolve_world` (`autovend.world.names`) turns what `--world` was given, a
+folder or a world's name, into a bundle folder.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from autovend.errors import BundleError
+from autovend.world import names
 from autovend.world.bundle import MANIFEST, verify_bundle
+from autovend.world.names import resolve_world as resolve_world
+from autovend.world.names import world_names as world_names
 
-PACKAGED = Path(__file__).resolve().parents[1] / "_worlds"  # the worlds of an installed AutoVend
-CHECKOUT = Path(__file__).resolve().parents[2] / "worlds"  # a checkout's worlds/ (editable install)
-SHIPPED = PACKAGED if PACKAGED.is_dir() else CHECKOUT
-LOCAL = Path("worlds")  # the worlds of the folder a command runs in
+# re-exported: the places and the name rule live in `autovend.world.names`
+PACKAGED = names.PACKAGED
+CHECKOUT = names.CHECKOUT
 
 
 @dataclass(frozen=True)
@@ -106,34 +108,18 @@ def shipped_verdict(manifest: dict[str, Any]) -> str:
     return verdict if isinstance(verdict, str) and verdict else "none"
 
 
-def _bundles(root: Path) -> list[Path]:
-    """The folders directly in `root` that hold a manifest (none if `root` cannot be listed)."""
-    try:
-        return sorted(p for p in root.iterdir() if p.is_dir() and (p / MANIFEST).is_file())
-    except OSError:
-        return []
-
-
 def find_worlds(folders: list[Path] | None = None) -> list[WorldEntry]:
     """Bundles (folders with a manifest.json) directly inside `folders`; default ./worlds and the shipped ones."""
-    roots = folders if folders is not None else [LOCAL, SHIPPED]
+    roots = folders if folders is not None else names.world_roots()
     seen: set[Path] = set()
     out: list[WorldEntry] = []
     for root in roots:
-        for folder in _bundles(root):
+        for folder in names.bundle_folders(root):
             if folder.resolve() in seen:
                 continue
             seen.add(folder.resolve())
             out.append(_entry(folder))
     return out
-
-
-def world_names(roots: list[Path] | None = None) -> list[str]:
-    """Names of the bundle folders in ./worlds and the shipped ones (without verifying them)."""
-    names: set[str] = set()
-    for root in roots if roots is not None else [LOCAL, SHIPPED]:
-        names.update(p.name for p in _bundles(root))
-    return sorted(names)
 
 
 def bundle_hash(folder: Path) -> str | None:
@@ -147,7 +133,7 @@ def bundle_hash(folder: Path) -> str | None:
 
 def installed_bundles() -> list[Path]:
     """The bundle folders a world name can be looked up in: ./worlds, then the shipped worlds."""
-    return [folder for root in (LOCAL, SHIPPED) for folder in _bundles(root)]
+    return [folder for root in names.world_roots() for folder in names.bundle_folders(root)]
 
 
 def installed_world(world_hash: str) -> Path | None:
@@ -155,26 +141,3 @@ def installed_world(world_hash: str) -> Path | None:
     if not world_hash:
         return None
     return next((folder for folder in installed_bundles() if bundle_hash(folder) == world_hash), None)
-
-
-def resolve_world(world: str | Path) -> Path:
-    """The bundle folder that `--world` names: a path to a folder, or the name of a shipped world.
-
-    A path that exists is used as given. A bare name (no folder part) is looked up as ./worlds/NAME,
-    then among the worlds shipped with AutoVend, so `--world cn20` works in any folder. Anything
-    else raises `BundleError` listing the worlds that can be named.
-    """
-    path = Path(world)
-    if path.exists():
-        return path
-    name = str(world)
-    if name and path.name == name and name not in (".", ".."):
-        for root in (LOCAL, SHIPPED):
-            if (root / name / MANIFEST).is_file():
-                return root / name
-    known = ", ".join(world_names()) or "none found"
-    raise BundleError(
-        f"world {name!r} does not exist: it is neither a bundle folder nor the name of a shipped world "
-        f"(names: {known}); "
-        "pass the folder of a world bundle, e.g. worlds/cn20, or one of those names (`autovend world list`)"
-    )

@@ -191,7 +191,7 @@ def test_state_dict_is_json_free_but_picklable(world):
 
 @pytest.mark.slow
 def test_the_paper_baseline_serves_weekly_and_prices_each_machine_on_its_own(tmp_path):
-    """params/agents/baseline-paper.yaml on cn20, 42 days: restock visits a week apart (the default baseline
+    """The shipped baseline-paper config on cn20, 42 days: restock visits a week apart (the default baseline
     serves busy machines every 2-4 days), and after the first local trials the machines' price levels differ."""
     import numpy as np
 
@@ -199,7 +199,7 @@ def test_the_paper_baseline_serves_weekly_and_prices_each_machine_on_its_own(tmp
     from autovend.world.bundle import load_world
 
     cn20 = load_world("worlds/cn20")
-    cfg = load_baseline_config("params/agents/baseline-paper.yaml")
+    cfg = load_baseline_config("baseline-paper")
     session = run(cn20, seed=1, days=42, config=cfg)
     sim = simulator_of(session)
     events = sim.records.frame("shelf_events")

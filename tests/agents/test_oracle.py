@@ -118,4 +118,4 @@ def test_the_oracle_reads_the_world_only_through_the_sealed_record_and_takes_no_
     for forbidden in ("episode_of", "simulator_of", "Simulator", "shock_path", "demand_uniforms", ".xi", "hidden_log"):
         assert forbidden not in text, forbidden
     with pytest.raises(ConfigError, match="the oracle takes no --agent-config"):
-        make_agent("oracle", 1, "params/agents/baseline-paper.yaml")
+        make_agent("oracle", 1, "baseline-paper")

@@ -127,3 +127,14 @@ def test_docs_show_the_example_verbatim_and_it_stays_small():
     source = HOLD.read_text(encoding="utf-8")
     assert len(source.splitlines()) < 40
     assert f"```python\n{source}```" in (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+
+
+def test_the_shipped_hold_agent_is_the_example_line_for_line(tmp_path, monkeypatch):
+    from autovend.agents import hold
+
+    example = HOLD.read_text(encoding="utf-8")
+    shipped = Path(hold.__file__).read_text(encoding="utf-8")
+    assert shipped[shipped.index("class HoldAgent") :] == example[example.index("class HoldAgent") :]
+    monkeypatch.chdir(tmp_path)  # a module plugin: no checkout needed
+    agent = load_agent("autovend.agents.hold:HoldAgent", seed=2)
+    assert agent.name == "hold" and type(agent).__module__ == "autovend.agents.hold"

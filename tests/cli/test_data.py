@@ -224,3 +224,85 @@ def test_validate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(t
     assert isinstance(res.exception, OSError)
     assert _tree(out) == first
     assert [p.name for p in tmp_path.iterdir()] == ["val"]
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+
+def test_summary_of_given_folders_and_a_shipped_world(tmp_path, small, monkeypatch):
+    src, params = small
+    assert _cli("calibrate", src, "-o", tmp_path / "cal", "--params", params).exit_code == 0
+    assert _cli("validate", src, "-o", tmp_path / "val", "--params", params).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    res = _cli("summary", "--calibration", "cal", "--validation", "val", "--world", "cn20")
+    assert res.exit_code == 0, res.output
+    assert "calibration of" in res.output and "held-out validation" in res.output
+    assert "cn20 (hash c5b32fcff28f)" in res.output and "missing" not in res.output
+
+
+def test_summary_without_the_pipeline_outputs_names_each_one_and_exits_1(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no checkout here
+    res = CliRunner().invoke(app, ["summary"])
+    assert res.exit_code == 1
+    out = " ".join(res.output.split())
+    assert "missing: data/calibration/synthetic-cn/calibration.json (written by `autovend calibrate SOURCE" in out
+    assert "missing: reports/synthetic-cn/validation/metrics.json (written by `autovend validate SOURCE" in out
+    assert "cn20 (hash c5b32fcff28f)" in out  # the shipped world is found by name
+    assert "which `make repro` (or `dvc repro`) writes in a checkout of the repository" in out
+    res = CliRunner().invoke(app, ["summary", "--world", "cn21"])
+    assert res.exit_code == 1 and "missing: the world bundle cn21" in " ".join(res.output.split())
+
+
+# ---------------------------------------------------------------------------------------------- progress
+
+
+def _steps(fn, *args, **kwargs) -> list[tuple[str, float]]:
+    from autovend.progress import listening
+
+    seen: list[tuple[str, float]] = []
+    with listening(lambda what, done: seen.append((what, done))):
+        fn(*args, **kwargs)
+    fractions = [done for _, done in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0  # it only moves on
+    return seen
+
+
+def test_synth_calibrate_and_validate_report_their_real_steps(tmp_path, small):
+    from autovend.pipeline import calibrate, synthesize, validate
+
+    src, params = small
+    seen = _steps(synthesize.run, tmp_path / "src", tmp_path / "truth", params, None)
+    names = [what for what, _ in seen]
+    assert names.index("synth: generate, first scaling run") < names.index("synth: generate, final run")
+    assert names[-2:] == ["synth: write", "synth"]
+    seen = _steps(calibrate.run, src, tmp_path / "cal", params, None, tmp_path / "report")
+    names = [what for what, _ in seen]
+    assert names[:3] == [
+        "calibrate: load and check the source",
+        "calibrate: estimate",
+        "calibrate: estimate, daily panel",
+    ]
+    assert "calibrate: estimate, second pass" in names and "calibrate: write the report" in names
+    seen = _steps(validate.run, src, tmp_path / "val", params, None)
+    names = [what for what, _ in seen]
+    for name in (
+        "validate: validation, training calibration, second pass",  # the training window's calibration
+        "validate: validation, model replay",
+        "validate: validation, control replays",
+        "validate: validation, other estimators, first pass",  # the paper estimator's calibration
+        "validate: write the report",
+    ):
+        assert name in names
+    assert "validate: write the training calibration" not in names  # not asked for
+
+
+def test_the_progress_bar_shows_an_eta_and_nothing_of_it_enters_the_outputs(tmp_path, small):
+    from autovend.pipeline.calibrate import run
+
+    src, params = small
+    res = _cli("calibrate", src, "-o", tmp_path / "cli", "--report", tmp_path / "cli-report", "--params", params)
+    assert res.exit_code == 0, res.output
+    assert "calibrate" in res.output and "100%" in res.output and "ETA" in res.output
+    run(src, tmp_path / "quiet", params, None, tmp_path / "quiet-report")  # no listener: no progress at all
+    assert _tree(tmp_path / "cli") == _tree(tmp_path / "quiet")
+    assert _tree(tmp_path / "cli-report") == _tree(tmp_path / "quiet-report")

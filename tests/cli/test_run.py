@@ -208,15 +208,16 @@ def test_the_example_agent_runs_as_the_docs_say(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_plugin_runs_take_the_agent_name_and_compare(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the default run folder is runs/<agent name>-s<seed> here
+    monkeypatch.chdir(tmp_path)  # the default run folder is runs/<world>/<agent name>-s<seed> here
     world = str(ROOT / "worlds" / "cn20")
     spec = f"{ROOT / 'examples' / 'agents' / 'hold.py'}:HoldAgent"
     for seed in ("1", "2"):
         result = CliRunner().invoke(app, ["run", "--world", world, "--agent", spec, "--seed", seed, "--days", "3"])
         assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["hold-s1", "hold-s2"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["cn20"]  # runs of other worlds go elsewhere
+    assert sorted(p.name for p in (tmp_path / "runs" / "cn20").iterdir()) == ["hold-s1", "hold-s2"]
     out = tmp_path / "cmp"
-    result = _compare(tmp_path / "runs" / "hold-s1", tmp_path / "runs" / "hold-s2", "--out", out)
+    result = _compare(tmp_path / "runs" / "cn20" / "hold-s1", tmp_path / "runs" / "cn20" / "hold-s2", "--out", out)
     assert result.exit_code == 0, result.output
     rows = (out / "comparison.csv").read_text().splitlines()
     assert len(rows) == 3 and all(",hold," in r for r in rows[1:])

@@ -61,4 +61,4 @@ def test_default_run_folder_of_a_model_name_with_slashes(tmp_path, monkeypatch):
         ]
         result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "runs" / "openai-org-model-7b-s2" / "run.json").exists()
+    assert (tmp_path / "runs" / Path(WORLD).name / "openai-org-model-7b-s2" / "run.json").exists()

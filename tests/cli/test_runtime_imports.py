@@ -1,4 +1,5 @@
-"""The runtime commands (world info, run, serve) never import the pipeline's packages (or the LLM's, or gym's).
+"""The runtime commands (world info, run, replay, serve) never import the pipeline's packages (or the LLM's, or
+gym's).
 
 A base install (`pip install autovend`) has none of them; this keeps it able to run worlds.
 """
@@ -20,7 +21,14 @@ SCRIPT = """
 import json, sys
 from autovend.cli import main
 
-for argv in (["world", "info", "worlds/cn20"], ["run", "--world", "cn20", "--days", "1", "--out", sys.argv[1]]):
+RUN = sys.argv[1]
+for argv in (
+    ["world", "info", "worlds/cn20"],
+    ["run", "--world", "cn20", "--days", "1", "--out", RUN],
+    ["replay", RUN, "--day", "1"],
+    ["replay", RUN, "--summary"],
+    ["replay", RUN, "--tool", "end_day", "--json"],
+):
     sys.argv = ["autovend", *argv]
     try:
         main()
@@ -38,7 +46,7 @@ print("MODULES " + json.dumps(sorted({name.split(".")[0] for name in sys.modules
 
 
 @pytest.mark.slow
-def test_world_info_run_and_serve_leave_the_pipeline_unimported(tmp_path):
+def test_world_info_run_replay_and_serve_leave_the_pipeline_and_the_llm_client_unimported(tmp_path):
     installed = [name for name in NOT_AT_RUNTIME if importlib.util.find_spec(name) is not None]
     assert {"dvc", "statsmodels", "pandera"} <= set(installed)  # the dev install has them: the check means something
     proc = subprocess.run(

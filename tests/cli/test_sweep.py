@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -60,7 +61,7 @@ def test_a_bad_spec_is_refused_before_anything_runs(tmp_path):
 def test_a_world_that_is_no_bundle_is_named(tmp_path):
     spec = _write_spec(tmp_path / "sweep.yaml", tmp_path / "nowhere")
     result = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out")])
-    assert "no world bundle at" in str(result.exception) and "nowhere" in str(result.exception)
+    assert "worlds, entry 1: world" in str(result.exception) and "nowhere' does not exist" in str(result.exception)
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(toy_bundle, tmp_path, monkeypatch):  # noqa: F811
@@ -78,3 +79,56 @@ def test_an_unreachable_scheduler_is_a_clear_error(toy_bundle, tmp_path, monkeyp
 def test_counts_must_be_positive(tmp_path, flag):
     result = CliRunner().invoke(app, ["sweep", "x.yaml", "--out", str(tmp_path), flag, "-1"])
     assert result.exit_code == 2 and "Invalid value" in result.output
+
+
+HOLD = Path(__file__).resolve().parents[2] / "examples" / "agents" / "hold.py"
+
+
+def test_dry_run_lists_the_runs_and_which_exist_and_writes_nothing(toy_bundle, tmp_path):  # noqa: F811
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(f"worlds: [{toy_bundle}]\nagents: [baseline, '{HOLD}:HoldAgent']\nseeds: [1, 2]\ndays: {DAYS}\n")
+    out = tmp_path / "out"
+    autovend_run(toy_bundle, 1, DAYS, out / "runs" / "toy20" / f"baseline-s1-d{DAYS}")  # one run already there
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    result = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(out), "--dry-run"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "4 runs (1 world x 2 agents x 2 seeds): 1 finished, 0 to resume, 3 to start" in result.output
+    lines = [" ".join(line.split()) for line in result.output.splitlines()]
+    assert f"runs/toy20/baseline-s1-d{DAYS} finished: kept" in lines
+    assert f"runs/toy20/baseline-s2-d{DAYS} to start" in lines
+    assert f"runs/toy20/hold-HoldAgent-s2-d{DAYS} to start" in lines  # a plugin file without `name:`
+    assert "dry run: nothing was run or written" in result.output and "local cluster" not in result.output
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def test_dry_run_refuses_a_folder_the_sweep_would_refuse(toy_bundle, tmp_path):  # noqa: F811
+    spec = _write_spec(tmp_path / "sweep.yaml", toy_bundle)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.csv").write_text("mine\n")
+    result = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(out), "--dry-run"])
+    assert "is not an earlier sweep's folder" in str(result.exception)
+
+
+def test_the_shipped_spec_runs_by_name_on_shipped_worlds_and_configs_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no worlds/, no params/ here
+    result = CliRunner().invoke(app, ["sweep", "baselines-cn20", "--out", "sweep", "--dry-run"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "15 runs (1 world x 5 agents x 3 seeds): 0 finished, 0 to resume, 15 to start" in result.output
+    for name in (
+        "baseline-s1-d180",
+        "baseline-paper-s2-d180",
+        "baseline-pinned-s3-d180",
+        "hold-s1-d180",
+        "oracle-s3-d180",
+    ):
+        assert f"runs/cn20/{name}" in result.output
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_an_unknown_spec_name_lists_the_shipped_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["sweep", "baselines", "--out", "sweep", "--dry-run"])
+    assert isinstance(result.exception, ConfigError)
+    assert "there is no sweep spec 'baselines'" in str(result.exception)
+    assert "(shipped: baselines-cn20)" in str(result.exception)

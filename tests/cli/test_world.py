@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from autovend.cli import app
 from autovend.errors import BundleError
-from autovend.world import catalogue
+from autovend.world import names
 
 
 def test_world_info_by_name_from_another_folder(tmp_path, monkeypatch):
@@ -24,7 +24,7 @@ def test_run_takes_a_shipped_world_by_name_and_records_its_folder(tmp_path, monk
     result = CliRunner().invoke(app, ["run", "--world", "cn20", "--days", "1", "--out", str(out), "--no-report"])
     assert result.exit_code == 0, result.output
     meta = json.loads((out / "run.json").read_text())
-    assert meta["world_path"] == str(catalogue.SHIPPED / "cn20") and meta["days"] == 1
+    assert meta["world_path"] == str(names.SHIPPED / "cn20") and meta["days"] == 1
 
 
 def test_an_unknown_world_name_is_refused_with_the_known_ones(tmp_path, monkeypatch):

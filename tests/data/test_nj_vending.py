@@ -25,13 +25,11 @@ from autovend.data.adapters.nj_vending import (
 from autovend.data.adapters.result import AdaptResult
 from autovend.errors import AdaptError, OutputExistsError
 from autovend.io import OUTPUT_MARKER
+from tests.data.real_csv import REAL_CSV_MISSING, real_csv
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-REAL_CSV = REPO_ROOT / ".." / "shared" / "data" / "raw_public" / "vending_machine_sales.csv"
-needs_real_csv = pytest.mark.skipif(
-    not REAL_CSV.is_file(),
-    reason=f"public NJ vending CSV not found at {REAL_CSV}; see README (shared/data/raw_public/README.md)",
-)
+REAL_CSV = real_csv()
+needs_real_csv = pytest.mark.skipif(not REAL_CSV.is_file(), reason=REAL_CSV_MISSING)
 
 HEADER = (
     "Status,Device ID,Location,Machine,Product,Category,Transaction,TransDate,Type,RCoil,RPrice,RQty,"

@@ -9,6 +9,7 @@ import pytest
 
 from autovend.env import DayStep, Observation, VendingEnv
 from autovend.env.boundary import episode_of, simulator_of
+from autovend.errors import BundleError
 from autovend.sim.money import from_fen
 from autovend.tools.session import ToolSession
 from autovend.world.model import Economics, World
@@ -117,6 +118,15 @@ def test_a_bundle_path_is_a_world():
     obs = env.reset(seed=1)
     assert obs.net_assets == 40_000 - 80
     env.close()
+
+
+def test_a_shipped_world_is_named_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no worlds/ here
+    env = VendingEnv("cn20", days=1)
+    assert env.rules().n_machines == 20 and env.reset(seed=1).net_assets == 40_000 - 80
+    env.close()
+    with pytest.raises(BundleError, match=r"world 'cn21' does not exist.*\(names: .*cn20"):
+        VendingEnv("cn21")
 
 
 def test_the_session_is_the_same_episode_as_its_env(world):

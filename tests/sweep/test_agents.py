@@ -10,6 +10,7 @@ from autovend.agents.baseline import BaselineAgent, load_baseline_config
 from autovend.agents.llm import LLMAgent
 from autovend.agents.plugins import load_agent
 from autovend.errors import ConfigError
+from autovend.shipped import SWEEP_SPECS
 from autovend.sweep.agents import build_agent, check_agent
 from autovend.sweep.spec import AgentEntry, SweepSpec, load_spec
 from autovend.sweep.tasks import WorldFacts, plan
@@ -38,7 +39,9 @@ def test_an_llm_agent_with_its_options(tmp_path):
         pytest.param(AgentEntry(agent="no-such-agent"), "there is no agent 'no-such-agent'", id="unknown"),
         pytest.param(AgentEntry(agent="openai:"), "an LLM agent is given as openai:MODEL", id="no-model"),
         pytest.param(
-            AgentEntry(agent="baseline", config="missing.yaml"), "cannot read baseline config missing.yaml", id="cfg"
+            AgentEntry(agent="baseline", config="missing.yaml"),
+            r"there is no agent config 'missing.yaml': no such file here and no shipped agent config of that name",
+            id="cfg",
         ),
         pytest.param(
             AgentEntry(agent="openai:m", prices="missing.yaml"), "cannot read the price table missing.yaml", id="prices"
@@ -83,10 +86,9 @@ def test_a_plugin_file_reaches_the_workers_with_its_absolute_path(tmp_path, monk
     assert type(build_agent(AgentEntry(agent=agents[0]), tmp_path, seed=1)).__name__ == "HoldAgent"
 
 
-def test_the_shipped_baselines_sweep_is_a_valid_spec(monkeypatch):
-    repo = Path(__file__).resolve().parents[2]
-    monkeypatch.chdir(repo)
-    spec = load_spec(repo / "params" / "sweeps" / "baselines-cn20.yaml")
+def test_the_shipped_baselines_sweep_is_a_valid_spec(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # its world, configs and agents are shipped names: no checkout needed
+    spec = load_spec(SWEEP_SPECS.folder / "baselines-cn20.yaml")
     assert [a.label for a in spec.agents] == ["baseline", "baseline-paper", "baseline-pinned", "hold", "oracle"]
     for entry in spec.agents:
         check_agent(entry)

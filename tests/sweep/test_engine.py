@@ -16,6 +16,7 @@ from autovend.agents.base import make_agent
 from autovend.errors import ConfigError
 from autovend.runner import run_episode
 from autovend.sweep import parse_spec, run_sweep
+from autovend.sweep.engine import make_plan
 from autovend.world.bundle import load_world
 from tests.agents.llm.conftest import PRICES_YAML
 from tests.agents.llm.fake_openai import FakeOpenAI
@@ -182,3 +183,11 @@ def test_the_gate_submits_no_more_runs_of_a_provider_than_its_limit(tmp_path):
     assert gate.release(llm[2]) is None  # none of the provider's runs is under way now
     assert gate.admit(llm[0]) and gate.admit(llm[1]) and not gate.admit(llm[2])
     assert gate.drop() == [llm[2]]
+
+
+def test_a_plugin_file_without_a_name_is_planned_under_its_default_label(toy_bundle, tmp_path, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the spec gives the plugin file relative to here
+    spec = _spec(toy_bundle, agents=["examples/agents/hold.py:HoldAgent"], seeds=(1,))
+    sweep = make_plan(spec, tmp_path / "sweep")  # was a KeyError: the label changed when the path was made absolute
+    assert [t.name for t in sweep.tasks] == [f"toy20/hold-HoldAgent-s1-d{DAYS}"]
+    assert sweep.states == {f"toy20/hold-HoldAgent-s1-d{DAYS}": "new"}

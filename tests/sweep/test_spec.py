@@ -115,3 +115,19 @@ def test_days_between_checkpoints():
     assert AgentEntry(agent="baseline").checkpoint_days == 5  # a checkpoint costs about a baseline day's CPU
     assert AgentEntry(agent="openai:m").checkpoint_days == 1  # an LLM day costs API calls: lose none
     assert AgentEntry(agent="openai:m", checkpoint_every=3).checkpoint_days == 3
+
+
+@pytest.mark.parametrize(
+    ("agent", "label"),
+    [
+        ("examples/agents/hold.py:HoldAgent", "hold-HoldAgent"),
+        ("/abs/where/hold.py:HoldAgent", "hold-HoldAgent"),  # the same file from another folder: the same label
+        ("..\\agents\\hold.py:HoldAgent", "hold-HoldAgent"),
+        ("mypkg.agents:Mine", "mypkg.agents-Mine"),
+        ("openai:qwen2.5:7b", "openai-qwen2.5-7b"),
+        ("baseline", "baseline"),
+    ],
+)
+def test_an_agent_without_a_name_gets_a_label_from_its_string(agent, label):
+    assert AgentEntry(agent=agent).label == label
+    assert AgentEntry(agent=agent, config=Path("cfg/alt.yaml")).label == f"{label}-alt"

@@ -129,3 +129,20 @@ def test_execute_reports_a_checkpoint_of_another_run_as_failed_without_raising(t
     outcome = execute(toy_task, Channel(topic="t", stop="s"))
     assert outcome.status == "failed"
     assert "belongs to another run: seed 2 (now 1)" in (outcome.error or "")
+
+
+def test_a_plugin_file_keeps_its_label_when_its_path_is_made_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "hold.py").write_text("")
+    (task,) = plan(_spec(agents=["agents/hold.py:HoldAgent"]), tmp_path, FACTS)
+    assert task.agent.agent == f"{tmp_path.resolve() / 'agents' / 'hold.py'}:HoldAgent"
+    assert task.name == "toy20/hold-HoldAgent-s1-d3"
+    assert task.run_dir.endswith("/runs/toy20/hold-HoldAgent-s1-d3")
+
+
+def test_plan_finds_a_shipped_agent_config_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (task,) = plan(_spec(agents=[{"agent": "baseline", "config": "baseline-paper"}]), tmp_path, FACTS)
+    assert task.agent.config is not None and task.agent.config.is_file()
+    assert task.agent.config.parent.name == "configs" and task.name == "toy20/baseline-baseline-paper-s1-d3"

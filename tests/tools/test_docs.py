@@ -92,7 +92,7 @@ def _json_blocks(text: str) -> list[dict]:
 
 
 def test_the_documented_client_configs_serve_the_same_episode():
-    desktop, inspector = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
+    desktop, inspector, *_ = _json_blocks(CLIENTS.read_text(encoding="utf-8"))  # then the refusal schema
     app = desktop["mcpServers"]["autovend"]
     assert Path(app["command"]).name == "autovend" and app["args"][:3] == ["serve", "--world", "cn20"]
     local = inspector["mcpServers"]["autovend"]
@@ -103,7 +103,7 @@ def test_the_documented_client_configs_serve_the_same_episode():
 
 
 def test_the_desktop_config_starts_a_server_outside_the_checkout(tmp_path):
-    (desktop, _) = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
+    desktop, *_ = _json_blocks(CLIENTS.read_text(encoding="utf-8"))
     args = [re.sub(r"^/ABSOLUTE/PATH/TO/", f"{tmp_path}/", a) for a in desktop["mcpServers"]["autovend"]["args"]]
     trajectory = Path(args[args.index("--out") + 1]) / "trajectory.jsonl"  # a scored run folder
     work = tmp_path / "anywhere"  # as an app would start it: not in the checkout

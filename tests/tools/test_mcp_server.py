@@ -76,6 +76,11 @@ def test_worlds_from_paths(tmp_path):
     assert HTTP_HOST == "127.0.0.1"
 
 
+def test_a_shipped_world_by_name_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_world("cn20").n_machines == 20
+
+
 def test_a_repeated_read_is_answered_from_the_kept_answer_until_the_state_changes(world, tmp_path):
     app = build_server(world, seed=1, trajectory_path=tmp_path / "t.jsonl")
     device = simulator_of(app.session).device_ids[0]

@@ -24,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from autovend.env.boundary import simulator_of
+from autovend.tools.errors import REFUSAL_SCHEMA
 from autovend.tools.registry import TOOLS_BY_NAME
 from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
@@ -160,8 +161,9 @@ def test_every_result_equals_the_in_process_replay(played):
 def test_results_carry_structured_content_that_is_their_text(played):
     # the SDK's client has already checked each one against the tool's output schema
     for (name, _, is_error, text), structured in zip(played["calls"], played["structured"], strict=True):
-        if is_error:
-            assert structured is None
+        if is_error:  # a refusal: its message and code (docs/mcp-clients.md)
+            Draft202012Validator(REFUSAL_SCHEMA).validate(structured)
+            assert structured["error"] == text, name
         else:
             assert structured == json.loads(text), name
             Draft202012Validator(TOOLS_BY_NAME[name].output_schema).validate(structured)

@@ -70,7 +70,7 @@ def _shingles(text: str, n: int) -> set[str]:
     return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
 
 
-@pytest.mark.skipif(not PAPER.exists(), reason="the paper is not at ../shared/seeds")
+@pytest.mark.skipif(not PAPER.exists(), reason="needs the text of the AutoVend paper, which is not in the repository")
 def test_prompts_and_descriptions_are_our_own_words(paper_world):
     paper = PAPER.read_text(encoding="utf-8")
     appendix = paper[paper.index("## Appendix A") : paper.index("## Appendix C")]

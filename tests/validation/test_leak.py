@@ -27,11 +27,12 @@ from autovend.data.synth.generate import synthesize, write_source
 from autovend.validation.config import ValidationConfig, load_validation_config
 from autovend.validation.summary import ValidationResult
 from autovend.validation.validate import validate
+from tests.data.real_csv import REAL_CSV_MISSING, real_csv
 
 pytestmark = pytest.mark.slow  # a module of pipelines, clusters or long episodes
 
 ROOT = Path(__file__).resolve().parents[2]
-REAL_CSV = ROOT / ".." / "shared" / "data" / "raw_public" / "vending_machine_sales.csv"
+REAL_CSV = real_csv()
 UPPER_BOUND = "sales_rule_upper_bound"
 
 
@@ -143,7 +144,7 @@ def test_the_embedded_operator_without_inventory_has_no_leak_and_rejects_wrong_m
 
 
 @pytest.mark.realdata
-@pytest.mark.skipif(not REAL_CSV.is_file(), reason=f"public NJ vending CSV not found at {REAL_CSV}")
+@pytest.mark.skipif(not REAL_CSV.is_file(), reason=REAL_CSV_MISSING)
 def test_the_nj_export_has_no_leak(tmp_path):
     write_nj_vending(REAL_CSV, tmp_path / "nj")
     source = load_source(tmp_path / "nj")

@@ -509,6 +509,42 @@ def test_cli_export_and_info(small, tmp_path):
     assert isinstance(res.exception, BundleError) and "catalog.parquet was changed" in str(res.exception)
 
 
+def test_cli_export_takes_a_shipped_network_by_name_in_any_folder(small, tmp_path, monkeypatch):
+    cal, src, _ = small
+    monkeypatch.chdir(tmp_path)
+    by_file = tmp_path / "by-file" / "tiny20"
+    res = CliRunner().invoke(
+        app, ["export-world", str(cal), str(src), "-o", str(by_file), "--network", str(PAPER_NETWORK)]
+    )
+    assert res.exit_code == 0, res.output
+    by_name = tmp_path / "by-name" / "tiny20"
+    res = CliRunner().invoke(app, ["export-world", str(cal), str(src), "-o", str(by_name), "--network", "paper-cn20"])
+    assert res.exit_code == 0, res.output
+    assert read_manifest(by_name) == read_manifest(by_file)  # the same file, the same world and provenance
+    assert "export-world" in res.output and "100%" in res.output and "ETA" in res.output  # its progress bar
+    res = CliRunner().invoke(app, ["export-world", str(cal), str(src), "-o", str(tmp_path / "x"), "--network", "paper"])
+    assert "no network file 'paper'" in str(res.exception) and "(shipped: paper-cn20)" in str(res.exception)
+
+
+def test_export_reports_its_steps(small, tmp_path):
+    from autovend.progress import listening
+
+    cal, src, _ = small
+    seen: list[tuple[str, float]] = []
+    with listening(lambda what, done: seen.append((what, done))):
+        export_world(cal, src, tmp_path / "tiny20", network=PAPER_NETWORK)
+    assert [what for what, _ in seen] == [
+        "export-world: read the calibration",
+        "export-world: read the source",
+        "export-world: build the world",
+        "export-world: tables and README",
+        "export-world: manifest",
+        "export-world: write the bundle",
+        "export-world",
+    ]
+    assert [done for _, done in seen] == sorted(done for _, done in seen) and seen[-1][1] == 1.0
+
+
 def test_cli_errors_exit_2(small, tmp_path, monkeypatch, capsys):
     import sys
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from autovend.errors import BundleError
-from autovend.world import catalogue
+from autovend.world import names
 from autovend.world.catalogue import CHECKOUT, PACKAGED, find_worlds, resolve_world, world_names
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def places(tmp_path, monkeypatch) -> tuple[Path, Path]:
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    monkeypatch.setattr(catalogue, "SHIPPED", shipped)
+    monkeypatch.setattr(names, "SHIPPED", shipped)
     return work, shipped
 
 
@@ -71,7 +71,7 @@ def test_a_folder_without_a_manifest_is_not_a_world(places):
 def test_a_checkout_ships_its_worlds_folder():
     # an editable install has no packaged copy: the shipped worlds are the checkout's worlds/
     assert not PACKAGED.is_dir() and CHECKOUT == ROOT / "worlds"
-    assert catalogue.SHIPPED == CHECKOUT
+    assert names.SHIPPED == CHECKOUT
     bundles = sorted(p.parent.name for p in CHECKOUT.glob("*/manifest.json"))
     assert bundles and world_names([CHECKOUT]) == bundles
 
@@ -79,6 +79,6 @@ def test_a_checkout_ships_its_worlds_folder():
 def test_world_list_finds_the_shipped_worlds_outside_a_checkout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     found = {w.name: w for w in find_worlds()}
-    assert "cn20" in found and found["cn20"].path == catalogue.SHIPPED / "cn20"
+    assert "cn20" in found and found["cn20"].path == names.SHIPPED / "cn20"
     assert found["cn20"].state == "verified" and found["cn20"].devices == 20
-    assert resolve_world("cn20") == catalogue.SHIPPED / "cn20"
+    assert resolve_world("cn20") == names.SHIPPED / "cn20"

@@ -53,3 +53,28 @@ def test_the_command_lists_them_all(worlds: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "5 worlds" in result.output and "verified" in result.output
     assert "broken: manifest.json is not valid JSON" in result.output
+
+
+def test_the_list_is_readable_at_80_columns(worlds: Path) -> None:
+    result = CliRunner().invoke(app, ["world", "list", str(worlds)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines if not line.startswith("in ")) <= 80  # a folder's path is never cut
+    assert "…" not in result.output  # nor is a cell
+    (good,) = [line.split() for line in lines if line.endswith("verified")]  # one row per world, not cut
+    assert good[1:7] == ["2", "×", "8", "10", "CNY", "none"] and len(good[-2]) == 12
+    assert next(line for line in lines if line.split()[:1] == ["alist"]).split()[-1] == "broken"
+    assert f"in {worlds}: alist, badjson, binary, " in result.output
+    why = " ".join(result.output.split())
+    assert "alist: broken: manifest.json holds a JSON list, not an object; re-export or re-ship it" in why
+
+
+def test_the_shipped_worlds_at_80_columns_show_their_verdicts_in_full(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["world", "list"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines() if not line.startswith("in ")) <= 80
+    assert "…" not in result.output
+    rows = {line.split()[0]: line.split() for line in result.output.splitlines() if line.split()[:1] in (["cn20"],)}
+    assert rows["cn20"][1:] == ["20", "×", "1,372", "180", "CNY", "validated", "c5b32fcff28f", "verified"]
+    assert "not" in result.output and "distinguishable" in result.output  # nj5's verdict, over two lines

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
+from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 
 
 class BaselineConfig(BaseModel):
@@ -107,10 +108,14 @@ class BaselineConfig(BaseModel):
 
 
 def load_baseline_config(path: str | Path | None, section: str = "baseline") -> BaselineConfig:
-    """The defaults, updated by the `section` mapping of a YAML file (or the whole file if it has none)."""
+    """The defaults, updated by the `section` mapping of a YAML file (or the whole file if it has none).
+
+    `path` may name a config shipped with AutoVend (autovend/agents/configs: baseline-paper,
+    baseline-pinned-prices) when no file of that name is in the current folder.
+    """
     if path is None:
         return BaselineConfig()
-    path = Path(path)
+    path = resolve_shipped(path, AGENT_CONFIGS)  # a file, or a shipped config's name (baseline-paper)
     raw = read_yaml_value(path, "baseline config") or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a baseline config is a mapping of setting names to values")

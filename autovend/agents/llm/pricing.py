@@ -1,6 +1,6 @@
-"""API prices per model (`params/prices.yaml`, format documented there) and the cost of recorded usage.
+"""API prices per model (`prices.yaml` beside this module, format documented there) and the cost of recorded usage.
 
-table = load_price_table()                      # params/prices.yaml of the repository
+table = load_price_table()                      # the prices.yaml shipped with AutoVend
 price = table.price("gpt-4.1-mini")             # Price(input=0.4, cached_input=0.1, output=1.6, ...)
 usd = price.cost(input_tokens=10_000, cached_tokens=6_000, output_tokens=800)
 """
@@ -15,7 +15,7 @@ from typing import Any
 from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
 
-DEFAULT_PRICES = Path(__file__).resolve().parents[3] / "params" / "prices.yaml"
+DEFAULT_PRICES = Path(__file__).resolve().with_name("prices.yaml")  # package data: installed with AutoVend
 DEFAULT_ENTRY = "default"
 
 
@@ -39,7 +39,7 @@ class Price:
 
 @dataclass(frozen=True)
 class PriceTable:
-    """Prices by model name or glob (see `params/prices.yaml`); `as_of` dates the prices."""
+    """Prices by model name or glob (see `autovend/agents/llm/prices.yaml`); `as_of` dates the prices."""
 
     models: dict[str, Price]
     as_of: str | None = None
@@ -93,9 +93,9 @@ def _price(entry: str, raw: Any, unit: int, where: str) -> Price:
 
 
 def parse_price_table(data: Any, where: str = "price table") -> PriceTable:
-    """A `PriceTable` from the parsed YAML mapping (see `params/prices.yaml` for the format)."""
+    """A `PriceTable` from the parsed YAML mapping (see `autovend/agents/llm/prices.yaml` for the format)."""
     if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
-        raise ConfigError(f"{where} must be a mapping with a 'models' mapping (see params/prices.yaml)")
+        raise ConfigError(f"{where} must be a mapping with a 'models' mapping (see autovend/agents/llm/prices.yaml)")
     if str(data.get("currency", "USD")).upper() != "USD":
         raise ConfigError(f"{where}: prices must be in USD (currency: USD), got {data.get('currency')!r}")
     unit = data.get("unit_tokens", 1_000_000)
@@ -107,7 +107,7 @@ def parse_price_table(data: Any, where: str = "price table") -> PriceTable:
 
 
 def load_price_table(path: str | Path | None = None) -> PriceTable:
-    """Read a price table (default: the repository's `params/prices.yaml`)."""
+    """Read a price table (default: `DEFAULT_PRICES`, the prices.yaml shipped with AutoVend)."""
     path = Path(path) if path is not None else DEFAULT_PRICES
     data = read_yaml_value(path, "the price table")
     return parse_price_table(data, where=str(path))

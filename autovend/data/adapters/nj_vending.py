@@ -1,6 +1,6 @@
 """The public New Jersey vending export (Kaggle "Vending Machine Sales", 2022): its mapping and entry points.
 
-The export has one row per order line with 18 columns (see ``../shared/data/raw_public/README.md``). Its
+The export has one row per order line with 18 columns (where it comes from: ``docs/real-data.md``). Its
 whole conversion is the mapping ``nj_vending.yaml`` next to this module, run by the generic adapter
 (:mod:`autovend.data.adapters.table`): the export needs no code of its own. ``autovend adapt nj-vending
 CSV -o DIR`` is ``autovend adapt table CSV --map autovend/data/adapters/nj_vending.yaml -o DIR``.

@@ -24,6 +24,7 @@ from autovend.data.weather import daily_weather
 from autovend.demand.settings import DemandSettings
 from autovend.demand.shock import sigma_from_r
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir, output_dir
+from autovend.progress import step, stepped
 from autovend.rng import stream
 
 TRUTH_NORMALISATION = (
@@ -47,6 +48,17 @@ class SyntheticSource:
     weather: pd.DataFrame
     truth_json: dict
     truth_tables: dict[str, pd.DataFrame]
+
+
+# the steps of `synthesize` and their shares of its time (autovend.progress)
+SYNTH_STEPS = {
+    "catalog, machines, calendar, weather": 0.2,
+    "first scaling run": 1.5,
+    "second scaling run": 1.3,
+    "final run": 1.3,
+    "order lines and inventory counts": 0.8,
+    "truth tables": 0.1,
+}
 
 
 def _kept_target(config: SynthConfig, machines: pd.DataFrame, n_days: int) -> np.ndarray:
@@ -77,7 +89,8 @@ def _run_scaled(
     oos_level = np.where(has_c, kept_target * share / ((1 - share) * max(has_c.mean(), 1e-9)), 0.0)
     run = None
     truth = truth0
-    for final in (False, False, True):
+    for name, final in (("first scaling run", False), ("second scaling run", False), ("final run", True)):
+        step(name)
         truth = with_kappa(truth0, kappa)
         inp = OperatorInputs(
             config, settings, catalog, machines, truth.b, truth.U, oos_level, kept_target, calendar, weather
@@ -93,8 +106,10 @@ def _run_scaled(
     return truth, oos_level, run
 
 
+@stepped("synthesis", SYNTH_STEPS)
 def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> SyntheticSource:
     """Build the synthetic operator's source tables and truth in memory (deterministic in config.seed)."""
+    step("catalog, machines, calendar, weather")
     settings = settings or DemandSettings()
     catalog = build_catalog(config.seed, config.truth.omega_sigma)
     machines = build_machines(config)
@@ -103,6 +118,7 @@ def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> S
     truth0 = build_truth(config, settings, catalog, machines)
     truth, oos_level, run = _run_scaled(config, settings, catalog, machines, truth0, calendar, weather)
 
+    step("order lines and inventory counts")
     dates = pd.DatetimeIndex(calendar["date"])
     rng = stream(config.seed, "records")
     orders = order_lines(run.sales, machines, catalog, dates, config.operator, rng)
@@ -125,6 +141,7 @@ def synthesize(config: SynthConfig, settings: DemandSettings | None = None) -> S
         ),
         "licence": "CC0-1.0 (generated data)",
     }
+    step("truth tables")
     truth_json, truth_tables = _truth_outputs(config, settings, catalog, machines, truth, oos_level, run, dates)
     return SyntheticSource(
         source_yaml=source_yaml,

@@ -38,7 +38,9 @@ def _device(ctx: ToolContext, device_id: str) -> int:
         return ctx.sim.device_index(device_id)
     except KeyError:
         ids = ", ".join(ctx.sim.device_ids)
-        raise ToolError(f"device_id {quote(device_id)} is not one of the machines; use one of: {ids}") from None
+        raise ToolError(
+            f"device_id {quote(device_id)} is not one of the machines; use one of: {ids}", "not_found"
+        ) from None
 
 
 def _sku(ctx: ToolContext, sku_id: str) -> int:
@@ -47,7 +49,8 @@ def _sku(ctx: ToolContext, sku_id: str) -> int:
     except KeyError:
         raise ToolError(
             f"sku_id {quote(sku_id)} is not in the catalog (ids look like {ctx.sim.sku_ids[0]!r}); "
-            "find products with get_catalog"
+            "find products with get_catalog",
+            "not_found",
         ) from None
 
 
@@ -144,7 +147,7 @@ def get_categories(ctx: ToolContext, args: GetCategoriesArgs, raw: dict[str, Any
         part = cats[cats["category_l1"].str.lower() == want]
         if part.empty:
             known = ", ".join(sorted(cats["category_l1"].unique()))
-            raise ToolError(f"category_l1 {quote(args.category_l1)} does not exist; use one of: {known}")
+            raise ToolError(f"category_l1 {quote(args.category_l1)} does not exist; use one of: {known}", "not_found")
         cats = part
     rows = [
         [str(a), str(b), int(n), float(lo), float(hi), round(float(med), 4)]

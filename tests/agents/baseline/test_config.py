@@ -6,6 +6,7 @@ import pytest
 
 from autovend.agents.baseline.config import BaselineConfig, load_baseline_config
 from autovend.errors import ConfigError
+from autovend.shipped import AGENT_CONFIGS
 
 
 def test_defaults():
@@ -46,11 +47,9 @@ def test_missing_file(tmp_path):
 
 
 def test_the_paper_baseline_file_sets_what_the_paper_describes():
-    """params/agents/baseline-paper.yaml: weekly fixed cycles, no extra low-stock visits, shelves filled to the
+    """The shipped baseline-paper config: weekly fixed cycles, no extra low-stock visits, shelves filled to the
     order-up-to levels only, local (per-machine) price trials, 30-day windows; everything else the default."""
-    from pathlib import Path
-
-    cfg = load_baseline_config(Path(__file__).resolve().parents[3] / "params" / "agents" / "baseline-paper.yaml")
+    cfg = load_baseline_config(AGENT_CONFIGS.folder / "baseline-paper.yaml")
     changed = {k: v for k, v in cfg.model_dump().items() if v != BaselineConfig().model_dump()[k]}
     assert changed == {
         "cycle_rule": "fixed",
@@ -62,9 +61,18 @@ def test_the_paper_baseline_file_sets_what_the_paper_describes():
 
 
 def test_the_pinned_prices_file_only_pins_the_multiplier():
-    from pathlib import Path
-
-    cfg = load_baseline_config(
-        Path(__file__).resolve().parents[3] / "params" / "agents" / "baseline-pinned-prices.yaml"
-    )
+    cfg = load_baseline_config(AGENT_CONFIGS.folder / "baseline-pinned-prices.yaml")
     assert cfg == BaselineConfig(multiplier_bounds=(1.0, 1.0))
+
+
+def test_a_shipped_config_is_named_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert AGENT_CONFIGS.names() == ["baseline-paper", "baseline-pinned-prices"]
+    assert load_baseline_config("baseline-pinned-prices") == BaselineConfig(multiplier_bounds=(1.0, 1.0))
+    assert load_baseline_config("baseline-paper.yaml").cycle_rule == "fixed"
+    (tmp_path / "baseline-paper.yaml").write_text("baseline:\n  window_days: 14\n")
+    assert load_baseline_config("baseline-paper.yaml").window_days == 14  # a file here comes first
+    with pytest.raises(
+        ConfigError, match=r"no agent config 'paper'.*\(shipped: baseline-paper, baseline-pinned-prices\)"
+    ):
+        load_baseline_config("paper")

@@ -47,5 +47,5 @@ def test_the_server_command_serves_the_model_on_loopback_with_tool_calls():
 def test_the_config_fits_the_window():
     from autovend.agents.llm.config import load_llm_config
 
-    config = load_llm_config(Path(__file__).resolve().parents[3] / local_server.SMOLLM2_CONFIG)
+    config = load_llm_config(local_server.SMOLLM2_CONFIG)
     assert config.context_budget_tokens < local_server.N_CTX and config.tool_results_as == "user"

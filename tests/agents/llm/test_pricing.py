@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import autovend
 from autovend.agents.llm.pricing import DEFAULT_PRICES, Price, load_price_table, parse_price_table
 from autovend.errors import ConfigError
 
@@ -18,6 +21,7 @@ def test_cost_arithmetic():
 def test_the_shipped_table():
     table = load_price_table()
     assert DEFAULT_PRICES.name == "prices.yaml" and table.as_of
+    assert DEFAULT_PRICES.parent == Path(autovend.__file__).parent / "agents" / "llm"  # package data, no checkout
     assert table.price("gpt-4.1-mini") == Price(0.4, 0.1, 1.6, "gpt-4.1-mini")
     assert table.price("openai/gpt-4.1-mini").entry == "gpt-4.1-mini"  # a router's provider prefix
     assert table.price("GPT-4o").entry == "gpt-4o"  # case does not matter

