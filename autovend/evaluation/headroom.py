@@ -4,9 +4,9 @@
 
 with the final net assets of the three on the same world, horizon, seed and number of days:
 
-- **hold** is `examples/agents/hold.py:HoldAgent`, which buys nothing: its net assets are the start cash less
-  the daily fee of every day played, start_cash - days x machine_rent_per_day x machines (`hold_net_assets`,
-  held to a run of the agent by the tests), the same on every seed;
+- **hold** is `autovend.agents.hold:HoldAgent` (docs/agents.md's example), which buys nothing: its net assets
+  are the start cash less the daily fee of every day played, start_cash - days x machine_rent_per_day x machines
+  (`hold_net_assets`, held to a run of the agent by the tests), the same on every seed;
 - **oracle** is `autovend run --agent oracle` (`autovend.agents.oracle`), the PRIVILEGED reference policy that
   plans with the hidden demand model. Its plan does not depend on how many days are played, so the first
   `days` of a full run are its `days`-day result.

@@ -118,7 +118,7 @@ def references_entry(oracle: list[OracleRun]) -> dict[str, Any]:
     oracle = sorted(oracle, key=lambda r: r.seed)
     return {
         "horizon_days": len(oracle[0].daily),
-        "hold": {"agent": "examples/agents/hold.py:HoldAgent", "net_assets": oracle[0].hold},
+        "hold": {"agent": "autovend.agents.hold:HoldAgent", "net_assets": oracle[0].hold},
         "oracle": {
             "agent": "oracle",
             "privileged": True,
@@ -133,9 +133,10 @@ def headroom_lines(oracle: list[OracleRun], runs: list[BaselineRun], currency: s
     oracle = sorted(oracle, key=lambda r: r.seed)
     baseline = {r.seed: r.net_assets for r in runs}
     lines = [
-        "The hold policy (`examples/agents/hold.py:HoldAgent`: buys nothing, so its net assets are the start cash "
-        "less the daily fees) and the oracle (`autovend run --agent oracle`), a **privileged** reference that plans "
-        "with the hidden demand model no agent may read, over the whole horizon. Normalised score = "
+        "The hold policy (`autovend run --agent autovend.agents.hold:HoldAgent`, docs/agents.md's example: buys "
+        "nothing, so its net assets are the start cash less the daily fees) and the oracle (`autovend run --agent "
+        "oracle`), a **privileged** reference that plans with the hidden demand model no agent may read, over the "
+        "whole horizon. Normalised score = "
         "(agent − hold) / (oracle − hold): 0 is holding the cash, 1 the oracle.",
         "",
         f"| seed | hold ({currency}) | baseline ({currency}) | oracle, privileged ({currency}) | baseline normalised |",
