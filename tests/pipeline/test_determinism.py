@@ -216,7 +216,8 @@ def test_full_pipeline_on_baseline_kernels_and_one_blas_thread_rebuilds_the_comm
     assert res["calibration"] == committed["calibration_hash"]
     assert res["world"] == committed["world_hash"]
     # byte for byte, with the locked libraries; the committed bundle is shipped (`autovend world ship`), which
-    # adds the verdict and a Results section to its README and so changes the README's entry and the manifest's own hash
+    # adds the verdict and a Results section to its README, and the verdict and the headroom references (hold, oracle)
+    # to its manifest, and so changes the README's entry and the manifest's own hash
     shipped = {README, MANIFEST}
     exported = tmp_path / "cn20"
     assert {k: v for k, v in res["world_files"].items() if k not in shipped} == {
@@ -230,4 +231,5 @@ def test_full_pipeline_on_baseline_kernels_and_one_blas_thread_rebuilds_the_comm
         manifest["files"].pop(README)
         manifest.pop("manifest_hash")
         manifest.pop("validation", None)
+        manifest.pop("references", None)
     assert unshipped == committed
