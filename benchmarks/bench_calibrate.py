@@ -77,7 +77,7 @@ CHILD = textwrap.dedent(
         "cpu_s": time.process_time() - c0,
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "hash": res.content_hash(),
-        "machines": res.scalars["n_machines"],
+        "machines": res.estimates.n_machines,
     }))
     """
 )

@@ -31,7 +31,7 @@ STEPS = {
         src = load_source(TMP / "src")
         t_load = time.perf_counter() - t0
         res = calibrate(src, load_calibration_config(ROOT / "params/synthetic-cn.yaml"))
-        extra = {"load_and_check_s": t_load, "u": res.scalars["u"]}
+        extra = {"load_and_check_s": t_load, "u": res.estimates.u}
     """,
     "validate": """
         from autovend.calibration.config import load_calibration_config

@@ -13,12 +13,16 @@ that comes out NaN or infinite is refused with what would identify it, never wri
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from autovend import __version__
 from autovend.calibration.choice import choice_data
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.estimates import Estimates
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator, check_estimator, paper_estimates
 from autovend.calibration.identification import (
     Identification,
@@ -83,7 +87,7 @@ def calibrate(
             fallback = np.maximum(first.fits.raw.md_demand, 0.5)
             log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
             prior = (log_mean, float(first.shocks.sigma))
-        u_first_pass = first.np_fit["u"]
+        u_first_pass = first.np_fit.u
         del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
         release_freed()
         step("second pass")
@@ -93,16 +97,16 @@ def calibrate(
         pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
         c_fit = st.c_fit
         M = panel.n_machines
-        u = np_fit["u"]
+        u = np_fit.u
         weekday = panel.days["weekday"].to_numpy()
         e_loglog, e_loglog_se = loglog_elasticity(sh.sales, sh.W_act, sh.md_m, weekday[sh.md_d])
         paper = None
         if estimator == "paper":
             units_m = panel.machine_days.groupby("m")["units"].mean().reindex(range(M)).to_numpy(dtype=float)
-            paper = paper_estimates(np_fit["x_all_machines"], e_loglog, e_loglog_se, shocks.r_median, units_m, R_hat)
+            paper = paper_estimates(np_fit.x_all_machines, e_loglog, e_loglog_se, shocks.r_median, units_m, R_hat)
             u, c = paper.u, paper.c
-            np_fit = {**np_fit, "u": paper.u, "u_se": paper.u_se, "u_source": "paper", "x": paper.x}
-            np_fit = {**np_fit, "e": paper.e, "e_se": paper.e_se}
+            np_fit = dataclasses.replace(np_fit, u=paper.u, u_se=paper.u_se, u_source="paper", x=paper.x)
+            np_fit = dataclasses.replace(np_fit, e=paper.e, e_se=paper.e_se)
         refuse_unscaled_machines(panel.machines["machine_id"].to_numpy(), c)
         kappa = c / (u * R_hat)
         f_md = sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
@@ -113,7 +117,7 @@ def calibrate(
         )
         if paper is not None:  # every machine's scale from its observed mean daily units
             machines_out["kappa_source"] = "observed_mean_units"
-        scalars = {
+        fields: dict[str, Any] = {  # the calibration's `Estimates`, checked before it is built
             "schema_version": SCHEMA_VERSION,
             "code_version": __version__,
             "source_hash": panel.source_hash,
@@ -122,7 +126,16 @@ def calibrate(
             "settings": settings.model_dump(mode="json"),
             "eta": settings.eta,
             "phi": settings.phi,
-            **{k: v for k, v in np_fit.items() if k != "c"},
+            "u": np_fit.u,
+            "u_se": np_fit.u_se,
+            "u_source": np_fit.u_source,
+            "u_at_bound": np_fit.u_at_bound,
+            "x": np_fit.x,
+            "e": np_fit.e,
+            "e_se": np_fit.e_se,
+            "x_all_machines": np_fit.x_all_machines,
+            "u_machines": np_fit.u_machines,
+            "u_machine_days": np_fit.u_machine_days,
             "e_loglog": e_loglog,
             "e_loglog_se": e_loglog_se,
             "r": shocks.r,
@@ -150,11 +163,11 @@ def calibrate(
             "choice_loglik": fits.final.loglik,
             "choice_iterations": fits.raw.iterations + fits.final.iterations,
             "notes": notes,
-            "identification": _identification(panel, st, config, settings).model_dump(mode="json"),
+            "identification": _identification(panel, st, config, settings),
         }
         if paper is not None:  # recorded only when not the default, so default calibrations keep their bytes
-            scalars.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
-        refuse_non_finite(scalars, config)
+            fields.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
+        refuse_non_finite(fields, config)
         ids = panel.machines["machine_id"].to_numpy()
         diagnostics = {
             "machine_days": pd.DataFrame(
@@ -182,10 +195,11 @@ def calibrate(
                 f"less than {config.mm_tolerance:g}; raise mm_iterations"
             )
         del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is built
+        estimates = Estimates(**fields)  # with every note (the MM loops' cap is noted above)
         diagnostics["panel"] = panel_table(panel)
         return canonical_result(
             CalibrationResult(
-                scalars=scalars,
+                estimates=estimates,
                 popularity=popularity,
                 site_preference=site_pref,
                 subcategory=subcat,
@@ -204,9 +218,9 @@ def _identification(panel: Panel, st: Structure, config: CalibrationConfig, sett
     u, e, x = no_purchase_status(
         shelves_known=shelves_known,
         fallback_reason=st.u_fallback_reason,
-        at_bound=bool(np_fit["u_at_bound"]),
-        machines=int(np_fit["u_machines"]),
-        machine_days=int(np_fit["u_machine_days"]),
+        at_bound=bool(np_fit.u_at_bound),
+        machines=int(np_fit.u_machines),
+        machine_days=int(np_fit.u_machine_days),
         machines_left_out=int((u_days < config.min_machine_days_u).sum()),
         x_machine_days=int(np.count_nonzero(st.shelves.W_real > 0)),
         config=config,

@@ -17,13 +17,13 @@ over machines (`shocks`). It is the default because it recovers the synthetic op
 rho is the same latent lag-one estimate under both (the paper's "lag-one residual autocorrelation").
 
 A calibration records `estimator` in calibration.json only when it is not the default, so a default
-calibration's bytes are those of calibrations made before the switch existed (`estimator_of` reads it).
+calibration's bytes are those of calibrations made before the switch existed (`Estimates.estimator` reads it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -32,11 +32,6 @@ from autovend.errors import InsufficientDataError
 Estimator = Literal["structural", "paper"]
 ESTIMATORS: tuple[str, ...] = ("structural", "paper")
 DEFAULT_ESTIMATOR: Estimator = "structural"
-
-
-def estimator_of(scalars: dict[str, Any]) -> str:
-    """The estimator a calibration's scalars were made with (absent: the default)."""
-    return str(scalars.get("estimator", DEFAULT_ESTIMATOR))
 
 
 def check_estimator(name: str) -> Estimator:

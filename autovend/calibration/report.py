@@ -12,12 +12,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from autovend.calibration.estimator import estimator_of  # noqa: E402
+from autovend.calibration.estimates import Estimates, EstimatesError  # noqa: E402
 from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
 from autovend.calibration.result import CalibrationResult  # noqa: E402
 from autovend.canonical import diagnostic_frame, round_sig  # noqa: E402
 from autovend.demand.model import DemandModel, ShockProcess  # noqa: E402
-from autovend.demand.settings import DemandSettings  # noqa: E402
 from autovend.io import OutputKind, output_dir  # noqa: E402
 from autovend.png import fixed_style, save_png  # noqa: E402
 from autovend.world.price_response import site_response, units_lines  # noqa: E402
@@ -68,14 +67,14 @@ def _members(group: StatusGroup, noun: str, plural: str) -> str:
 
 def identification_rows(res: CalibrationResult, ident: Identification) -> list[tuple[str, str, str, str]]:
     """(parameter, value, status, reason) for each parameter group of the identification record."""
-    s = res.scalars
+    s = res.estimates
     rows = [
-        (f"`{key}`", _fmt(s.get(key)), _status(est.status, est.weak), est.reason)
-        for key, est in (("u", ident.u), ("e", ident.e), ("x", ident.x))
+        (f"`{key}`", _fmt(value), _status(est.status, est.weak), est.reason)
+        for key, value, est in (("u", s.u, ident.u), ("e", s.e, ident.e), ("x", s.x, ident.x))
     ]
-    r_value = f"{_fmt(s.get('r'))}, {_fmt(s.get('sigma'))}"
+    r_value = f"{_fmt(s.r)}, {_fmt(s.sigma)}"
     rows.append(("`r`, `sigma`", r_value, _status(ident.r.status, ident.r.weak), ident.r.reason))
-    rows.append(("`rho`", _fmt(s.get("rho")), _status(ident.rho.status, ident.rho.weak), ident.rho.reason))
+    rows.append(("`rho`", _fmt(s.rho), _status(ident.rho.status, ident.rho.weak), ident.rho.reason))
     nouns = {
         "kappa": ("machine", "machines"),
         "omega": ("product", "products"),
@@ -97,10 +96,9 @@ def identification_rows(res: CalibrationResult, ident: Identification) -> list[t
 
 
 def _identification_section(res: CalibrationResult) -> list[str]:
-    raw = res.scalars.get("identification")
-    if not raw:
+    ident = res.estimates.identification
+    if ident is None:
         return []
-    ident = Identification.model_validate(raw)
     lines = [
         "## What the data identify",
         "",
@@ -115,16 +113,12 @@ def _identification_section(res: CalibrationResult) -> list[str]:
     return [*lines, ""]
 
 
-def _u_sentence(s: dict) -> str:
-    raw = s.get("identification")
-    if raw:
-        u = Identification.model_validate(raw).u
+def _u_sentence(s: Estimates) -> str:
+    if s.identification is not None:
+        u = s.identification.u
         return f"u: {u.status}{' (weak)' if u.weak else ''}: {u.reason}."
-    shelves = "known shelves" if s.get("n_machines_inventory") else "sales-rule shelves (no inventory records)"
-    return (
-        f"u: {s.get('u_source')} from {s.get('u_machines', 0)} machines and "
-        f"{s.get('u_machine_days', 0):,} machine-days of {shelves}."
-    )
+    shelves = "known shelves" if s.n_machines_inventory else "sales-rule shelves (no inventory records)"
+    return f"u: {s.u_source} from {s.u_machines or 0} machines and {s.u_machine_days or 0:,} machine-days of {shelves}."
 
 
 @fixed_style
@@ -213,8 +207,8 @@ def calibration_model(res: CalibrationResult) -> DemandModel:
         capacity=m["capacity"].to_numpy(dtype=float),
         site_types=tuple(m["site_type"].astype(str)),
         categories=tuple(pop["category_l1"].astype(str)),
-        settings=DemandSettings.model_validate(res.scalars["settings"]),
-        shock=ShockProcess(sigma=float(res.scalars["sigma"]), rho=float(res.scalars["rho"])),
+        settings=res.estimates.demand_settings(),
+        shock=ShockProcess(sigma=res.estimates.sigma, rho=res.estimates.rho),
     )
 
 
@@ -222,7 +216,7 @@ def _price_response_section(res: CalibrationResult) -> list[str]:
     """Units against a common price multiplier of the calibrated machines (a world's README adds gross profit)."""
     try:
         model = calibration_model(res)
-    except (KeyError, ValueError):  # a calibration without settings, or a site type without an elasticity
+    except (EstimatesError, KeyError, ValueError):  # no settings recorded, or a site type without elasticity
         return []
     n_products = len(res.popularity)
     resp = site_response(model, res.machines["site_type"], np.ones(n_products), np.zeros(n_products), "")
@@ -242,46 +236,38 @@ def _price_response_section(res: CalibrationResult) -> list[str]:
 
 def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
     """The calibration.md text."""
-    s = res.scalars
-    rows = [
-        ("x: real / reference shelf attraction (geometric mean)", "x", s.get("x")),
-        ("e: elasticity of units to attraction at the typical shelf", "e", s.get("e")),
-        ("e, paper's log-log slope with machine and weekday effects", "e_loglog", s.get("e_loglog")),
-        ("u = x e / (1 - e)", "u", s.get("u")),
-        ("r: overdispersion (pooled)", "r", s.get("r")),
-        ("r: median of per-machine r_m (the paper's statistic)", "r_median", s.get("r_median")),
-        ("rho: lag-one autocorrelation of the latent shock", "rho", s.get("rho")),
-        ("rho if Poisson attenuation is ignored (counts)", "rho_naive_counts", s.get("rho_naive_counts")),
-        ("sigma = sqrt(ln(1 + 1/r))", "sigma", s.get("sigma")),
-        ("share of units in the kept subcategories", "kept_unit_share", s.get("kept_unit_share")),
-        ("kept products", "n_products_kept", s.get("n_products_kept")),
-        ("kept subcategories", "n_subcategories_kept", s.get("n_subcategories_kept")),
-        (
-            "machines (with inventory records)",
-            "n_machines",
-            f"{s.get('n_machines')} ({s.get('n_machines_inventory')})",
-        ),
-        ("units sold, all categories", "units_all", s.get("units_all")),
-        (
-            "demand / sales (lost to stockouts, imputed)",
-            "demand_to_sales_ratio",
-            s.get("demand_to_sales_ratio"),
-        ),
+    s = res.estimates
+    rows: list[tuple[str, str, object, float | None]] = [  # (label, symbol, value, its standard error)
+        ("x: real / reference shelf attraction (geometric mean)", "x", s.x, None),
+        ("e: elasticity of units to attraction at the typical shelf", "e", s.e, s.e_se),
+        ("e, paper's log-log slope with machine and weekday effects", "e_loglog", s.e_loglog, s.e_loglog_se),
+        ("u = x e / (1 - e)", "u", s.u, s.u_se),
+        ("r: overdispersion (pooled)", "r", s.r, None),
+        ("r: median of per-machine r_m (the paper's statistic)", "r_median", s.r_median, None),
+        ("rho: lag-one autocorrelation of the latent shock", "rho", s.rho, None),
+        ("rho if Poisson attenuation is ignored (counts)", "rho_naive_counts", s.rho_naive_counts, None),
+        ("sigma = sqrt(ln(1 + 1/r))", "sigma", s.sigma, None),
+        ("share of units in the kept subcategories", "kept_unit_share", s.kept_unit_share, None),
+        ("kept products", "n_products_kept", s.n_products_kept, None),
+        ("kept subcategories", "n_subcategories_kept", s.n_subcategories_kept, None),
+        ("machines (with inventory records)", "n_machines", f"{s.n_machines} ({s.n_machines_inventory})", None),
+        ("units sold, all categories", "units_all", s.units_all, None),
+        ("demand / sales (lost to stockouts, imputed)", "demand_to_sales_ratio", s.demand_to_sales_ratio, None),
     ]
+    first, last = s.period or ("", "")
     lines = [
-        f"# Calibration: {s.get('source_name', '')}",
+        f"# Calibration: {s.source_name}",
         "",
-        f"Source hash `{s.get('source_hash', '')[:16]}…`, period {s.get('period', ['', ''])[0]} to "
-        f"{s.get('period', ['', ''])[1]} ({s.get('n_days')} days), code {s.get('code_version')}. "
+        f"Source hash `{s.source_hash[:16]}…`, period {first} to "
+        f"{last} ({s.n_days} days), code {s.code_version}. "
         "Generated by `autovend calibrate`; the numbers below are what this source gives, whatever they are. "
-        f"Estimator: {estimator_of(s)} (`autovend calibrate --estimator`).",
+        f"Estimator: {s.estimator} (`autovend calibrate --estimator`).",
         "",
         "| quantity | symbol | this source | paper |",
         "|---|---|---|---|",
     ]
-    for label, key, value in rows:
+    for label, key, value, se in rows:
         paper = PAPER.get(key)
-        se = s.get(f"{key}_se")
         shown = _fmt(value)
         if isinstance(se, float) and not math.isnan(se):
             shown += f" ± {se:.2g}"
@@ -297,7 +283,7 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
     how = (
         f"kappa from the structural fit for {n_fit}, "
         f"from sales on sales-rule shelves for {(m['kappa_source'] == 'sales_rule').sum()}"
-        if estimator_of(s) == "structural"
+        if s.estimator == "structural"
         else "kappa from each machine's observed mean daily units on a typical real shelf (the paper's estimator)"
     )
     lines.append(
@@ -306,7 +292,7 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
         f"{m['mean_daily_units'].min():.1f} to {m['mean_daily_units'].max():.1f}."
     )
     lines += ["", *_price_response_section(res)]
-    notes = s.get("notes") or []
+    notes = s.notes
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     lines += ["", "## Figures", ""] + [f"![{f}]({f})" for f in figures]
@@ -334,8 +320,8 @@ def write_report(res: CalibrationResult, out_dir: str | Path, *, force: bool = F
         if "overdispersion" in diagnostics:
             overdispersion_figure(
                 diagnostics["overdispersion"],
-                round_sig(float(res.scalars["r"])),
-                round_sig(float(res.scalars["r_median"])),
+                round_sig(res.estimates.r),
+                round_sig(math.nan if res.estimates.r_median is None else res.estimates.r_median),
                 tmp / "overdispersion.png",
             )
             figs.append("overdispersion.png")

@@ -1,20 +1,20 @@
-"""The result of a calibration: its scalars and parameter tables, their content hash, and their folder on disk.
+"""The result of a calibration: its estimates and parameter tables, their content hash, and their folder on disk.
 
 `CalibrationResult` is what `autovend.calibration.calibrate.calibrate` returns and what the world export reads
-back; `canonical_result` rounds its estimates to the canonical significant digits.
+back: its scalars are one typed `Estimates` (`autovend.calibration.estimates`, which also reads and writes
+calibration.json); `canonical_result` rounds its estimates to the canonical significant digits.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from autovend.calibration.estimates import Estimates
+from autovend.calibration.estimates import CALIBRATION_FILE, Estimates, read_estimates
 from autovend.calibration.normalise import Factors
 from autovend.canonical import (
     canonical_frame,
@@ -32,16 +32,14 @@ TABLES = ("popularity", "site_preference", "subcategory", "machines")
 INPUT_SCALARS = frozenset({"params", "settings"})  # what the calibration was given, kept as given
 # scalars that describe the run rather than the estimates: not part of the content hash
 DIAGNOSTIC_SCALARS = frozenset({"code_version", "choice_iterations", "notes", "content_hash", "identification"})
-# kept in memory but not written: the MM fit's sweep count moves with the last bits of numpy's SIMD kernels, and
-# calibration.json is a DVC output that must be the same bytes on every CPU
-UNWRITTEN_SCALARS = frozenset({"choice_iterations"})
+# (the scalars kept in memory but not written, UNWRITTEN_SCALARS, are `autovend.calibration.estimates`'s)
 
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """Scalars (with their definitions' names) and the parameter tables of a calibration."""
+    """The estimates (every scalar, typed) and the parameter tables of a calibration."""
 
-    scalars: dict[str, Any]
+    estimates: Estimates
     popularity: (
         pd.DataFrame
     )  # sku_id, category_l1, category_l2, units, demand, exposure, machine_days, omega_raw, omega
@@ -50,15 +48,10 @@ class CalibrationResult:
     machines: pd.DataFrame  # machine_id, site_type, location?, capacity, kappa, R, U, mean_daily_units, ...
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
 
-    @property
-    def estimates(self) -> Estimates:
-        """The typed demand scalars downstream uses (`EstimatesError` if one is missing or not finite)."""
-        return Estimates.of(self.scalars)
-
     def to_dict(self) -> dict[str, Any]:
         """The scalars and tables as plain Python (tables as lists of records)."""
         return {
-            "scalars": self.scalars,
+            "scalars": self.estimates.stored(written=False),
             "popularity": self.popularity.to_dict(orient="records"),
             "site_preference": self.site_preference.to_dict(orient="records"),
             "subcategory": self.subcategory.to_dict(orient="records"),
@@ -80,7 +73,7 @@ class CalibrationResult:
         Writer bytes (Parquet metadata, compressor) and diagnostics do not enter it, so the same estimates
         have the same hash whichever library build wrote them.
         """
-        scalars = {k: v for k, v in self.scalars.items() if k not in DIAGNOSTIC_SCALARS}
+        scalars = {k: v for k, v in self.estimates.stored().items() if k not in DIAGNOSTIC_SCALARS}
         tables = {name: frame_hash(getattr(self, name)) for name in TABLES}
         return json_hash({"scalars": scalars, "tables": tables})
 
@@ -89,10 +82,9 @@ class CalibrationResult:
 
         `out_dir` must be absent, empty or an earlier calibration (`autovend.io.output_dir`) unless `force`.
         """
-        scalars = {k: v for k, v in self.scalars.items() if k not in UNWRITTEN_SCALARS}
-        scalars["content_hash"] = self.content_hash()
+        scalars = self.estimates.stored(content_hash=self.content_hash())
         with output_dir(out_dir, OutputKind.CALIBRATION, force=force) as tmp:
-            (tmp / "calibration.json").write_bytes(json_bytes(scalars))
+            (tmp / CALIBRATION_FILE).write_bytes(json_bytes(scalars))
             for name in TABLES:
                 (tmp / f"{name}.parquet").write_bytes(parquet_bytes(getattr(self, name)))
             if self.diagnostics:
@@ -102,16 +94,15 @@ class CalibrationResult:
 
     @classmethod
     def read(cls, out_dir: str | Path) -> CalibrationResult:
-        """Read a folder written by `write`."""
+        """Read a folder written by `write` (`EstimatesError` names calibration.json and what it lacks)."""
         out_dir = Path(out_dir)
-        scalars = json.loads((out_dir / "calibration.json").read_text(encoding="utf-8"))
-        scalars.pop("content_hash", None)
+        estimates = read_estimates(out_dir / CALIBRATION_FILE)
         diag_dir = out_dir / "diagnostics"
         diagnostics = (
             {p.stem: pd.read_parquet(p) for p in sorted(diag_dir.glob("*.parquet"))} if diag_dir.exists() else {}
         )
         return cls(
-            scalars=scalars,
+            estimates=estimates,
             popularity=pd.read_parquet(out_dir / "popularity.parquet"),
             site_preference=pd.read_parquet(out_dir / "site_preference.parquet"),
             subcategory=pd.read_parquet(out_dir / "subcategory.parquet"),
@@ -140,14 +131,22 @@ def canonical_result(res: CalibrationResult) -> CalibrationResult:
     (per machine-day tables) are kept at full precision and are not part of the content hash.
     Raises NonFiniteError when an estimate is NaN or infinite where a value is required.
     """
-    scalars = {
-        k: v if k in INPUT_SCALARS else canonical_value(v, path=f"calibration.{k}") for k, v in res.scalars.items()
-    }
     return dataclasses.replace(
         res,
-        scalars=scalars,
+        estimates=canonical_estimates(res.estimates),
         popularity=canonical_frame(res.popularity, what="popularity"),
         site_preference=canonical_frame(res.site_preference, what="site preference"),
         subcategory=canonical_frame(res.subcategory, what="subcategory coefficients"),
         machines=canonical_frame(res.machines, what="machine scales"),
+    )
+
+
+def canonical_estimates(estimates: Estimates) -> Estimates:
+    """The estimates rounded as `canonical_result` rounds them (inputs kept as given; NaN becomes None).
+
+    Raises NonFiniteError when one is infinite.
+    """
+    stored = estimates.stored(written=False)
+    return Estimates.from_stored(
+        {k: v if k in INPUT_SCALARS else canonical_value(v, path=f"calibration.{k}") for k, v in stored.items()}
     )

@@ -132,12 +132,33 @@ def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: Demand
     )
 
 
+@dataclass(frozen=True)
+class NoPurchase:
+    """The no-purchase fit as the calibration records it (the scalars' u, x and e and their companions).
+
+    u is the structural fit's, the paper's fallback, or the paper estimator's (`u_source`); c holds the fitted
+    machine scales c_m.
+    """
+
+    u: float
+    u_se: float
+    u_source: str  # "estimated", "fallback" or "paper"
+    u_at_bound: bool
+    x: float
+    e: float
+    e_se: float
+    x_all_machines: float
+    c: pd.Series  # c_m of the machines of the structural fit (empty when u is the fallback)
+    u_machines: int
+    u_machine_days: int
+
+
 def _no_purchase(
     sh: _Shelves, demand: np.ndarray, R_hat: np.ndarray, config: CalibrationConfig, notes: list[str]
-) -> tuple[dict[str, Any], str | None]:
+) -> tuple[NoPurchase, str | None]:
     """U (structural fit, or the paper's u when the source cannot identify it), x, e and the fitted c_m.
 
-    Returns the scalars and the reason the paper's u was used (None when u was estimated).
+    Returns them and the reason the paper's u was used (None when u was estimated).
     """
     ratio = sh.W_real / R_hat[sh.md_m]
     x_all = float(np.exp(np.mean(np.log(ratio[ratio > 0])))) if np.any(ratio > 0) else float("nan")
@@ -165,32 +186,32 @@ def _no_purchase(
         why = f"u hit its bound {config.u_bounds}: this source does not identify it"
     if npf is None or (npf.at_bound and config.u_fallback is not None):
         u = float(config.u_fallback)  # type: ignore[arg-type]
-        return {
-            "u": u,
-            "u_se": float("nan"),
-            "u_source": "fallback",
-            "u_at_bound": npf is not None,
-            "x": x_all,
-            "e": u / (u + x_all),
-            "e_se": float("nan"),
-            "x_all_machines": x_all,
-            "c": pd.Series(dtype=float),
-            "u_machines": 0,
-            "u_machine_days": 0,
-        }, why
-    return {
-        "u": npf.u,
-        "u_se": npf.u_se,
-        "u_source": "estimated",
-        "u_at_bound": npf.at_bound,
-        "x": npf.x,
-        "e": npf.e,
-        "e_se": npf.e_se,
-        "x_all_machines": x_all,
-        "c": npf.c,
-        "u_machines": npf.n_machines,
-        "u_machine_days": npf.n_machine_days,
-    }, None
+        return NoPurchase(
+            u=u,
+            u_se=float("nan"),
+            u_source="fallback",
+            u_at_bound=npf is not None,
+            x=x_all,
+            e=u / (u + x_all),
+            e_se=float("nan"),
+            x_all_machines=x_all,
+            c=pd.Series(dtype=float),
+            u_machines=0,
+            u_machine_days=0,
+        ), why
+    return NoPurchase(
+        u=npf.u,
+        u_se=npf.u_se,
+        u_source="estimated",
+        u_at_bound=npf.at_bound,
+        x=npf.x,
+        e=npf.e,
+        e_se=npf.e_se,
+        x_all_machines=x_all,
+        c=npf.c,
+        u_machines=npf.n_machines,
+        u_machine_days=npf.n_machine_days,
+    ), None
 
 
 @dataclass(frozen=True)
@@ -203,7 +224,7 @@ class Structure:
     gamma: pd.Series
     R_hat: np.ndarray
     shelves: _Shelves
-    np_fit: dict[str, Any]
+    np_fit: NoPurchase
     c: np.ndarray
     c_fit: pd.Series
     sales_only: Any
@@ -225,11 +246,11 @@ def fit_structure(
     R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
     sh = _shelves(panel, fits.data, b_hat, settings)
     np_fit, u_fallback_reason = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
-    u = np_fit["u"]
+    u = np_fit.u
     # machine scales: U_m = c_m from the structural fit, else from sales on the sales-rule shelves
     demand_ratio = float(imp.md_demand.sum() / max(sh.sales.sum(), 1e-12))
     c = np.full(M, np.nan)
-    c_fit = np_fit["c"]
+    c_fit = np_fit.c
     c[c_fit.index.to_numpy(dtype=int)] = c_fit.to_numpy()
     so = sales_only_scales(
         panel,

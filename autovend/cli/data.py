@@ -71,27 +71,27 @@ def calibrate_cmd(
     console = Console()
     with step_progress(console, "calibrate"):
         res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
-    s = res.scalars
-    table = Table(title=f"calibration of {s['source_name']} ({seconds:.1f} s, {estimator} estimator)")
+    s = res.estimates
+    table = Table(title=f"calibration of {s.source_name} ({seconds:.1f} s, {estimator} estimator)")
     table.add_column("quantity")
     table.add_column("value", justify="right")
-    for key in (
-        "u",
-        "x",
-        "e",
-        "e_loglog",
-        "r",
-        "r_median",
-        "rho",
-        "sigma",
-        "kept_unit_share",
-        "n_products_kept",
-        "n_machines",
-    ):
-        v = s[key]
+    shown: tuple[tuple[str, float | int | None], ...] = (
+        ("u", s.u),
+        ("x", s.x),
+        ("e", s.e),
+        ("e_loglog", s.e_loglog),
+        ("r", s.r),
+        ("r_median", s.r_median),
+        ("rho", s.rho),
+        ("sigma", s.sigma),
+        ("kept_unit_share", s.kept_unit_share),
+        ("n_products_kept", s.n_products_kept),
+        ("n_machines", s.n_machines),
+    )
+    for key, v in shown:
         table.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else str(v))
     console.print(table)
-    for note in s["notes"]:
+    for note in s.notes:
         console.print(f"[yellow]note:[/] {note}")
     console.print(f"wrote {out}" + (f" and {report}" if report else ""))
 
@@ -156,6 +156,7 @@ def summary(
     from rich.markup import escape
     from rich.table import Table
 
+    from autovend.calibration.estimates import read_estimates
     from autovend.errors import BundleError
     from autovend.marks import MISSING, number_cell
     from autovend.world.names import resolve_world
@@ -164,22 +165,22 @@ def summary(
     missing: list[str] = []
     cal = calibration / "calibration.json"
     if cal.exists():
-        s = json.loads(cal.read_text(encoding="utf-8"))
-        t = Table(title=f"calibration of {s.get('source_name', '')}")
+        s = read_estimates(cal)
+        t = Table(title=f"calibration of {s.source_name}")
         t.add_column("quantity")
         t.add_column("value", justify="right")
-        for key in (
-            "u",
-            "x",
-            "e",
-            "r",
-            "rho",
-            "kept_unit_share",
-            "n_products_kept",
-            "n_machines",
-            "units_all",
-        ):
-            v = s.get(key)
+        shown: tuple[tuple[str, float | int | None], ...] = (
+            ("u", s.u),
+            ("x", s.x),
+            ("e", s.e),
+            ("r", s.r),
+            ("rho", s.rho),
+            ("kept_unit_share", s.kept_unit_share),
+            ("n_products_kept", s.n_products_kept),
+            ("n_machines", s.n_machines),
+            ("units_all", s.units_all),
+        )
+        for key, v in shown:
             t.add_row(key, number_cell(v, "{:.4g}") if isinstance(v, float) else MISSING if v is None else str(v))
         console.print(t)
     else:

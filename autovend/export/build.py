@@ -93,14 +93,14 @@ class ExportResult:
 
 def _check_inputs(calibration: CalibrationResult, source: SourceTables, demand: DemandSettings) -> None:
     """Refuse a calibration made from another source or under other demand settings."""
-    cal_hash = str(calibration.scalars.get("source_hash", ""))
+    cal_hash = calibration.estimates.source_hash
     if cal_hash != source.content_hash:
         raise ExportError(
             f"the calibration was made from a source with content hash {cal_hash[:12]}..., but the source "
             f"folder given has hash {source.content_hash[:12]}...; pass the source the calibration was made "
             "from, or calibrate this source again"
         )
-    used = calibration.scalars.get("settings")
+    used = calibration.estimates.settings
     if used is not None and used != demand.model_dump(mode="json"):
         differ = sorted(k for k, v in demand.model_dump(mode="json").items() if used.get(k) != v)
         raise ExportError(
@@ -186,9 +186,8 @@ def build_world(
         )
     try:
         machines = canonical_frame(machines, rounded=ESTIMATE_COLUMNS, what="the world's machines")
-        estimates = calibration.estimates
-        sigma, rho = round_sig(estimates.sigma), round_sig(estimates.rho)
-    except (NonFiniteError, EstimatesError) as exc:
+        sigma, rho = round_sig(calibration.estimates.sigma), round_sig(calibration.estimates.rho)
+    except NonFiniteError as exc:
         raise ExportError(f"{exc}; a world needs every demand parameter (see the calibration report)") from exc
     eco = world_economics(economics, source.meta.currency, params.economics_rate, catalog["ref_price"])
     country = params.country or source.meta.country
@@ -369,7 +368,7 @@ def export_world(
     step("read the calibration")
     try:
         calibration = CalibrationResult.read(cal_dir)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EstimatesError) as exc:
         raise ExportError(
             f"cannot read the calibration in {cal_dir} ({exc}); run `autovend calibrate SOURCE_DIR -o {cal_dir}`"
         ) from exc
@@ -381,7 +380,7 @@ def export_world(
     choice = NetworkChoice.from_file(network) if network is not None else NetworkChoice(n_machines=n_machines)
     step("build the world")
     world = build_world(calibration, source, out_dir.name, params, demand, economics, choice)
-    estimates = calibration.estimates  # checked by build_world
+    estimates = calibration.estimates
     estimated, borrowed = _origin(world, estimates, params, economics, source)
     command = " ".join(
         [
@@ -401,7 +400,7 @@ def export_world(
         export=params.model_dump(mode="json"),
         estimated=estimated,
         borrowed=borrowed,
-        notes=tuple(str(n) for n in calibration.scalars.get("notes", [])),
+        notes=estimates.notes,
         estimator=estimates.estimator,
     )
     step("tables and README")
@@ -416,7 +415,7 @@ def export_world(
         {
             "export": params.model_dump(mode="json"),
             "network": {"file": choice.file_name, "sha256": choice.file_sha256, "machines": n_machines},
-            "calibration": calibration.scalars.get("params", {}),
+            "calibration": {} if estimates.params is None else estimates.params,
             "source_name": provenance.source_name,
         },
     )

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.calibration.estimates import Estimates
 from autovend.calibration.result import CalibrationResult
 from autovend.validation.bootstrap import METRICS, MIN_MACHINES, Scorer, machine_stats, metric_values
 from autovend.validation.controls import CONTROLS
@@ -52,6 +53,22 @@ class ValidationResult:
     replay_seconds: float = 0.0
     forecasts: dict[str, Forecast] = field(default_factory=dict)  # every forecast on `grid` (not written)
     grid: EvalGrid | None = None
+
+
+@dataclass(frozen=True)
+class EstimatorRun:
+    """Another estimator's training calibration (None: it could not calibrate) and its forecast."""
+
+    estimates: Estimates | None
+    forecast: Forecast | None
+
+
+def estimator_scalars(estimates: Estimates | None) -> dict[str, float]:
+    """The estimates the metrics report of an estimator's calibration (NaN each when it could not calibrate)."""
+    if estimates is None:
+        return dict.fromkeys(("u", "x", "e", "r", "sigma"), math.nan)
+    e = estimates
+    return {"u": e.u, "x": e.x, "e": e.e, "r": e.r, "sigma": e.sigma}
 
 
 def _seed_spread(grid: EvalGrid, f: Forecast) -> dict[str, dict[str, float]]:
@@ -124,7 +141,7 @@ def summarise(
     scorer: Scorer,
     forecasts: dict[str, Forecast],
     variants: dict[str, Forecast],
-    by_estimator: dict[str, dict[str, Any]],
+    by_estimator: dict[str, EstimatorRun],
     cal: CalibrationResult,
     shelves: Shelves,
     level: LevelChoice | None,
@@ -135,7 +152,7 @@ def summarise(
     """Score every forecast and assemble the outputs (module docstring)."""
     grid, config = scorer.grid, info["config"]
     scored = {name: scorer.add(f) for name, f in {**forecasts, **variants}.items()}
-    est_scores = {n: scorer.add(e["forecast"]) for n, e in by_estimator.items() if e["forecast"] is not None}
+    est_scores = {n: scorer.add(e.forecast) for n, e in by_estimator.items() if e.forecast is not None}
     model = scored["model"]
     comps = comparisons(scorer, "model", (*REFERENCES, *CONTROLS))
     metrics: dict[str, Any] = {k: model[k].value for k in METRICS}
@@ -147,17 +164,18 @@ def summarise(
     metrics["estimators"] = {
         "structural": {
             **{k: model[k].value for k in METRICS},
-            **{k: cal.scalars[k] for k in ("u", "x", "e", "r", "sigma")},
+            **estimator_scalars(cal.estimates),
         }
     }
     for name, e in by_estimator.items():
         vals = (
             {k: est_scores[name][k].value for k in METRICS} if name in est_scores else dict.fromkeys(METRICS, math.nan)
         )
-        metrics["estimators"][name] = {**vals, **e["scalars"]}
+        metrics["estimators"][name] = {**vals, **estimator_scalars(e.estimates)}
     metrics["seed_spread"] = _seed_spread(grid, forecasts["model"])
     metrics["level"] = _level_metrics(level, grid, info["train_md"], config.persistence_weeks)
-    metrics["train"] = {k: cal.scalars[k] for k in ("u", "x", "e", "r", "rho", "sigma")}
+    est = cal.estimates
+    metrics["train"] = {"u": est.u, "x": est.x, "e": est.e, "r": est.r, "rho": est.rho, "sigma": est.sigma}
     metrics.update(
         n_machines=grid.n_machines,
         n_machines_inventory=info["n_machines_inventory"],
@@ -177,7 +195,7 @@ def summarise(
         "test_end": info["test_end"],
         "shelves": shelves,
         "shelf_rule": SHELF_RULES[shelves].format(weeks=config.shelf_weeks),
-        "u_source": str(cal.scalars.get("u_source", "")),
+        "u_source": est.u_source or "",
         "source_hash": info["source_hash"],
         "code_version": info["code_version"],
         "not_computed": _reasons(metrics, grid.n_machines),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,7 +35,6 @@ from autovend import __version__
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, ESTIMATORS, check_estimator
-from autovend.calibration.identification import Identification
 from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.result import CalibrationResult
 from autovend.data.load import Source
@@ -60,7 +58,7 @@ from autovend.validation.shelves import (
     training_level_anchor,
     window_sales,
 )
-from autovend.validation.summary import ValidationResult, summarise
+from autovend.validation.summary import EstimatorRun, ValidationResult, summarise
 from autovend.validation.verdict import REFERENCES, Shelves
 
 
@@ -104,10 +102,9 @@ def _plan(full: Panel, train_days: int, assortment: pd.DataFrame, config: Valida
 
 def _training_caveats(cal: CalibrationResult) -> list[str]:
     """Notes on the training calibration's scalars that are not plainly estimated (its identification record)."""
-    raw = cal.scalars.get("identification")
-    if not raw:
+    ident = cal.estimates.identification
+    if ident is None:
         return []
-    ident = Identification.model_validate(raw)
     out = []
     for key in ("u", "e", "x", "r", "rho"):
         est = getattr(ident, key)
@@ -129,7 +126,7 @@ def demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings) 
         site_types=tuple(full.machines["site_type"].astype(str)),
         categories=tuple(full.products["category_l1"].astype(str)),
         settings=settings,
-        shock=ShockProcess(sigma=float(cal.scalars["sigma"]), rho=float(cal.scalars["rho"])),
+        shock=ShockProcess(sigma=cal.estimates.sigma, rho=cal.estimates.rho),
     )
 
 
@@ -142,9 +139,6 @@ def _shelves(
     if len(plan.pre_window):
         parts.append(pre_window_shelves(full, assortment, settings, start, plan.pre_window, fill))
     return WindowShelves.concat(parts)
-
-
-ESTIMATOR_SCALARS = ("u", "x", "e", "r", "sigma")
 
 
 @dataclass
@@ -241,7 +235,7 @@ def validate(
             "the source's products are made to order (source.yaml `made_to_order`): nothing runs out, so sales are "
             "demand and a shelf's depth plays no part; the forecast's stock is unlimited"
         )
-    fill = float(cal.scalars["typical_fill"])
+    fill = cal.estimates.typical_fill
     step("shelves")
     shelves = _shelves(full, plan, assortment, settings, train_days, fill)
     sales = window_sales(full, train_days, plan.machines)
@@ -360,9 +354,9 @@ def _estimators(
     estimators: tuple[str, ...],
     notes: list[str],
     base_rates: Callable[[DemandModel], np.ndarray],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, EstimatorRun]:
     """Each estimator's training calibration on the same shelves, seeds and level rule."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, EstimatorRun] = {}
     for name in estimators:
         if name == DEFAULT_ESTIMATOR:
             continue
@@ -370,11 +364,11 @@ def _estimators(
             alt = calibrate(source, until, settings, check_estimator(name))
         except (InsufficientDataError, CalibrationError, NonFiniteError) as exc:
             notes.append(f"the {name} estimator could not calibrate the training window: {exc}")
-            out[name] = {"scalars": {k: float("nan") for k in ESTIMATOR_SCALARS}, "forecast": None}
+            out[name] = EstimatorRun(estimates=None, forecast=None)
             continue
         alt_model = demand_model(alt, full, settings)
         f = run.play(f"estimator_{name}", base_rates(alt_model), model=alt_model)
-        out[name] = {"scalars": {k: alt.scalars[k] for k in ESTIMATOR_SCALARS}, "forecast": f}
+        out[name] = EstimatorRun(estimates=alt.estimates, forecast=f)
     return out
 
 

@@ -52,8 +52,8 @@ def test_one_machine_cannot_identify_u(tmp_path):
     with pytest.raises(InsufficientDataError, match=r"no-purchase weight u needs at least 2 machines"):
         calibrate(src, CalibrationConfig(u_fallback=None))
     res = calibrate(src)  # with the default fallback it runs and says so
-    assert res.scalars["u_source"] == "fallback"
-    assert any("paper's u" in n for n in res.scalars["notes"])
+    assert res.estimates.u_source == "fallback"
+    assert any("paper's u" in n for n in res.estimates.notes)
 
 
 def test_shocks_need_four_weeks(tmp_path):
@@ -65,14 +65,14 @@ def test_shocks_need_four_weeks(tmp_path):
 def test_results_round_trip_through_their_folder(tmp_path, synthetic_calibration):
     synthetic_calibration.write(tmp_path / "cal")
     back = CalibrationResult.read(tmp_path / "cal")
-    assert back.scalars["u"] == synthetic_calibration.scalars["u"]
+    assert back.estimates.u == synthetic_calibration.estimates.u
     pd.testing.assert_frame_equal(back.machines, synthetic_calibration.machines)
     pd.testing.assert_frame_equal(back.popularity, synthetic_calibration.popularity)
     b1 = back.base_attraction(["SH0001", "SH0002"])
     b0 = synthetic_calibration.base_attraction(["SH0001", "SH0002"])
     pd.testing.assert_frame_equal(b1, b0)
-    assert back.scalars["source_hash"] == synthetic_calibration.scalars["source_hash"]
-    assert len(back.scalars["source_hash"]) == 64
+    assert back.estimates.source_hash == synthetic_calibration.estimates.source_hash
+    assert len(back.estimates.source_hash) == 64
 
 
 def _rewrite(src, stem, change):
@@ -87,11 +87,11 @@ def test_a_machine_without_orders_is_left_out_with_a_note(tmp_path):
     idle = pd.DataFrame([{"machine_id": "MX99", "site_type": "hospital", "location": "", "capacity": "200"}])
     _rewrite(src, "machines", lambda m: pd.concat([m, idle], ignore_index=True))
     after = calibrate(load_source(src))  # used to raise IndexError in attach_sales
-    assert "1 machine without any sale of a kept product left out of the calibration: MX99" in after.scalars["notes"]
+    assert "1 machine without any sale of a kept product left out of the calibration: MX99" in after.estimates.notes
     assert list(after.machines["machine_id"]) == ["SH0001", "SH0002", "SH0003"]
     pd.testing.assert_frame_equal(after.machines, before.machines)
     pd.testing.assert_frame_equal(after.popularity, before.popularity)
-    assert after.scalars["u"] == before.scalars["u"]
+    assert after.estimates.u == before.estimates.u
 
 
 def test_a_source_with_one_product_builds_its_panel_and_refuses_an_unidentified_r(tmp_path):

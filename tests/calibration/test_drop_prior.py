@@ -109,7 +109,7 @@ def test_calibration_uses_the_configured_popularity_prior(tmp_path, prior):
     default = calibrate(source).popularity.set_index("sku_id")["omega"]
     res = calibrate(source, CalibrationConfig(popularity_prior=prior))
     omega = res.popularity.set_index("sku_id")["omega"]
-    assert res.scalars["params"]["popularity_prior"] == prior
+    assert res.estimates.params["popularity_prior"] == prior
     assert np.isfinite(omega).all() and (omega > 0).all()
     same = np.allclose(omega.to_numpy(), default.reindex(omega.index).to_numpy(), rtol=1e-6)
     assert same == (prior == "exposure")

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from autovend.calibration.estimator import estimator_of, paper_estimates
+from autovend.calibration.estimates import read_estimates
+from autovend.calibration.estimator import paper_estimates
 from autovend.errors import InsufficientDataError
 from tests.conftest import PARAMS, SETTINGS
 
@@ -47,25 +48,25 @@ def paper_calibration(synthetic_source):
 
 
 def test_paper_estimator_takes_the_loglog_slope_and_the_median_r(paper_calibration, synthetic_calibration):
-    s, d = paper_calibration.scalars, synthetic_calibration.scalars
-    assert s["e"] == s["e_loglog"]
-    assert s["r"] == s["r_median"]
-    assert s["u"] == pytest.approx(s["x"] * s["e"] / (1 - s["e"]), rel=1e-5)  # scalars rounded to 6 digits
-    assert s["sigma"] == pytest.approx(np.sqrt(np.log1p(1 / s["r"])), rel=1e-5)
+    s, d = paper_calibration.estimates, synthetic_calibration.estimates
+    assert s.e == s.e_loglog
+    assert s.r == s.r_median
+    assert s.u == pytest.approx(s.x * s.e / (1 - s.e), rel=1e-5)  # scalars rounded to 6 digits
+    assert s.sigma == pytest.approx(np.sqrt(np.log1p(1 / s.r)), rel=1e-5)
     # the statistics both estimators report are the same fit's
     for key in ("e_loglog", "r_median", "x_all_machines", "rho"):
-        assert s[key] == d[key], key
-    assert s["x"] == d["x_all_machines"]
-    assert d["e"] != d["e_loglog"] and d["r"] != d["r_median"]  # the default does not take them
+        assert getattr(s, key) == getattr(d, key), key
+    assert s.x == d.x_all_machines
+    assert d.e != d.e_loglog and d.r != d.r_median  # the default does not take them
 
 
 def test_paper_kappa_makes_a_typical_shelf_sell_the_observed_mean_units(paper_calibration):
     """Typical real shelf W = x R_m: expected units U W / (U + W) equal each machine's mean daily units."""
-    s, m = paper_calibration.scalars, paper_calibration.machines
-    W = s["x"] * m["R"].to_numpy()
+    s, m = paper_calibration.estimates, paper_calibration.machines
+    W = s.x * m["R"].to_numpy()
     U = m["U"].to_numpy()
     np.testing.assert_allclose(U * W / (U + W), m["mean_daily_units"].to_numpy(), rtol=1e-5)
-    np.testing.assert_allclose(U, s["u"] * m["R"].to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(U, s.u * m["R"].to_numpy(), rtol=1e-5)
     assert set(m["kappa_source"]) == {"observed_mean_units"}
 
 
@@ -76,8 +77,8 @@ def test_calibration_json_records_the_estimator_only_when_not_the_default(
     synthetic_calibration.write(tmp_path / "structural")
     paper = json.loads((tmp_path / "paper" / "calibration.json").read_text())
     default = json.loads((tmp_path / "structural" / "calibration.json").read_text())
-    assert paper["estimator"] == "paper" and estimator_of(paper) == "paper"
-    assert "estimator" not in default and estimator_of(default) == "structural"
+    assert paper["estimator"] == "paper" and read_estimates(tmp_path / "paper").estimator == "paper"
+    assert "estimator" not in default and read_estimates(tmp_path / "structural").estimator == "structural"
     assert paper["content_hash"] != default["content_hash"]
 
 

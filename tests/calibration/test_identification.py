@@ -11,6 +11,7 @@ import yaml
 
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.estimates import Estimates
 from autovend.calibration.identification import Identification, refuse_non_finite, refuse_unscaled_machines
 from autovend.calibration.result import DIAGNOSTIC_SCALARS, CalibrationResult
 from autovend.errors import InsufficientDataError
@@ -19,16 +20,17 @@ from tests.calibration.conftest import small_source
 
 
 def _ident(res: CalibrationResult) -> Identification:
-    return Identification.model_validate(res.scalars["identification"])
+    assert res.estimates.identification is not None
+    return res.estimates.identification
 
 
 def test_synthetic_source_estimates_u_r_rho_on_known_shelves(synthetic_calibration):
-    s = synthetic_calibration.scalars
+    s = synthetic_calibration.estimates
     ident = _ident(synthetic_calibration)
     assert ident.shelves_known
     for est in (ident.u, ident.e, ident.x, ident.r, ident.rho):
         assert est.status == "estimated" and not est.weak, est
-    assert (ident.u.machines, ident.u.machine_days) == (s["u_machines"], s["u_machine_days"]) == (67, 12261)
+    assert (ident.u.machines, ident.u.machine_days) == (s.u_machines, s.u_machine_days) == (67, 12261)
     assert (
         ident.u.reason
         == "structural Poisson fit on 67 machines, 12,261 machine-days of known shelves (inventory records)"
@@ -37,11 +39,11 @@ def test_synthetic_source_estimates_u_r_rho_on_known_shelves(synthetic_calibrati
 
 
 def test_synthetic_source_pools_the_scales_of_its_sales_only_machines(synthetic_calibration):
-    s, m = synthetic_calibration.scalars, synthetic_calibration.machines
+    s, m = synthetic_calibration.estimates, synthetic_calibration.machines
     ident = _ident(synthetic_calibration)
     # 99 machines, 67 with inventory records: 67 scales from the structural fit, 32 from the sales rule
     assert ident.counts("kappa") == {"estimated": 67, "pooled": 32, "borrowed": 0}
-    assert s["n_machines"] - s["n_machines_inventory"] == 32
+    assert s.n_machines - s.n_machines_inventory == 32
     (pooled,) = [g for g in ident.kappa if g.status == "pooled"]
     assert set(pooled.members) == set(m.loc[m["kappa_source"] == "sales_rule", "machine_id"])
     assert set(pooled.members) == set(m.loc[~m["has_inventory"], "machine_id"])
@@ -51,7 +53,7 @@ def test_synthetic_source_pools_the_scales_of_its_sales_only_machines(synthetic_
 def test_products_without_exposure_get_the_prior_mean_as_pooled(synthetic_calibration):
     pop = synthetic_calibration.popularity
     ident = _ident(synthetic_calibration)
-    assert sum(ident.counts("omega").values()) == synthetic_calibration.scalars["n_products_kept"] == 1372
+    assert sum(ident.counts("omega").values()) == synthetic_calibration.estimates.n_products_kept == 1372
     never_shown = sum(g.count for g in ident.omega if g.reason.startswith("never on a shelf of the product split"))
     assert never_shown == int((pop["exposure"] == 0).sum()) > 0
     assert all(g.status == "pooled" for g in ident.omega if g.reason.startswith("never on a shelf"))
@@ -64,12 +66,19 @@ def test_the_identification_record_is_outside_the_content_hash(synthetic_calibra
     """The record is diagnostic text: the committed world's calibration hash does not move with it."""
     res = synthetic_calibration
     assert "identification" in DIAGNOSTIC_SCALARS
-    without = {k: v for k, v in res.scalars.items() if k != "identification"}
-    assert dataclasses.replace(res, scalars=without).content_hash() == res.content_hash()
-    other = {**res.scalars, "identification": {"u": "anything else"}}
-    assert dataclasses.replace(res, scalars=other).content_hash() == res.content_hash()
-    moved = {**res.scalars, "u": res.scalars["u"] * 1.01}  # an estimate does move it
-    assert dataclasses.replace(res, scalars=moved).content_hash() != res.content_hash()
+    stored = res.estimates.stored()
+
+    def with_estimates(scalars: dict) -> CalibrationResult:
+        return dataclasses.replace(res, estimates=Estimates.from_stored(scalars))
+
+    without = {k: v for k, v in stored.items() if k != "identification"}
+    assert with_estimates(without).content_hash() == res.content_hash()
+    other = _ident(res).model_copy(update={"u": _ident(res).u.model_copy(update={"reason": "anything else"})})
+    assert with_estimates({**stored, "identification": other.model_dump(mode="json")}).content_hash() == (
+        res.content_hash()
+    )
+    moved = {**stored, "u": res.estimates.u * 1.01}  # an estimate does move it
+    assert with_estimates(moved).content_hash() != res.content_hash()
 
 
 def test_the_record_round_trips_through_calibration_json(tmp_path, synthetic_calibration):
@@ -80,9 +89,9 @@ def test_the_record_round_trips_through_calibration_json(tmp_path, synthetic_cal
 
 @pytest.mark.slow
 def test_without_inventory_records_every_estimate_says_it_rests_on_sales_rule_shelves(no_inventory_calibration):
-    s = no_inventory_calibration.scalars
+    s = no_inventory_calibration.estimates
     ident = _ident(no_inventory_calibration)
-    assert s["n_machines_inventory"] == 0 and not ident.shelves_known
+    assert s.n_machines_inventory == 0 and not ident.shelves_known
     assert ident.u.status == "estimated" and ident.u.weak
     assert ident.u.reason.startswith("structural Poisson fit on 3 machines, 120 machine-days of sales-rule shelves")
     assert "no inventory records" in ident.u.reason and "known shelves" not in ident.u.reason
@@ -102,9 +111,9 @@ def test_without_inventory_records_every_estimate_says_it_rests_on_sales_rule_sh
 
 
 def test_one_machine_borrows_u_from_the_paper_and_pools_its_scale(one_machine_calibration):
-    s = one_machine_calibration.scalars
+    s = one_machine_calibration.estimates
     ident = _ident(one_machine_calibration)
-    assert s["u_source"] == "fallback"
+    assert s.u_source == "fallback"
     assert ident.u.status == "borrowed" and ident.e.status == "borrowed"
     assert "needs at least 2 machines" in ident.u.reason and "the paper's u" in ident.u.reason
     assert ident.x.status == "estimated" and ident.x.weak and ident.x.machine_days == 40
@@ -131,7 +140,7 @@ def test_rho_at_its_lower_bound_is_marked_weak(four_months_one_inventory):
     cfg = CalibrationConfig(keep_subcategories=["coffee_drinks"], until="2024-08-06")
     res = calibrate(src, cfg)
     ident = _ident(res)
-    assert res.scalars["rho"] == 0.0
+    assert res.estimates.rho == 0.0
     assert ident.rho.weak and ident.rho.reason.startswith("at its lower bound 0")
     assert not ident.r.weak  # r itself is measured on the machine with known shelves
 

@@ -80,12 +80,12 @@ def test_popularity_ranks_products(compared):
     ],
 )
 def test_scalars_recovered(synthetic_calibration, truth, name, tol):
-    est, tru = synthetic_calibration.scalars[name], truth["scalars"][name]
+    est, tru = getattr(synthetic_calibration.estimates, name), truth["scalars"][name]
     assert est == pytest.approx(tru, rel=tol), (name, est, tru)
 
 
 def test_rho_recovered(synthetic_calibration, truth):
-    assert abs(synthetic_calibration.scalars["rho"] - truth["scalars"]["rho"]) <= 0.05
+    assert abs(synthetic_calibration.estimates.rho - truth["scalars"]["rho"]) <= 0.05
 
 
 def test_site_preference_and_subcategories_recovered(compared):
@@ -140,14 +140,14 @@ def test_no_purchase_weights_recovered(synthetic_calibration, truth):
 
 def test_rho_without_the_attenuation_correction_fails(synthetic_calibration, truth):
     """The lag-one autocorrelation of daily counts is attenuated by Poisson noise."""
-    naive = synthetic_calibration.scalars["rho_naive_counts"]
+    naive = synthetic_calibration.estimates.rho_naive_counts
     assert abs(naive - truth["scalars"]["rho"]) > 0.05, naive
 
 
 def test_u_from_the_loglog_slope_fails(synthetic_calibration, truth):
     """u built from the paper's log-log slope (which mixes days of low stock) is biased."""
-    s = synthetic_calibration.scalars
-    u_loglog = s["x"] * s["e_loglog"] / (1 - s["e_loglog"])
+    s = synthetic_calibration.estimates
+    u_loglog = s.x * s.e_loglog / (1 - s.e_loglog)
     assert abs(u_loglog / truth["scalars"]["u"] - 1) > 0.15, u_loglog
 
 

@@ -29,11 +29,11 @@ def test_report_written_twice_is_the_same_bytes(tmp_path, synthetic_calibration)
 
 
 def test_report_tables_what_the_data_identify(synthetic_calibration):
-    s = synthetic_calibration.scalars
+    s = synthetic_calibration.estimates
     text = render_markdown(synthetic_calibration, [])
     assert "## What the data identify" in text and "| parameter | value | status | reason |" in text
     u_row = (
-        f"| `u` | {s['u']:,.4g} | estimated | structural Poisson fit on 67 machines, 12,261 machine-days of known "
+        f"| `u` | {s.u:,.4g} | estimated | structural Poisson fit on 67 machines, 12,261 machine-days of known "
         "shelves (inventory records) |"
     )
     assert u_row in text
@@ -46,7 +46,7 @@ def test_report_without_inventory_records_does_not_claim_known_shelves(no_invent
     text = render_markdown(no_inventory_calibration, [])
     assert "known shelves" not in text
     assert "u: estimated (weak): structural Poisson fit on 3 machines, 120 machine-days of sales-rule shelves" in text
-    assert f"| `u` | {no_inventory_calibration.scalars['u']:,.4g} | estimated, weak | " in text
+    assert f"| `u` | {no_inventory_calibration.estimates.u:,.4g} | estimated, weak | " in text
     assert "| `kappa` | 3 machines (SH0001, SH0002, SH0003) | estimated, weak | " in text
     assert "no demand settings of its own: price elasticity and environment from the pooled `unknown`" in text
 
@@ -54,7 +54,7 @@ def test_report_without_inventory_records_does_not_claim_known_shelves(no_invent
 def test_report_names_what_was_borrowed_and_pooled(one_machine_calibration):
     text = render_markdown(one_machine_calibration, [])
     assert (
-        f"| `u` | {one_machine_calibration.scalars['u']:,.4g} | borrowed | the no-purchase weight u needs at least 2"
+        f"| `u` | {one_machine_calibration.estimates.u:,.4g} | borrowed | the no-purchase weight u needs at least 2"
         in text
     )
     assert "| `e` | " in text and "| borrowed | u / (u + x) with the paper's u and this source's x |" in text

@@ -74,9 +74,9 @@ def test_every_control_is_rejected_by_the_product_level_score_but_the_shock(synt
 
 def test_parameters_are_reestimated_before_the_window(synthetic_validation, synthetic_calibration):
     cal = synthetic_validation.calibration
-    assert cal.scalars["params"]["until"] == synthetic_validation.provenance["test_start"] == "2024-10-06"
-    assert cal.scalars["period"][1] == "2024-10-05"
-    assert cal.scalars["u"] != synthetic_calibration.scalars["u"]
+    assert cal.estimates.params["until"] == synthetic_validation.provenance["test_start"] == "2024-10-06"
+    assert cal.estimates.period[1] == "2024-10-05"
+    assert cal.estimates.u != synthetic_calibration.estimates.u
 
 
 def test_replay_rates_are_the_kernel_on_the_recorded_shelf(synthetic_source, synthetic_validation):
@@ -301,7 +301,7 @@ def test_a_metric_that_cannot_be_computed_is_null_with_its_reason_and_no_numpy_w
 
 def test_validation_notes_what_the_training_calibration_could_not_identify(coffee_only):
     res, out, _ = coffee_only
-    assert res.calibration.scalars["u_source"] == "fallback" and res.calibration.scalars["rho"] == 0.0
+    assert res.calibration.estimates.u_source == "fallback" and res.calibration.estimates.rho == 0.0
     notes = "\n".join(res.notes)
     assert "training calibration: u is borrowed: the no-purchase weight u needs at least 2 machines" in notes
     assert "training calibration: rho is estimated, weak: at its lower bound 0" in notes

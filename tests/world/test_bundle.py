@@ -1,5 +1,6 @@
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import shutil
 import subprocess
@@ -13,16 +14,19 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from autovend.calibration.estimates import Estimates
 from autovend.calibration.result import CalibrationResult
 from autovend.canonical import parquet_bytes, round_array
 from autovend.cli import app
 from autovend.data.hashing import source_hash
 from autovend.demand.model import DemandModel
-from autovend.demand.settings import DemandSettings
+from autovend.demand.settings import DemandSettings, load_demand_settings
 from autovend.errors import BundleError, ExportError, OutputExistsError
-from autovend.export.build import export_world
+from autovend.export.build import build_world, export_world
 from autovend.export.network import PAPER_NETWORK, paper_devices
+from autovend.export.params import load_economics, load_export_params
 from autovend.export.ship import unshipped_readme
+from autovend.export.source import read_source_tables
 from autovend.sim import Simulator
 from autovend.world.bundle import (
     BUNDLE_FILES,
@@ -108,22 +112,22 @@ def write_small_inputs(folder: Path) -> tuple[Path, Path]:
     kappa = 1.0 + 0.25 * np.arange(n)
     R = 40.0 * kappa
     calibration = CalibrationResult(
-        scalars={
-            "schema_version": 1,
-            "source_hash": source_hash(src),
-            "source_name": "tiny-cn",
-            "settings": DemandSettings().model_dump(mode="json"),
-            "params": {"em_rounds": 4},
-            "u": 0.03,
-            "x": 0.0638,
-            "e": 0.318,
-            "r": 2.74,
-            "sigma": 0.55,
-            "rho": 0.2,
-            "eta": 0.5,
-            "phi": 5.0,
-            "typical_fill": 0.5,
-        },
+        estimates=Estimates(
+            schema_version=1,
+            source_hash=source_hash(src),
+            source_name="tiny-cn",
+            settings=DemandSettings().model_dump(mode="json"),
+            params={"em_rounds": 4},
+            u=0.03,
+            x=0.0638,
+            e=0.318,
+            r=2.74,
+            sigma=0.55,
+            rho=0.2,
+            eta=0.5,
+            phi=5.0,
+            typical_fill=0.5,
+        ),
         popularity=pd.DataFrame(
             {
                 "sku_id": [p[0] for p in PRODUCTS],
@@ -287,6 +291,32 @@ def test_export_is_byte_identical_when_repeated(small, tmp_path):
     export_paper(cal, src, tmp_path / "tiny20")
     for name in [*BUNDLE_FILES, MANIFEST]:
         assert (tmp_path / "tiny20" / name).read_bytes() == (first / name).read_bytes(), name
+
+
+# what the tiny inputs gave when export read the calibration as a dict of scalars (before `Estimates` was passed)
+TINY_CALIBRATION_JSON_SHA256 = "2b344cca586123b046d3add51b6fbdeb3a39f6732118b7646e9daf11208ce2da"
+TINY_WORLD_HASH = "36c80842daf0c116469c0e6ef9acc44eda2b5fab898af64c49ad0e3c37c19f23"
+TINY_CALIBRATION_HASH = "597392e1178a97a5b21641a7d1e148a0cb78f2fc9b98056f05a0d00b8d1f6c58"
+
+
+def test_export_from_estimates_gives_the_bundle_of_the_scalar_dict(small):
+    """calibration.json written from `Estimates` and the bundle exported from it: the bytes of before."""
+    cal, _, bundle = small
+    assert hashlib.sha256((cal / "calibration.json").read_bytes()).hexdigest() == TINY_CALIBRATION_JSON_SHA256
+    manifest = read_manifest(bundle)
+    assert (manifest["world_hash"], manifest["calibration_hash"]) == (TINY_WORLD_HASH, TINY_CALIBRATION_HASH)
+
+
+def test_export_takes_the_estimates_in_memory_or_read_back(small):
+    """The world built from a calibration in memory is the world built from its folder (Estimates read back)."""
+    cal, src, _ = small
+    in_memory = CalibrationResult.read(cal)
+    in_memory = dataclasses.replace(in_memory, estimates=Estimates(**in_memory.estimates.stored()))
+    source, params = read_source_tables(src), load_export_params(None)
+    demand, economics = load_demand_settings(None), load_economics(None)
+    a = build_world(in_memory, source, "tiny20", params, demand, economics)
+    b = build_world(CalibrationResult.read(cal), source, "tiny20", params, demand, economics)
+    assert_worlds_equal(a, b)
 
 
 def test_another_seed_changes_the_world_and_its_hash(small, tmp_path):
