@@ -29,8 +29,8 @@ from typing import Any
 
 from autovend.errors import AutoVendError, OutputExistsError
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RunSummary, is_finished, run_episode
+from autovend.session import ToolSession
 from autovend.tools.result import ToolResult
-from autovend.tools.session import ToolSession
 from autovend.world.model import World
 
 HUMAN_AGENT = "human"

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from autovend.env import VendingEnv
     from autovend.evaluation.economics import ShelfEconomics
     from autovend.evaluation.shelves import ShelfPanel
+    from autovend.session import ToolSession
     from autovend.sim import Simulator
-    from autovend.tools.session import ToolSession
 
 RUN_FORMAT = "autovend-run"
 RUN_VERSION = 1

@@ -31,9 +31,9 @@ import anyio
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from autovend.errors import ConfigError
+from autovend.mcp.jsonrpc import id_problem, parse_error
+from autovend.mcp.play import Play
 from autovend.tools.guard import InputError, loads
-from autovend.tools.jsonrpc import id_problem, parse_error
-from autovend.tools.mcp_play import Play
 
 RUN_QUERY = "run"  # ?run=NAME in the server URL names the run a client plays
 SESSION_HEADER = "mcp-session-id"

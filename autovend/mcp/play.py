@@ -47,8 +47,8 @@ from autovend.runner import (
     read_checkpoint,
     run_episode,
 )
+from autovend.session import ToolSession
 from autovend.tools.result import ToolResult
-from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import dumps
 from autovend.world.model import World
 

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from autovend.cli import app
 from autovend.errors import BundleError, ConfigError
-from autovend.tools.mcp_http import is_loopback
+from autovend.mcp.http import is_loopback
 
 
 @pytest.mark.parametrize(
