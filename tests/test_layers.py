@@ -7,7 +7,8 @@ layer (parts that share a layer know nothing of each other). Every import counts
 `if TYPE_CHECKING:`, inside functions (lazy imports) and `importlib.import_module("autovend...")` with a literal
 name. A failure names the file, the line and the import that runs the wrong way.
 
-Reading the table from the top: the doors (cli, console, mcp, sweep) drive episodes through the runner; the runner runs an agent and hands the run to the evaluation; agents
+Reading the table from the top: the doors (cli, console, mcp, sweep) drive episodes through the runner or the
+outside-player driver (`autovend.outside`); the runner runs an agent and hands the run to the evaluation; agents
 play through the in-process session (`autovend.session`, a door of its own) or the gymnasium env; both stand on
 the environment (`autovend.env`: simulator + tools + the privilege boundary), which serves the tool definitions
 (`autovend.tools`), which read the simulator (`autovend.sim`) of a world (`autovend.world`).
@@ -48,7 +49,7 @@ LAYERS: Layers = (
     ("agents", ("agents", "vector"), "the baseline, oracle and LLM agents; the vector env over gym"),
     ("evaluation", ("evaluation",), "metrics, reports and verification of runs (it replays them with the oracle)"),
     ("runner", ("runner",), "running an agent through an episode into a run folder"),
-    ("drivers", ("sweep",), "sweeps of agents x seeds x worlds"),
+    ("drivers", ("outside", "sweep"), "one outside player feeding the runner; sweeps of agents x seeds x worlds"),
     ("mcp", ("mcp",), "the MCP door: server over stdio and HTTP, scored play"),
     ("console", ("console",), "the web console: replay a run, play an episode by hand"),
     ("cli", ("cli",), "the command line"),
@@ -157,7 +158,7 @@ def test_every_import_runs_down():
 def test_the_doors_stand_above_the_environment_and_the_tools_below_it():
     env = LAYER_OF["env"]
     assert LAYER_OF["tools"] < env
-    assert all(LAYER_OF[door] > env for door in ("session", "gym", "mcp", "console", "sweep", "cli"))
+    assert all(LAYER_OF[door] > env for door in ("session", "gym", "mcp", "console", "sweep", "cli", "outside"))
 
 
 TOY_LAYERS: Layers = (("ground", (ROOT, "low"), ""), ("top", ("high",), ""))
