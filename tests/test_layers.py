@@ -7,8 +7,8 @@ layer (parts that share a layer know nothing of each other). Every import counts
 `if TYPE_CHECKING:`, inside functions (lazy imports) and `importlib.import_module("autovend...")` with a literal
 name. A failure names the file, the line and the import that runs the wrong way.
 
-Reading the table from the top: the doors (cli, console, mcp, sweep) drive episodes through the runner or the
-outside-player driver (`autovend.outside`); the runner runs an agent and hands the run to the evaluation; agents
+Reading the table from the top: the doors (cli; mcp, console, sweep) drive episodes through the runner, a player
+outside the process through the one outside-player driver (`autovend.outside`); the runner runs an agent and hands the run to the evaluation; agents
 play through the in-process session (`autovend.session`, a door of its own) or the gymnasium env; both stand on
 the environment (`autovend.env`: simulator + tools + the privilege boundary), which serves the tool definitions
 (`autovend.tools`), which read the simulator (`autovend.sim`) of a world (`autovend.world`).
@@ -33,8 +33,8 @@ LAYERS: Layers = (
     ("package", (ROOT, "errors"), "the version and the named exceptions"),
     (
         "utilities",
-        ("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance"),
-        "small helpers that know nothing of vending",
+        ("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access"),
+        "small helpers that know nothing of vending (access: who may reach a web door)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),
@@ -49,9 +49,12 @@ LAYERS: Layers = (
     ("agents", ("agents", "vector"), "the baseline, oracle and LLM agents; the vector env over gym"),
     ("evaluation", ("evaluation",), "metrics, reports and verification of runs (it replays them with the oracle)"),
     ("runner", ("runner",), "running an agent through an episode into a run folder"),
-    ("drivers", ("outside", "sweep"), "one outside player feeding the runner; sweeps of agents x seeds x worlds"),
-    ("mcp", ("mcp",), "the MCP door: server over stdio and HTTP, scored play"),
-    ("console", ("console",), "the web console: replay a run, play an episode by hand"),
+    ("outside", ("outside",), "the one driver of an outside player: the runner on a thread, fed from a queue"),
+    (
+        "doors",
+        ("mcp", "console", "sweep"),
+        "the MCP server (stdio, HTTP, scored play); the web console (replay, play by hand); sweeps",
+    ),
     ("cli", ("cli",), "the command line"),
 )
 

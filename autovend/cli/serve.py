@@ -49,8 +49,8 @@ def serve(
     ),
 ) -> None:
     """Serve episodes over MCP: the 18 tools, the system prompt and the daily prompt (docs/mcp-clients.md)."""
+    from autovend.access import bearer_token
     from autovend.errors import ConfigError
-    from autovend.mcp.http import bearer_token
 
     if transport not in ("stdio", "http"):
         raise ConfigError(f"--transport must be stdio or http, got {transport!r}")

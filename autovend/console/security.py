@@ -13,7 +13,7 @@ A console plays an episode for whoever reaches it, so it keeps out what a browse
   `<meta name="autovend-csrf">`; `GET /api/csrf` for scripts on the same machine, which other sites' pages
   cannot read: no CORS). A request without it is refused (403) and changes nothing. A request that carries
   the bearer token in its `Authorization` header needs none (a browser never adds that header by itself).
-- **A bearer token** when one is set (required off loopback: `autovend.mcp.http.bearer_token`, as
+- **A bearer token** when one is set (required off loopback: `autovend.access.bearer_token`, as
   `autovend serve`): every request carries `Authorization: Bearer TOKEN`, or the cookie a browser gets by
   opening any page once with `?token=TOKEN` (HttpOnly, SameSite=Strict; the address is then reloaded without
   the token), else 401.
@@ -27,7 +27,7 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from autovend.mcp.http import bearer_authorized, is_loopback
+from autovend.access import bearer_authorized, is_loopback
 
 CSRF_HEADER = "x-autovend-csrf"
 TOKEN_COOKIE = "autovend_console_token"
