@@ -1,7 +1,7 @@
 """The outside-player driver (`autovend.outside`): the runner on a thread, fed jobs from other threads.
 
 Runs of a toy world for a day or two without the evaluation, so every test is quick; the doors that use the
-driver (tests/console/test_episode.py, tests/tools/test_mcp_play.py) play whole scored runs.
+driver (tests/console/test_episode.py, tests/mcp/test_play.py) play whole scored runs.
 """
 
 from __future__ import annotations
