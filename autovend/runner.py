@@ -58,8 +58,8 @@ from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.rundir import default_run_dir
 from autovend.runlock import hold_run_folder
+from autovend.session import ToolSession
 from autovend.sim.checkpoint import read_payload
-from autovend.tools.session import ToolSession
 from autovend.world.model import World
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from typing import Any
 
 from autovend.agents.baseline import BaselineAgent
 from autovend.runner import run_episode
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.world.bundle import load_world
 
 WORLD, SEED, BUDGET_S = Path("worlds/cn20"), 1, 60.0

@@ -43,7 +43,7 @@ TARGET_RATIO = 1.2  # issue [M]: get_device_detail over stdio vs the SDK's ping
 
 def make_world(world_path: str | None) -> Any:
     if world_path:
-        from autovend.tools.mcp_server import load_world
+        from autovend.mcp.server import load_world
 
         return load_world(world_path)
     from autovend.world.toy import toy_world
@@ -53,8 +53,8 @@ def make_world(world_path: str | None) -> Any:
 
 def played_session(world: Any, days: int, seed: int = 1) -> Any:
     """A session whose simulator has been run for `days` days by the scripted policy."""
+    from autovend.session import ToolSession
     from autovend.sim.scripted import KeepStocked, rotating_assortment
-    from autovend.tools.session import ToolSession
 
     session = ToolSession(world, seed=seed)
     sim = simulator_of(session)
@@ -72,7 +72,7 @@ def played_session(world: Any, days: int, seed: int = 1) -> Any:
 
 def serve(world_path: str | None, days: int) -> None:
     """The server side: play `days` days, then serve the session over stdio with a `ping` tool."""
-    from autovend.tools.mcp_server import ExtraTool, build_server
+    from autovend.mcp.server import ExtraTool, build_server
 
     world = make_world(world_path)
     app = build_server(world, seed=1, extra_tools=[ExtraTool("ping", "Return {} at once.", lambda _: {})])

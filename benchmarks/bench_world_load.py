@@ -30,7 +30,7 @@ CHILD = textwrap.dedent(
     import time
     t0 = time.perf_counter()
     import json, sys
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
     from autovend.world.bundle import load_world
     t1 = time.perf_counter()
     world = load_world(sys.argv[1])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import autovend.gym  # noqa: F401 - registers AutoVend-v0
 from autovend.env.boundary import simulator_of
 from autovend.gym import AutoVendEnv, parse_action
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from autovend.errors import ConfigError
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 
 @runtime_checkable

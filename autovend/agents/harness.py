@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from autovend.env.boundary import episode_of
 from autovend.errors import AgentError
-from autovend.tools.session import ToolResult, ToolSession
+from autovend.session import ToolResult, ToolSession
 
 if TYPE_CHECKING:
     import os

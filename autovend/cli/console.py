@@ -30,9 +30,9 @@ def console_cmd(
     ),
 ) -> None:
     """A local web console: replay runs with a day slider, or play an episode through the 18 tools."""
+    from autovend.access import bearer_token
     from autovend.console.server import serve
     from autovend.errors import ConfigError
-    from autovend.tools.mcp_http import bearer_token
 
     runs = list(run or [])
     if runs and (world is not None or out is not None):

@@ -49,8 +49,8 @@ def serve(
     ),
 ) -> None:
     """Serve episodes over MCP: the 18 tools, the system prompt and the daily prompt (docs/mcp-clients.md)."""
+    from autovend.access import bearer_token
     from autovend.errors import ConfigError
-    from autovend.tools.mcp_http import bearer_token
 
     if transport not in ("stdio", "http"):
         raise ConfigError(f"--transport must be stdio or http, got {transport!r}")
@@ -67,7 +67,7 @@ def serve(
     if finish and (out is None or force):
         raise ConfigError("--finish scores the runs in --out as they stand: give --out RUN, and no --force")
     token = bearer_token(host, token_env) if transport == "http" else None
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
 
     world_path = None
     scored_days = days
@@ -122,7 +122,7 @@ def serve(
 def _finish(world: Any, seed: int, out: Path, world_path: Path | None) -> None:
     """`--finish`: score every unfinished run in `out` with the runner's evaluation and print its net assets."""
     from autovend.errors import ConfigError
-    from autovend.tools.mcp_play import score_now, unfinished_runs
+    from autovend.mcp.play import score_now, unfinished_runs
 
     runs = unfinished_runs(out)
     if not runs:

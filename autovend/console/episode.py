@@ -6,43 +6,36 @@
     episode.state()                            # PlayState: day, the daily report, notebook, metrics at the end
     episode.close()                            # stop; starting again on the same folder resumes
 
-The episode is an ordinary `autovend.runner.run_episode` on a thread of its own, whose agent (`HumanAgent`,
-named "human") takes its tool calls from a queue instead of deciding them: the calls are carried out on the
-runner's thread, in order, so the run folder is exactly what `autovend run` writes for any agent (run.json,
-trajectory.jsonl, records, daily.csv, and at the end metrics.json, report.md, report.html and figures, scored
-by the same evaluation). The runner checkpoints after every settled day (`sync`: a process with threads must
-not fork); starting a `PlayEpisode` on a folder holding a checkpoint resumes from it, and the calls of a day
-that was under way are dropped, as for any resumed agent.
+The episode is an ordinary `autovend.runner.run_episode` on a thread of its own, driven by the outside-player
+driver (`autovend.outside.OutsidePlay`): its agent (`HumanAgent`, named "human") takes its tool calls from a
+queue instead of deciding them, and carries them out on the runner's thread, in order, so the run folder is
+exactly what `autovend run` writes for any agent (run.json, trajectory.jsonl, records, daily.csv, and at the end
+metrics.json, report.md, report.html and figures, scored by the same evaluation). The runner checkpoints after
+every settled day (`sync`: a process with threads must not fork); starting a `PlayEpisode` on a folder holding a
+checkpoint resumes from it, and the calls of a day that was under way are dropped, as for any resumed agent.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import queue
-import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from autovend.errors import AutoVendError, OutputExistsError
-from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RunSummary, is_finished, run_episode
+from autovend.outside import OutsideAgent, OutsidePlay, RunEnded, describe
+from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RunSummary, is_finished
+from autovend.session import ToolSession
 from autovend.tools.result import ToolResult
-from autovend.tools.session import ToolSession
 from autovend.world.model import World
 
 HUMAN_AGENT = "human"
-POLL_S = 0.05  # how often a waiting caller looks at the runner (it sleeps in between)
 
 
 class EpisodeOver(AutoVendError):
     """A call after the episode has finished (or after the runner stopped on an error)."""
-
-
-class _Stop(Exception):
-    """Raised inside the runner's thread to stop the episode (`PlayEpisode.close`)."""
 
 
 @dataclass(frozen=True)
@@ -111,53 +104,16 @@ def closing_balance(run_dir: Path) -> dict[str, float]:
     return out
 
 
-@dataclass
-class _Request:
-    """One job for the runner's thread: a function of the session, and where its answer goes."""
-
-    run: Callable[[ToolSession], Any]
-    ends_day: bool = False
-    answer: Future[Any] = field(default_factory=Future)
-
-
-class HumanAgent:
-    """An agent whose calls come from `submit` (another thread) instead of a policy; see the module docstring."""
-
-    name = HUMAN_AGENT
+class HumanAgent(OutsideAgent):
+    """The outside player's agent named "human", keeping the state after each settled day for the page."""
 
     def __init__(self) -> None:
-        self.inbox: queue.Queue[_Request | None] = queue.Queue()
-        self.waiting = threading.Event()  # set while act_day waits for the next request
+        super().__init__(HUMAN_AGENT)
         self.last: Snapshot | None = None  # the state after the last settled day
 
-    def start(self, session: ToolSession) -> None:
-        """Nothing to prepare: the person reads the report in the page."""
-
-    def act_day(self, session: ToolSession) -> None:
-        """Carry out the requests in order until one of them ends the day (a `None` request stops the run)."""
-        while True:
-            self.waiting.set()
-            request = self.inbox.get()
-            self.waiting.clear()
-            if request is None:
-                raise _Stop
-            try:
-                value = request.run(session)
-            except BaseException as exc:  # noqa: BLE001 - the caller gets the error, the day goes on
-                request.answer.set_exception(exc)
-                continue
-            if request.ends_day and isinstance(value, ToolResult) and value.ok:
-                self.last = Snapshot.of(session)
-                request.answer.set_result(value)
-                return
-            request.answer.set_result(value)
-
-    def state_dict(self) -> dict[str, Any]:
-        """A person keeps their state in their head (and the notebook): nothing to save."""
-        return {}
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        """Nothing to restore."""
+    def day_settled(self, session: ToolSession) -> None:
+        """Keep the state the day ended in (shown once the run is finished)."""
+        self.last = Snapshot.of(session)
 
 
 class PlayEpisode:
@@ -182,12 +138,17 @@ class PlayEpisode:
         self.world_path = world_path
         self.force = force
         self.agent = HumanAgent()
-        self.summary: RunSummary | None = None
-        self.error: str | None = None
         self.resumed = False
-        self._finished = threading.Event()
-        self._gate = threading.Lock()  # orders submit() against the end of the runner
-        self._thread: threading.Thread | None = None
+        self.play = OutsidePlay(
+            world,
+            self.agent,
+            self.seed,
+            self.run_dir,
+            days=self.days,
+            world_path=world_path,
+            resume=not force,
+            force=force,
+        )
 
     # ------------------------------------------------------------------ life cycle
 
@@ -203,63 +164,30 @@ class PlayEpisode:
                 "choose another --out, or pass --force to play it again"
             )
         self.resumed = not self.force and (self.run_dir / CHECKPOINT_DIR / CHECKPOINT_FILE).exists()
-        self._thread = threading.Thread(target=self._run, name=f"autovend-play-{self.run_dir.name}", daemon=True)
-        self._thread.start()
-        self._wait_ready()
-        if self.error is not None and self.summary is None:
-            raise AutoVendError(self.error)
-        return self
-
-    def _run(self) -> None:
         try:
-            self.summary = run_episode(
-                self.world,
-                self.agent,
-                self.seed,
-                days=self.days,
-                out_dir=self.run_dir,
-                resume=not self.force,
-                force=self.force,
-                world_path=self.world_path,
-                checkpoint="sync",
-            )
-        except _Stop:
-            pass
-        except Exception as exc:  # noqa: BLE001 - reported to the player and by start()
-            self.error = str(exc) if isinstance(exc, AutoVendError) else f"{type(exc).__name__}: {exc}"
-        finally:
-            with self._gate:
-                self._finished.set()
-            self._drain()
-
-    def _drain(self) -> None:
-        """Answer the requests left in the queue: the episode is over."""
-        while True:
-            try:
-                request = self.agent.inbox.get_nowait()
-            except queue.Empty:
-                return
-            if request is not None:
-                request.answer.set_exception(EpisodeOver(self._over_message()))
-
-    def _wait_ready(self) -> None:
-        """Wait until the runner waits for the next call, or has finished."""
-        while not self._finished.is_set() and not self.agent.waiting.wait(POLL_S):
-            pass
+            self.play.start()
+        except Exception as exc:
+            raise AutoVendError(describe(exc)) from exc
+        return self
 
     def close(self) -> None:
         """Stop the runner (an unfinished day's calls are dropped on resume) and wait for it."""
-        if self._thread is None:
-            return
-        with self._gate:
-            if not self._finished.is_set():
-                self.agent.inbox.put(None)
-        self._thread.join()
+        self.play.close()
+
+    @property
+    def summary(self) -> RunSummary | None:
+        """The runner's summary once the run is finished."""
+        return self.play.summary
+
+    @property
+    def error(self) -> str | None:
+        """Why the runner stopped, if it failed."""
+        return None if self.play.failure is None else describe(self.play.failure)
 
     @property
     def finished(self) -> bool:
         """True once the runner is done (the run folder complete, or the runner failed)."""
-        return self._finished.is_set()
+        return self.play.returned
 
     def _over_message(self) -> str:
         if self.error is not None:
@@ -268,13 +196,11 @@ class PlayEpisode:
 
     # ------------------------------------------------------------------ calls
 
-    def _submit(self, run: Callable[[ToolSession], Any], ends_day: bool = False) -> Any:
-        request = _Request(run, ends_day)
-        with self._gate:
-            if self._finished.is_set():
-                raise EpisodeOver(self._over_message())
-            self.agent.inbox.put(request)
-        return request.answer.result()
+    def _submit(self, run: Callable[[ToolSession], Any]) -> Any:
+        try:
+            return self.play.submit(run)
+        except RunEnded:
+            raise EpisodeOver(self._over_message()) from None
 
     def call(self, tool: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """Run one of the 18 tools on the current day; `end_day` returns once the day is settled and saved.
@@ -282,16 +208,13 @@ class PlayEpisode:
         After the last day `end_day` returns once the run folder is complete (metrics.json and the reports).
         Raises `EpisodeOver` once the episode has finished.
         """
-        ends_day = tool == "end_day"
-        result: ToolResult = self._submit(lambda s: s.call(tool, arguments), ends_day)
-        if ends_day and result.ok:
-            self._wait_ready()  # the runner checkpoints (or, after the last day, evaluates) before the next call
+        result: ToolResult = self._submit(lambda s: s.call(tool, arguments))
         return result
 
     def state(self) -> PlayState:
         """The current state (after the episode: the closing state and the metrics)."""
         snapshot: Snapshot | None = None
-        if not self._finished.is_set():
+        if not self.play.returned:
             try:
                 snapshot = self._submit(Snapshot.of)
             except EpisodeOver:

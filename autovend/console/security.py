@@ -6,14 +6,14 @@ A console plays an episode for whoever reaches it, so it keeps out what a browse
   loopback address (`127.0.0.1:8770`, `localhost:8770`, `[::1]:8770`, any port), else 421; an `Origin`, when
   sent, must be such an address too (`http://127.0.0.1:8770`), else 403. A page of another site that rebinds
   its name to 127.0.0.1 sends its own name as `Host` and is refused, as by the MCP HTTP server (the SDK's
-  check, `autovend.tools.mcp_http.loopback_security`). A console on another address needs a token (below) and
+  check, `autovend.mcp.http.loopback_security`). A console on another address needs a token (below) and
   accepts an `Origin` only of its own site (the request's `Host`).
 - **A CSRF token** for every state-changing request (any method but GET and HEAD): the header
   `X-AutoVend-CSRF` must carry the token of this console process, which only its own pages know (in
   `<meta name="autovend-csrf">`; `GET /api/csrf` for scripts on the same machine, which other sites' pages
   cannot read: no CORS). A request without it is refused (403) and changes nothing. A request that carries
   the bearer token in its `Authorization` header needs none (a browser never adds that header by itself).
-- **A bearer token** when one is set (required off loopback: `autovend.tools.mcp_http.bearer_token`, as
+- **A bearer token** when one is set (required off loopback: `autovend.access.bearer_token`, as
   `autovend serve`): every request carries `Authorization: Bearer TOKEN`, or the cookie a browser gets by
   opening any page once with `?token=TOKEN` (HttpOnly, SameSite=Strict; the address is then reloaded without
   the token), else 401.
@@ -27,7 +27,7 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from autovend.tools.mcp_http import bearer_authorized, is_loopback
+from autovend.access import bearer_authorized, is_loopback
 
 CSRF_HEADER = "x-autovend-csrf"
 TOKEN_COOKIE = "autovend_console_token"

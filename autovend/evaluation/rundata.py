@@ -47,8 +47,8 @@ from autovend.world.model import World
 if TYPE_CHECKING:
     from autovend.evaluation.economics import ShelfEconomics
     from autovend.evaluation.shelves import ShelfPanel
+    from autovend.session import ToolSession
     from autovend.sim import Simulator
-    from autovend.tools.session import ToolSession
 
 __all__ = [
     "CALLER_KEYS",

@@ -276,7 +276,7 @@ def read_meta(run_dir: Path) -> dict[str, Any]:
 def verify_run(run_dir: str | Path, world: str | Path | None = None) -> Verification:
     """Re-simulate the run in `run_dir` and compare (module docstring); `world`: its bundle, if not installed."""
     from autovend.evaluation.metrics import compute_metrics
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
     run_dir = Path(run_dir)
     meta = read_meta(run_dir)

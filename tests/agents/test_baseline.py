@@ -12,7 +12,7 @@ from autovend.agents.base import Agent, make_agent
 from autovend.agents.baseline import BaselineAgent, starter_assortment
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.env.boundary import episode_of, simulator_of
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world

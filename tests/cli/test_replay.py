@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from autovend.cli import app
 from autovend.errors import ConfigError, RunFolderError
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from tests.agents.llm.conftest import make_agent, make_world, play
 from tests.agents.llm.fake_openai import FakeOpenAI, Fault
 

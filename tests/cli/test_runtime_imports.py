@@ -35,7 +35,7 @@ for argv in (
     except SystemExit as exc:
         assert exc.code in (0, None), (argv, exc.code)
 
-from autovend.tools.mcp_server import build_server
+from autovend.mcp.server import build_server
 from autovend.world.catalogue import resolve_world
 
 served = build_server(resolve_world("cn20"), seed=1)
@@ -68,7 +68,7 @@ from autovend.sim import Simulator
 world = load_world("worlds/cn20")
 Simulator(world, seed=1)
 from autovend.cli import app  # the console script's import, with every command registered
-from autovend.tools.mcp_server import build_server
+from autovend.mcp.server import build_server
 
 served = build_server(world, seed=1)
 assert served.session.call("get_weather", {}).ok  # the first tool call
@@ -85,6 +85,6 @@ def test_loading_a_world_and_serving_it_imports_no_estimation_code_before_the_fi
     proc = subprocess.run([sys.executable, "-c", FIRST_CALL], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     modules = json.loads(next(x for x in proc.stdout.splitlines() if x.startswith("MODULES ")).removeprefix("MODULES "))
-    assert {"autovend.world.bundle", "autovend.sim", "autovend.tools.mcp_server", "pandas"} <= set(modules)
+    assert {"autovend.world.bundle", "autovend.sim", "autovend.mcp.server", "pandas"} <= set(modules)
     loaded = [m for m in modules if any(m == e or m.startswith(e + ".") for e in ESTIMATION)]
     assert loaded == []

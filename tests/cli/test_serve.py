@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from autovend.access import is_loopback
 from autovend.cli import app
 from autovend.errors import BundleError, ConfigError
-from autovend.tools.mcp_http import is_loopback
 
 
 @pytest.mark.parametrize(

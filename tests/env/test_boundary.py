@@ -14,8 +14,8 @@ from autovend.env import VendingEnv
 from autovend.env.boundary import episode_of, simulator_of
 from autovend.env.episode import Episode
 from autovend.runner import run_episode
+from autovend.session import ToolSession
 from autovend.sim import Simulator
-from autovend.tools.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 

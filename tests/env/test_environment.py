@@ -10,8 +10,8 @@ import pytest
 from autovend.env import DayStep, Observation, VendingEnv
 from autovend.env.boundary import episode_of, simulator_of
 from autovend.errors import BundleError
+from autovend.session import ToolSession
 from autovend.sim.money import from_fen
-from autovend.tools.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 

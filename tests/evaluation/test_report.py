@@ -16,7 +16,7 @@ from autovend.evaluation.metrics import compute_metrics
 from autovend.evaluation.report import compare, load_metrics, summarize, write_comparison, write_run_outputs
 from autovend.evaluation.rundata import RunData, save_run_data
 from autovend.evaluation.settings import EvalSettings
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 
 from .conftest import make_run, summary_row
 

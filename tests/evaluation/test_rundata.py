@@ -12,7 +12,7 @@ import pytest
 
 from autovend.errors import RunFolderError
 from autovend.evaluation.rundata import DAILY_COLUMNS, RunData, daily_frame, save_run_data
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 
 
 def _play(session: ToolSession) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from autovend.evaluation.rundata import RunData
 from autovend.evaluation.shelves import shelf_panel
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 
 from .conftest import make_run, summary_row
 

@@ -30,9 +30,9 @@ from autovend.evaluation.verify import (
     recorded_verification,
     verify_run,
 )
+from autovend.mcp.server import build_server
 from autovend.sweep import parse_spec
 from autovend.sweep.tasks import Channel, WorldFacts, execute, plan
-from autovend.tools.mcp_server import build_server
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.bundle import load_world, make_manifest, world_files, write_bundle
 from autovend.world.model import Economics

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from autovend.env.boundary import simulator_of
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 

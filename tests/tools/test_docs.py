@@ -15,8 +15,8 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from autovend.mcp.server import HTTP_HOST, HTTP_PATH
 from autovend.tools.docs import outline, parameters_text, render_tools_doc, shown_description, type_text
-from autovend.tools.mcp_server import HTTP_HOST, HTTP_PATH
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.sql import schema_text
 

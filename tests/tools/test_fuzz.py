@@ -26,8 +26,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from autovend.env.boundary import episode_of
-from autovend.tools.mcp_server import build_server
-from autovend.tools.session import ToolSession
+from autovend.mcp.server import build_server
+from autovend.session import ToolSession
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
 

@@ -12,7 +12,7 @@ import pytest
 
 from autovend.env.boundary import episode_of
 from autovend.env.episode import Episode
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 
 from .conftest import fail, ok

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from autovend.env.boundary import simulator_of
+from autovend.session import ToolSession
 from autovend.tools.observation import DEVICE_COLUMNS, PNL_COLUMNS, render_json
-from autovend.tools.session import ToolSession
 
 from .conftest import end_days, ok, stock_warehouse
 
@@ -44,7 +44,7 @@ PAPER_DEVICES = [
 
 @pytest.mark.skipif(not (CN20 / "manifest.json").exists(), reason="the shipped world bundle is not present")
 def test_day_one_matches_the_papers_example():
-    from autovend.tools.mcp_server import load_world
+    from autovend.mcp.server import load_world
 
     s = ToolSession(load_world(CN20), seed=1)
     obs = s.observation()

@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 from mcp.client import Client
 
+from autovend.mcp.play import ScoredPlay
+from autovend.mcp.server import build_server
 from autovend.runner import TRAJECTORY_FILE
 from autovend.tools.errors import REFUSAL_CODES, REFUSAL_SCHEMA, ToolError
-from autovend.tools.mcp_play import ScoredPlay
-from autovend.tools.mcp_server import build_server
 from autovend.tools.registry import TOOLS_BY_NAME
 from autovend.tools.trajectory import read_trajectory
 

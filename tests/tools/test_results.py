@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from autovend.session import ToolResult, ToolSession
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.results import EndDayResult, GetWeatherResult, PlaceOrderResult
-from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world
 

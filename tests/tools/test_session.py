@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from autovend.env.boundary import episode_of, simulator_of
+from autovend.session import ToolSession
 from autovend.tools.registry import TOOLS
-from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 
 from .conftest import end_days, fail, ok, stock_warehouse

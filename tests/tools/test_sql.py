@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autovend.env.boundary import simulator_of
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.tools.sql import MAX_ROWS, TIME_LIMIT_S, SqlSandbox, _QueryProcess, first_word, schema_text
 from autovend.tools.sql_worker import open_copy
 

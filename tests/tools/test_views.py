@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from autovend.env.boundary import episode_of, simulator_of
+from autovend.session import ToolSession
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.tools.registry import STATE_READ_TOOLS, TOOLS_BY_NAME
-from autovend.tools.session import ToolSession
 from autovend.tools.views import SalesBook
 from autovend.world.model import World
 

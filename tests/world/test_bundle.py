@@ -663,7 +663,7 @@ def test_committed_bundle_verifies_and_is_reproducible(real):
 
 FIRST_CALL = """
 import json, sys
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.world.bundle import load_world
 
 session = ToolSession(load_world("worlds/cn20"), seed=1)
@@ -680,6 +680,6 @@ def test_loading_a_world_to_its_first_tool_call_leaves_dataset_holidays_and_yaml
     proc = subprocess.run([sys.executable, "-c", FIRST_CALL], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     modules = json.loads(next(x for x in proc.stdout.splitlines() if x.startswith("MODULES ")).removeprefix("MODULES "))
-    assert {"autovend.world.bundle", "autovend.tools.session", "pyarrow.parquet", "pandas"} <= set(modules)
+    assert {"autovend.world.bundle", "autovend.session", "pyarrow.parquet", "pandas"} <= set(modules)
     loaded = [m for m in modules if any(m == e or m.startswith(e + ".") for e in NOT_BEFORE_FIRST_CALL)]
     assert loaded == []

@@ -20,7 +20,7 @@ from autovend.errors import ConfigError
 from autovend.tools.schemas import CALENDAR_DAYS_MAX
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 
 class BaselineAgent:

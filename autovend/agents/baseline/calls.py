@@ -12,7 +12,7 @@ from autovend.tools.schemas import MAX_BATCH_ITEMS, MAX_PAGE_SIZE
 from autovend.tools.sql import MAX_ROWS
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolResult, ToolSession
+    from autovend.session import ToolResult, ToolSession
 
 
 def ok(res: ToolResult, what: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from autovend.agents.baseline.observe import Warehouse
 from autovend.agents.baseline.state import BoolArray, FloatArray, IntArray, Memory
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 
 def discard_quantities(

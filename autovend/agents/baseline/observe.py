@@ -16,7 +16,7 @@ from autovend.agents.baseline.calls import all_rows, ok, sql_rows
 from autovend.agents.baseline.state import FloatArray, IntArray, Memory
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 
 @dataclass

@@ -24,7 +24,7 @@ from autovend.agents.baseline.state import IntArray, Memory, State
 from autovend.sim.money import FEN_PER_CNY
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 # ------------------------------------------------------------------------------------------------ pure rules
 

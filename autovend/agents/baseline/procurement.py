@@ -21,7 +21,7 @@ from autovend.agents.baseline.targets import machine_targets, newsvendor_z, unso
 
 if TYPE_CHECKING:
     from autovend.agents.baseline.estimate import Estimates
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 # ------------------------------------------------------------------------------------------------ pure rules
 

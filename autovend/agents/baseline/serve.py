@@ -25,7 +25,7 @@ from autovend.sim import EXPIRING_WITHIN_DAYS
 
 if TYPE_CHECKING:
     from autovend.agents.baseline.estimate import Estimates
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 
 @dataclass

@@ -24,7 +24,7 @@ from autovend.agents.baseline.targets import machine_targets, machine_targets_by
 
 if TYPE_CHECKING:
     from autovend.agents.baseline.estimate import Estimates
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 # ------------------------------------------------------------------------------------------------ pure rules
 

@@ -49,7 +49,7 @@ from autovend.tools.trajectory import dumps
 
 if TYPE_CHECKING:
     from autovend.agents.llm.mcp_bridge import MCPBridge
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
 
 STATE_FORMAT = "autovend-llm-agent"
 STATE_VERSION = 1

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from autovend.errors import MCPBridgeError
+from autovend.session import ToolResult, ToolSession
 from autovend.tools.registry import MUTATION_TOOLS
-from autovend.tools.session import ToolResult, ToolSession
 from autovend.tools.trajectory import read_trajectory
 
 STATE_CHANGING = frozenset({*MUTATION_TOOLS, "end_day", "write_memory"})

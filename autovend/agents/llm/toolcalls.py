@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from autovend.session import ToolResult
 from autovend.tools.guard import InputError, loads
 from autovend.tools.schemas import quote
-from autovend.tools.session import ToolResult
 from autovend.tools.trajectory import dumps
 
 MALFORMED_KEY = "__malformed_arguments__"

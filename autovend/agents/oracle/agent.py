@@ -28,7 +28,7 @@ from autovend.errors import ConfigError
 from autovend.sim.days import DayTable
 
 if TYPE_CHECKING:
-    from autovend.tools.session import ToolSession
+    from autovend.session import ToolSession
     from autovend.world.model import World
 
 STATE_FORMAT = "autovend-oracle-state"

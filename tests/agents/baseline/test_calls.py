@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from autovend.agents.baseline.calls import all_rows, batched, sql_rows
+from autovend.session import ToolSession
 from autovend.tools.schemas import MAX_BATCH_ITEMS, MAX_PAGE_SIZE
-from autovend.tools.session import ToolSession
 from autovend.tools.sql import MAX_ROWS
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics

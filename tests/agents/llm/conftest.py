@@ -18,7 +18,7 @@ import pytest
 from autovend.agents.llm import LLMConfig, build_llm_agent
 from autovend.agents.llm.agent import LLMAgent
 from autovend.env.boundary import episode_of
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.world.model import Economics, World
 from autovend.world.toy import toy_world
 

@@ -10,7 +10,7 @@ from autovend.agents.llm import build_llm_agent
 from autovend.agents.llm.transcript import read_transcript
 from autovend.env.boundary import simulator_of
 from autovend.errors import ConfigError
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from tests.agents.llm.conftest import DAYS, SEED, make_agent, play
 from tests.agents.llm.fake_openai import Call, FakeOpenAI, Fault, Reply, default_script, parse_request

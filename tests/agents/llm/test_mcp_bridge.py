@@ -11,8 +11,8 @@ from autovend.agents.llm.mcp_bridge import MCPBridge, MirroredSession, serve_com
 from autovend.agents.llm.transcript import read_transcript
 from autovend.env.boundary import simulator_of
 from autovend.errors import MCPBridgeError
-from autovend.tools.mcp_server import build_server
-from autovend.tools.session import ToolSession
+from autovend.mcp.server import build_server
+from autovend.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from tests.agents.llm.conftest import DAYS, SEED, make_agent, make_world, play
 from tests.agents.llm.fake_openai import FakeOpenAI

@@ -8,7 +8,7 @@ import pytest
 
 from autovend.agents.llm.toolcalls import MALFORMED_KEY, openai_tools, parse_arguments, result_text, sanitized_arguments
 from autovend.agents.llm.transcript import Transcript, read_transcript
-from autovend.tools.session import ToolResult, ToolSession
+from autovend.session import ToolResult, ToolSession
 from tests.agents.llm.conftest import make_world
 
 

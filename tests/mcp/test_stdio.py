@@ -24,9 +24,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from autovend.env.boundary import simulator_of
+from autovend.session import ToolSession
 from autovend.tools.errors import REFUSAL_SCHEMA
 from autovend.tools.registry import TOOLS_BY_NAME
-from autovend.tools.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world

@@ -11,7 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from autovend.env.boundary import simulator_of
 from autovend.errors import BundleError
-from autovend.tools.mcp_server import HTTP_HOST, ExtraTool, build_server, load_world
+from autovend.mcp.server import HTTP_HOST, ExtraTool, build_server, load_world
 from autovend.tools.registry import TOOLS_BY_NAME
 
 HOSTILE_ARGS = [

@@ -10,11 +10,11 @@ and as structured content, and returns `CallToolResult(is_error=True)` with the 
 for every refused call (malformed arguments, unknown tool or id, refused SQL, after the episode), so
 the agent reads why and can correct itself; a failing tool never stops the server.
 
-Episodes (`autovend.tools.mcp_play`): with `out`, each is a `ScoredPlay`, a run folder written and
+Episodes (`autovend.mcp.play`): with `out`, each is a `ScoredPlay`, a run folder written and
 scored by `autovend.runner.run_episode` exactly as `autovend run` does, resumed from its checkpoint
 when the server is started again; without, an unscored `ToolSession`. Over stdio the server plays
 one episode (in `out` itself); over streamable HTTP each MCP session plays its own
-(`autovend.tools.mcp_http`: in `out/NAME` for a client URL ending in `?run=NAME`, else in
+(`autovend.mcp.http`: in `out/NAME` for a client URL ending in `?run=NAME`, else in
 `out/SESSION-ID`). Tool calls run in worker threads, one at a time per episode, so a slow query of
 one session does not hold up the others; a read-only call whose answer is kept for the current state
 (`autovend.tools.views.Views.answer`) is answered on the event loop at once. Over HTTP a bearer
@@ -23,7 +23,7 @@ token can be required (`run_http(token=...)`).
 The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
 the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
 a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message or a request whose id is
-not a string or an integer; id null) and serving goes on (`autovend.tools.jsonrpc`).
+not a string or an integer; id null) and serving goes on (`autovend.mcp.jsonrpc`).
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ from mcp.shared.message import SessionMessage
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
+from autovend.mcp.http import Gate, Plays, loopback_security, play_key
+from autovend.mcp.jsonrpc import bad_line_error, id_problem
+from autovend.mcp.play import Play, ScoredPlay, SessionPlay, refusal
+from autovend.session import ToolResult, ToolSession
 from autovend.tools.errors import refusal_content
-from autovend.tools.jsonrpc import bad_line_error, id_problem
-from autovend.tools.mcp_http import Gate, Plays, loopback_security, play_key
-from autovend.tools.mcp_play import Play, ScoredPlay, SessionPlay, refusal
 from autovend.tools.prompts import system_prompt
 from autovend.tools.schemas import quote
-from autovend.tools.session import ToolResult, ToolSession
 from autovend.world.model import World
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ class AnswerBadLines:
     the server drops it silently; here each such exception is answered on the write stream with
     `bad_line_error` and the next message is read, so the client learns of it and serving goes on.
     A request whose id is not a string or an integer reads as a notification (which gets no answer):
-    it is answered with an Invalid Request error (`autovend.tools.jsonrpc.id_problem`).
+    it is answered with an Invalid Request error (`autovend.mcp.jsonrpc.id_problem`).
     """
 
     def __init__(self, inner: ReadStream[SessionMessage | Exception], answers: WriteStream[SessionMessage]) -> None:

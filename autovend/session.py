@@ -10,7 +10,7 @@
 
 Every call returns a `ToolResult` and never raises: malformed arguments, unknown tools, refused
 queries and calls after the episode are error results whose message says how to fix the call. The
-MCP server (`autovend.tools.mcp_server`) wraps one session per served episode.
+MCP server (`autovend.mcp.server`) wraps one session per served episode.
 
 A session is a transport over a `VendingEnv` (`autovend.env`): it holds neither the simulator nor
 the world, so handing it to an agent hands over the tools and nothing else (see

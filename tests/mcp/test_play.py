@@ -22,8 +22,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from autovend.agents.base import make_agent
 from autovend.errors import CheckpointError
+from autovend.mcp.play import ScoredPlay
 from autovend.runner import CHECKPOINT_DIR, run_episode
-from autovend.tools.mcp_play import ScoredPlay
 from autovend.tools.trajectory import read_trajectory
 from autovend.world.model import Economics
 from autovend.world.toy import toy_world

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from autovend.cli import app as cli_app
 from autovend.console.server import free_port
-from autovend.tools.session import ToolSession
+from autovend.session import ToolSession
 from autovend.tools.trajectory import read_trajectory
 from tests.mcp_http import served_over_http
 
@@ -126,7 +126,7 @@ async def _alice_again(url: str) -> tuple[str, str]:
 
 @pytest.mark.slow
 def test_http_sessions_play_their_own_scored_episodes(tmp_path):
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.model import Economics
     from autovend.world.toy import toy_world
 
@@ -169,7 +169,7 @@ def test_http_sessions_play_their_own_scored_episodes(tmp_path):
 
 
 def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.toy import toy_world
 
     async def run(url: str):
@@ -185,7 +185,7 @@ def test_a_bad_run_name_is_refused_with_the_rule(tmp_path):
 
 @pytest.mark.slow
 def test_a_slow_query_of_one_session_does_not_hold_up_another():
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.toy import toy_world
 
     endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
@@ -222,7 +222,7 @@ def test_a_token_is_required_when_one_is_set():
     import httpx2
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.toy import toy_world
 
     async def with_token(url: str, token: str) -> int:
@@ -292,7 +292,7 @@ CALL = '{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name": 
 def test_a_body_breaking_the_json_rules_or_with_no_valid_id_is_answered_400(body, status, code, message):
     import httpx2
 
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.toy import toy_world
 
     app = build_server(toy_world(3, 12, seed=0), seed=1)
@@ -312,7 +312,7 @@ def test_a_body_breaking_the_json_rules_or_with_no_valid_id_is_answered_400(body
 def test_any_loopback_address_gets_the_host_and_origin_checks():
     import httpx2
 
-    from autovend.tools.mcp_server import build_server
+    from autovend.mcp.server import build_server
     from autovend.world.toy import toy_world
 
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

@@ -1,4 +1,4 @@
-"""One episode per MCP session, and the HTTP gate: `Plays` (the server's episodes), run names, bearer token.
+"""One episode per MCP session, and the HTTP gate: `Plays` (the server's episodes), run names, the `Gate`.
 
 Over streamable HTTP every MCP session plays an episode of its own, keyed by the client's run name
 (the URL's query `?run=NAME`, so a later session, or a client of a restarted server, continues that
@@ -12,43 +12,31 @@ SDK's idle timeout, stays open until the server stops), and `close_all` releases
 (`autovend.tools.guard.loads`: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text;
 else 400 with a JSON-RPC Parse error) and a request whose id is not a string or an integer is
 answered with an Invalid Request error (400; the SDK would take it for a notification and never
-answer); after a DELETE it releases that session's episode. `bearer_authorized` and `bearer_token`
-are the token check and the token's source, shared with the web console.
+answer); after a DELETE it releases that session's episode. The token check and the token's source
+(`autovend.access`) are shared with the web console.
 """
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
-import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
+from autovend.access import bearer_authorized, is_loopback
 from autovend.errors import ConfigError
+from autovend.mcp.jsonrpc import id_problem, parse_error
+from autovend.mcp.play import Play
 from autovend.tools.guard import InputError, loads
-from autovend.tools.jsonrpc import id_problem, parse_error
-from autovend.tools.mcp_play import Play
 
 RUN_QUERY = "run"  # ?run=NAME in the server URL names the run a client plays
 SESSION_HEADER = "mcp-session-id"
 MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's limit of a request body (4 MiB; larger: 413)
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def is_loopback(host: str) -> bool:
-    """True for an address of the loopback interface (127.0.0.0/8, ::1) or `localhost`."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def play_key(request: Any) -> str | None:
@@ -114,28 +102,6 @@ class Plays:
             self._plays.clear()
         for play in plays:
             play.close()
-
-
-def bearer_token(host: str, token_env: str, flag: str = "--token-env") -> str | None:
-    """The bearer token in the environment variable `token_env`, None if unset; required off loopback.
-
-    Raises `ConfigError` when `host` is reachable from other machines and no token is set.
-    """
-    token = os.environ.get(token_env) or None
-    if token is None and not is_loopback(host):
-        raise ConfigError(
-            f"--host {host} is reachable from other machines: clients must send a bearer token. Set it in the "
-            f"environment variable {token_env} (or name another with {flag}) and start again"
-        )
-    return token
-
-
-def bearer_authorized(headers: Mapping[bytes, bytes], token: bytes | None) -> bool:
-    """True if `token` is None or the headers carry `Authorization: Bearer TOKEN` (compared in constant time)."""
-    if token is None:
-        return True
-    scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
-    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
 
 
 def loopback_security(host: str) -> TransportSecuritySettings | None:
