@@ -39,8 +39,8 @@ from autovend.provenance import current_provenance
 
 if TYPE_CHECKING:
     from autovend.env import VendingEnv
+    from autovend.session import ToolSession
     from autovend.sim import Simulator
-    from autovend.tools.session import ToolSession
 
 RUN_FORMAT = "autovend-run"
 RUN_VERSION = 1
