@@ -25,7 +25,6 @@ from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimates import Estimates
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator, check_estimator, paper_estimates
 from autovend.calibration.identification import (
-    Identification,
     gamma_status,
     kappa_status,
     no_purchase_status,
@@ -35,6 +34,7 @@ from autovend.calibration.identification import (
     refuse_unscaled_machines,
     shock_status,
 )
+from autovend.calibration.idrecord import Identification
 from autovend.calibration.no_purchase import loglog_elasticity
 from autovend.calibration.panel import Panel, build_panel
 from autovend.calibration.result import SCHEMA_VERSION, CalibrationResult, canonical_result

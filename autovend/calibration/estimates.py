@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from autovend.calibration.identification import Identification
+from autovend.calibration.idrecord import Identification
 from autovend.demand.settings import DemandSettings
 from autovend.errors import AutoVendError
 

@@ -22,22 +22,20 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
 
 from autovend.calibration.choice import ChoiceData
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.idrecord import Estimate, SitePreference, Status, StatusGroup
 from autovend.calibration.panel import Panel
 from autovend.calibration.popularity import Prior, shrink
 from autovend.calibration.shocks import ShockFit
 from autovend.demand.settings import DemandSettings
 from autovend.demand.shock import latent_lag1_corr
 from autovend.errors import InsufficientDataError
-
-Status = Literal["estimated", "pooled", "borrowed"]
 
 # products with exposure a subcategory needs for its own popularity prior (`popularity.shrink`'s default)
 SHRINK_MIN_PRODUCTS = int(inspect.signature(shrink).parameters["min_products"].default)
@@ -48,70 +46,10 @@ SALES_RULE_SHELVES = (
 )
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Estimate(_Record):
-    """How one scalar parameter was obtained, from how much data."""
-
-    status: Status
-    reason: str
-    weak: bool = False
-    machines: int = 0
-    machine_days: int = 0
-
-
-class StatusGroup(_Record):
-    """The members of a per-item parameter (machines, products, subcategories) that share a status and reason."""
-
-    status: Status
-    reason: str
-    count: int
-    weak: bool = False
-    # machines and subcategories are named unless plainly estimated (not weak); products are only counted
-    members: tuple[str, ...] = ()
-
-
 def _group(status: Status, reason: str, names: np.ndarray, weak: bool, named: bool = True) -> StatusGroup:
     plain = status == "estimated" and not weak
     members = tuple(str(n) for n in names) if named and not plain else ()
     return StatusGroup(status=status, reason=reason, count=len(names), weak=weak, members=members)
-
-
-class SitePreference(_Record):
-    """pi of one site type: estimated from its machines with shelves in the product split, or neutral."""
-
-    site_type: str
-    status: Status
-    reason: str
-    weak: bool = False
-    machines: int = 0
-    machine_days: int = 0
-    neutral_categories: tuple[str, ...] = ()  # categories none of its machines offered: pi left at 1
-    pooled_settings: bool = False  # no own price elasticity / environment entry: the pooled `unknown` one
-
-
-class Identification(_Record):
-    """The identification record of a calibration (module docstring)."""
-
-    shelves_known: bool  # some machines have inventory records: the product split and u use their known shelves
-    u: Estimate
-    e: Estimate
-    x: Estimate
-    r: Estimate  # and sigma = sqrt(ln(1 + 1/r))
-    rho: Estimate
-    kappa: tuple[StatusGroup, ...]
-    omega: tuple[StatusGroup, ...]
-    gamma: tuple[StatusGroup, ...]
-    pi: tuple[SitePreference, ...]
-
-    def counts(self, group: Literal["kappa", "omega", "gamma"]) -> dict[str, int]:
-        """Members of a per-item group by status (every status, zeros included)."""
-        out = {"estimated": 0, "pooled": 0, "borrowed": 0}
-        for g in getattr(self, group):
-            out[g.status] += g.count
-        return out
 
 
 def _plural(n: int, word: str) -> str:

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from autovend.calibration.estimates import Estimates, EstimatesError  # noqa: E402
-from autovend.calibration.identification import Identification, StatusGroup  # noqa: E402
+from autovend.calibration.idrecord import Identification, StatusGroup  # noqa: E402
 from autovend.calibration.result import CalibrationResult  # noqa: E402
 from autovend.canonical import diagnostic_frame, round_sig  # noqa: E402
 from autovend.demand.model import DemandModel, ShockProcess  # noqa: E402

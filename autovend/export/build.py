@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from autovend.calibration.estimates import Estimates, EstimatesError
-from autovend.calibration.identification import Estimate
+from autovend.calibration.idrecord import Estimate
 from autovend.calibration.result import CalibrationResult
 from autovend.canonical import canonical_frame, json_bytes, round_array, round_sig
 from autovend.data.calendar import CALENDAR_COLUMNS, build_calendar

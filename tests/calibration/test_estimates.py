@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -145,3 +147,16 @@ def test_a_missing_or_broken_calibration_json_names_the_file(tmp_path):
     (tmp_path / CALIBRATION_FILE).write_text("[]", encoding="utf-8")
     with pytest.raises(EstimatesError, match="not a JSON object"):
         read_estimates(tmp_path)
+
+
+def test_reading_a_calibration_needs_no_estimation_code():
+    """`autovend summary` reads calibration.json with the base install (no [pipeline] extra): the reader and the
+    identification record it holds import pydantic, not pandera, pandas, scipy or statsmodels (the wheel test
+    caught `summary` asking for pandera once)."""
+    code = (
+        "import json, sys; import autovend.calibration.estimates; "
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = set(json.loads(out))
+    assert "pydantic" in loaded and not loaded & {"pandera", "pandas", "scipy", "statsmodels"}

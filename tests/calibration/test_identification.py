@@ -12,7 +12,8 @@ import yaml
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimates import Estimates
-from autovend.calibration.identification import Identification, refuse_non_finite, refuse_unscaled_machines
+from autovend.calibration.identification import refuse_non_finite, refuse_unscaled_machines
+from autovend.calibration.idrecord import Identification
 from autovend.calibration.result import DIAGNOSTIC_SCALARS, CalibrationResult
 from autovend.errors import InsufficientDataError
 from autovend.pipeline import calibrate as stage
