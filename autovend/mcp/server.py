@@ -23,12 +23,14 @@ token can be required (`run_http(token=...)`).
 The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
 the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
 a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message or a request whose id is
-not a string or an integer; id null) and serving goes on (`autovend.mcp.jsonrpc`).
+not a string or an integer; id null) and serving goes on (`autovend.mcp.jsonrpc`); every line is first read
+by the JSON rules of every door, and a line over 4 MiB is skipped unread (`autovend.mcp.stdio`).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +47,9 @@ from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
 from autovend.mcp.http import Gate, Plays, loopback_security, play_key
-from autovend.mcp.jsonrpc import bad_line_error, id_problem
+from autovend.mcp.jsonrpc import bad_line_error, id_problem, parse_error
 from autovend.mcp.play import Play, ScoredPlay, SessionPlay, refusal
+from autovend.mcp.stdio import GuardedLines, refusal_of
 from autovend.session import ToolResult, ToolSession
 from autovend.tools.errors import refusal_content
 from autovend.tools.prompts import system_prompt
@@ -140,14 +143,21 @@ class AnswerBadLines:
 
     The SDK's stdio transport puts the exception of a line it cannot parse on the read stream, and
     the server drops it silently; here each such exception is answered on the write stream with
-    `bad_line_error` and the next message is read, so the client learns of it and serving goes on.
+    `bad_line_error` (or, for a line the guarded stdin refused, a Parse error with the guard's reason:
+    `autovend.mcp.stdio`) and the next message is read, so the client learns of it and serving goes on.
     A request whose id is not a string or an integer reads as a notification (which gets no answer):
     it is answered with an Invalid Request error (`autovend.mcp.jsonrpc.id_problem`).
     """
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], answers: WriteStream[SessionMessage]) -> None:
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        answers: WriteStream[SessionMessage],
+        lines: GuardedLines | None = None,
+    ) -> None:
         self._inner = inner
         self._answers = answers
+        self._lines = lines  # the guarded stdin the lines came from: the reasons of the lines it refused
 
     @property
     def last_context(self) -> Any:
@@ -159,7 +169,9 @@ class AnswerBadLines:
         while True:
             item = await self._inner.receive()
             if isinstance(item, Exception):
-                await self._answers.send(SessionMessage(bad_line_error(item)))
+                reason = refusal_of(item, self._lines)
+                answer = bad_line_error(item) if reason is None else parse_error(reason)
+                await self._answers.send(SessionMessage(answer))
                 continue
             message = item.message
             if isinstance(message, types.JSONRPCNotification):
@@ -212,8 +224,9 @@ class MCPApp:
         """Serve on stdin/stdout until the client closes the connection."""
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read_stream, write_stream):
-            answering = AnswerBadLines(read_stream, write_stream)
+        lines = GuardedLines(anyio.wrap_file(sys.stdin.buffer))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            answering = AnswerBadLines(read_stream, write_stream, lines)
             await self.server.run(answering, write_stream, self.server.create_initialization_options())
 
     def http_app(self, host: str = HTTP_HOST, token: str | None = None) -> Any:

@@ -303,10 +303,20 @@ def test_a_request_with_an_id_that_is_no_id_is_answered_and_serving_goes_on():
         assert (no_id["id"], no_id["error"]["code"]) == (None, -32600) and "'ping' is a request" in no_id["error"][
             "message"
         ]
-        huge = ask(call.replace("ID", "1" + "0" * 5000))  # the SDK's reader refuses it: a parse error with its reason
-        assert (huge["id"], huge["error"]["code"]) == (None, -32700) and "number out of range" in huge["error"][
+        huge = ask(call.replace("ID", "1" + "0" * 5000))  # the guard refuses it: a parse error with its reason
+        assert (huge["id"], huge["error"]["code"]) == (None, -32700)
+        assert "id in the line is an integer of 5,001 digits" in huge["error"]["message"]
+        # what the SDK's reader would have taken silently: a key twice (the last wins), NaN, a line of any length
+        twice = ask(call.replace("ID", "8").replace('"get_weather"', '"get_weather", "name": "end_day"'))
+        assert (twice["id"], twice["error"]["code"]) == (None, -32700)
+        assert "params in the line: the key 'name' is given twice" in twice["error"]["message"]
+        nan = ask(call.replace("ID", "9").replace("{}}", '{"page": NaN}}').replace("get_weather", "get_catalog"))
+        assert (nan["id"], nan["error"]["code"]) == (None, -32700) and "is NaN, which is not JSON" in nan["error"][
             "message"
         ]
+        long = ask(call.replace("ID", "10").replace("{}}", '{"q": "' + "x" * (5 << 20) + '"}}'))
+        assert (long["id"], long["error"]["code"]) == (None, -32700)
+        assert "over the limit of 4,194,304; it was skipped without being read" in long["error"]["message"]
         big = ask(
             call.replace("ID", "7")
             .replace("{}}", '{"query": "' + "x" * 2_000_000 + '"}}')
