@@ -224,20 +224,37 @@ def test_the_server_wrote_the_trajectory(played):
 # ----------------------------------------------------------------------------------- lines that are no message
 
 
+class RawServer:
+    """`autovend serve` over stdio in a subprocess, spoken to line by line (no MCP client in between)."""
+
+    def __enter__(self) -> RawServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
+        return self
+
+    def send(self, line: str) -> None:
+        """Write one line (a notification: no answer is awaited)."""
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def ask(self, line: str) -> dict[str, Any]:
+        """Write one line and read the answer (a line that got none would make this wait, then fail)."""
+        self.send(line)
+        return json.loads(self.lines.get(timeout=60))
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0  # the server ends cleanly when its input does
+        self.proc.stdout.close()
+
+
 @pytest.mark.slow
 def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
-    proc = subprocess.Popen(
-        [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
-
-    def ask(line: str) -> dict[str, Any]:
-        proc.stdin.write(line + "\n")
-        proc.stdin.flush()
-        return json.loads(lines.get(timeout=60))
-
-    try:
+    with RawServer() as server:
+        ask = server.ask
         parse = ask('{"jsonrpc": "2.0", "id": 1, "method": "ping"')  # cut off
         assert (parse["id"], parse["error"]["code"]) == (None, -32700)
         assert "Parse error" in parse["error"]["message"]
@@ -257,7 +274,7 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
             )
         )
         assert (init["id"], init["result"]["serverInfo"]["name"]) == (1, "autovend")
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        server.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         huge = ask("x" * 1_000_000)
         assert (huge["id"], huge["error"]["code"]) == (None, -32700) and len(json.dumps(huge)) < 300
         call = ask(
@@ -271,30 +288,16 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
             )
         )
         assert call["id"] == 2 and json.loads(call["result"]["content"][0]["text"])["rows"] == [[12]]
-    finally:
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-        proc.stdout.close()
 
 
 @pytest.mark.slow
 def test_a_request_with_an_id_that_is_no_id_is_answered_and_serving_goes_on():
-    proc = subprocess.Popen(
-        [sys.executable, *SERVE], cwd=str(ROOT), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
-
-    def ask(line: str) -> dict[str, Any]:
-        proc.stdin.write(line + "\n")
-        proc.stdin.flush()
-        return json.loads(lines.get(timeout=60))  # before the fix an object id got no answer: this waited forever
-
     call = '{"jsonrpc": "2.0", "id": ID, "method": "tools/call", "params": {"name": "get_weather", "arguments": {}}}'
-    try:
+    with RawServer() as server:  # before the fix an object id got no answer: server.ask waited, then failed
+        ask = server.ask
         init = {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": {"name": "raw"}}
         assert ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))["id"] == 1
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        server.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         for bad in ('{"a": 1}', "[1]", "1.5", "true", "null"):
             answer = ask(call.replace("ID", bad))
             assert (answer["id"], answer["error"]["code"]) == (None, -32600), bad
@@ -326,7 +329,3 @@ def test_a_request_with_an_id_that_is_no_id_is_answered_and_serving_goes_on():
         assert "over the limit of 131,072 characters" in big["result"]["content"][0]["text"]
         fine = ask(call.replace("ID", '"s-1"'))  # a string id is an id: answered with it
         assert fine["id"] == "s-1" and not fine["result"]["isError"]
-    finally:
-        proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
-        proc.stdout.close()
