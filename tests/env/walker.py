@@ -38,6 +38,11 @@ LEAVES = (str, bytes, bytearray, int, float, complex, bool, type(None), range, t
 LEAVES += (np.generic, dt.date, dt.time, dt.timedelta, pathlib.PurePath)  # values whose attributes make new values
 
 
+# pydantic's per-class field tables (FieldInfo objects, the same for every instance): read on an instance they are
+# deprecated (a warning per walk) and hold nothing an agent could follow
+CLASS_ONLY = frozenset({"model_fields", "model_computed_fields"})
+
+
 def find_privileged(root: Any, world: World, max_objects: int = 200_000) -> list[str]:
     """Attribute paths from `root` to a privileged object or to an array holding b (base attraction) or U."""
     b = np.asarray(world.demand_model.b)
@@ -104,7 +109,7 @@ def _children(obj: Any, path: str) -> list[tuple[Any, str]]:
             if hasattr(obj, name):
                 out.append((getattr(obj, name), f"{path}.{name}"))
     for name in dir(obj):
-        if name.startswith("__"):
+        if name.startswith("__") or name in CLASS_ONLY:
             continue
         try:
             value = getattr(obj, name)  # properties run; methods come back bound, uncalled
