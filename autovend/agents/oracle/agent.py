@@ -148,6 +148,10 @@ class Shelf:
     stale: IntArray  # expired or expiring within the tools' 7-day window
     next_expiry: IntArray  # 0 = none
 
+    def expiring_by(self, day: int) -> np.ndarray:
+        """Products with units on the shelf whose next expiry falls on or before `day`."""
+        return (self.units > 0) & (self.next_expiry > 0) & (self.next_expiry <= day)
+
 
 class OracleAgent:
     """PRIVILEGED reference policy: plans with the hidden demand model, acts through the tools (module docstring)."""
@@ -273,8 +277,7 @@ class OracleAgent:
         env = [self._sales_days(facts, m, d, nxt - 1) for m in range(len(shelves))]
         gains = []
         for m, sh in enumerate(shelves):
-            expiring = sh.units > 0
-            forced = bool(((sh.stale > 0) | (expiring & (sh.next_expiry > 0) & (sh.next_expiry <= nxt))).any())
+            forced = bool(((sh.stale > 0) | sh.expiring_by(nxt)).any())
             if not env[m]:
                 continue
             fresh = sh.units - sh.stale
@@ -305,7 +308,7 @@ class OracleAgent:
         long_gap = nxt > d + EXPIRING_DAYS
         off = sh.stale.copy()
         if long_gap:  # units that expire before the next working day are not all counted as expiring soon
-            late = (sh.units > 0) & (sh.next_expiry > 0) & (sh.next_expiry <= nxt)
+            late = sh.expiring_by(nxt)
             off[late] = sh.units[late]
         ks = np.flatnonzero(off)
         if len(ks):
