@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from starlette.responses import HTMLResponse, JSONResponse
+
+from autovend.marks import MISSING, number_cell
 
 PALETTE = ("#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#d62728")
 
@@ -67,16 +68,14 @@ def page(title: str, header: str, body: str, script: str | None = None, extra_he
 
 
 def money(x: float | None) -> str:
-    """CNY with thousands separators and two decimals ("–" for nothing)."""
-    if x is None or not math.isfinite(float(x)):
-        return "–"
-    return f"{float(x):,.2f}"
+    """CNY with thousands separators and two decimals (`MISSING` for nothing)."""
+    return number_cell(x)
 
 
 def cell(value: object) -> str:
     """One table cell: numbers right-aligned (floats with two decimals), text escaped (may wrap after a /), None "–"."""
     if value is None:
-        return "<td>–</td>"
+        return f"<td>{MISSING}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int):

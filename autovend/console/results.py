@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from autovend.console.html import esc, header, pretty
+from autovend.marks import MISSING
 
 MAX_ROWS = 100  # rows of one table shown in the page (rejected items: always up to this many)
 LIST_ROWS = 20  # ... in a list of calls (a day's calls), but for rejected items
@@ -49,7 +50,7 @@ def number(value: float | int) -> str:
 def cell(value: Any) -> str:
     """One table cell: numbers right-aligned, None as "–", lists joined, objects as "key value" pairs."""
     if value is None:
-        return "<td>–</td>"
+        return f"<td>{MISSING}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, (int, float)):
