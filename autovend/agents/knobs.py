@@ -64,6 +64,18 @@ def _call(tool: str, **args: Any) -> str:
     return json.dumps({"tool": tool, "args": args}, separators=(",", ":"))
 
 
+def _all_pages(tool: str) -> Generator[str, dict[str, Any], tuple[list[str], list[list[Any]]]]:
+    """The columns and every row of a paged tool (pages of 50, asked for in order): `yield from` it in a plan."""
+    page, pages, cols, rows = 1, 1, [], []
+    while page <= pages:
+        got = yield _call(tool, page=page, page_size=50)
+        content = got["content"]
+        pages, cols = int(content["pages"]), content["columns"]
+        rows += content["rows"]
+        page += 1
+    return cols, rows
+
+
 def _chunks(items: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]
 
@@ -95,17 +107,11 @@ class KnobAgent:
         devices = [row[0] for row in report["report"]["devices"]["rows"]]
         ref: dict[str, float] = {}
         ranked: dict[str, list[tuple[float, str]]] = {}  # subcategory -> (-margin, product)
-        page, pages = 1, 1
-        while page <= pages:  # the whole catalog
-            got = yield _call("get_catalog", page=page, page_size=50)
-            content = got["content"]
-            pages = int(content["pages"])
-            cols = content["columns"]
-            il2, ip, ic = cols.index("category_l2"), cols.index("ref_price"), cols.index("unit_cost")
-            for r in content["rows"]:
-                ref[r[0]] = float(r[ip])
-                ranked.setdefault(r[il2], []).append((float(r[ic]) - float(r[ip]), r[0]))
-            page += 1
+        cols, rows = yield from _all_pages("get_catalog")  # the whole catalog
+        il2, ip, ic = cols.index("category_l2"), cols.index("ref_price"), cols.index("unit_cost")
+        for r in rows:
+            ref[r[0]] = float(r[ip])
+            ranked.setdefault(r[il2], []).append((float(r[ic]) - float(r[ip]), r[0]))
         # the pool: the best margin (CNY) of every subcategory, then the second best of each, ...: a slice of
         # it spans the subcategories
         lists = [sorted(v) for _, v in sorted(ranked.items())]
@@ -224,18 +230,13 @@ class KnobAgent:
     def _clean_warehouse(self, position: dict[str, int]) -> Plan:
         """Discard warehouse units that are expired, expire within 7 days, or of products no machine carries."""
         carried = {s for c in self._carried.values() for s in c}
-        page, pages, items = 1, 1, []
-        while page <= pages:
-            got = yield _call("get_warehouse", page=page, page_size=50)
-            content = got["content"]
-            pages = int(content["pages"])
-            cols = content["columns"]
-            iu, ie, iw = cols.index("units"), cols.index("expired_units"), cols.index("expiring_7d_units")
-            for r in content["rows"]:
-                qty = int(r[iu]) if r[0] not in carried else int(r[ie]) + int(r[iw])
-                if qty > 0:
-                    items.append({"sku_id": r[0], "qty": qty})
-            page += 1
+        items = []
+        cols, rows = yield from _all_pages("get_warehouse")
+        iu, ie, iw = cols.index("units"), cols.index("expired_units"), cols.index("expiring_7d_units")
+        for r in rows:
+            qty = int(r[iu]) if r[0] not in carried else int(r[ie]) + int(r[iw])
+            if qty > 0:
+                items.append({"sku_id": r[0], "qty": qty})
         for batch in _chunks(items):
             res = yield _call("discard", items=batch)
             for a in res["content"].get("accepted", []):

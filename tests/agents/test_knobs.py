@@ -1,0 +1,34 @@
+"""The knob agent's plan steps (`autovend.agents.knobs`), driven by hand without an environment."""
+
+from __future__ import annotations
+
+import json
+
+from autovend.agents.knobs import _all_pages
+
+
+def test_a_paged_tool_is_read_page_by_page_until_its_last():
+    pages = {1: [["a", 1], ["b", 2]], 2: [["c", 3]], 3: [["d", 4]]}
+    plan = _all_pages("get_warehouse")
+    asked = [json.loads(next(plan))]
+    try:
+        while True:
+            page = asked[-1]["args"]["page"]
+            answer = {"content": {"pages": 3, "columns": ["sku_id", "units"], "rows": pages[page]}}
+            asked.append(json.loads(plan.send(answer)))
+    except StopIteration as done:
+        cols, rows = done.value
+    assert [a["args"] for a in asked] == [{"page": p, "page_size": 50} for p in (1, 2, 3)]
+    assert {a["tool"] for a in asked} == {"get_warehouse"}
+    assert (cols, rows) == (["sku_id", "units"], [["a", 1], ["b", 2], ["c", 3], ["d", 4]])
+
+
+def test_an_empty_table_is_one_request():
+    plan = _all_pages("get_catalog")
+    assert json.loads(next(plan))["args"]["page"] == 1
+    try:
+        plan.send({"content": {"pages": 0, "columns": ["sku_id"], "rows": []}})
+    except StopIteration as done:
+        assert done.value == (["sku_id"], [])
+    else:
+        raise AssertionError("a second page was asked for")
