@@ -13,6 +13,7 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -291,3 +292,73 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 def write_pickle(path: str | Path, obj: Any) -> None:
     """Pickle `obj` (highest protocol) into a file atomically (see `atomic_write_bytes`)."""
     atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# Globals any checkpoint may name: containers and dates from the standard library, and what numpy needs to rebuild
+# its arrays, scalars and random generators. Nothing here runs code of the file's choosing.
+PLAIN_GLOBALS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "complex"),
+        ("builtins", "slice"),
+        ("builtins", "bytearray"),
+        ("collections", "OrderedDict"),
+        ("collections", "defaultdict"),
+        ("collections", "deque"),
+        ("datetime", "date"),
+        ("datetime", "datetime"),
+        ("datetime", "timedelta"),
+        ("numpy", "dtype"),
+        ("numpy", "ndarray"),
+        *(
+            (f"{core}.multiarray", name)
+            for core in ("numpy.core", "numpy._core")
+            for name in ("_reconstruct", "scalar")
+        ),
+        *((f"{core}.numeric", "_frombuffer") for core in ("numpy.core", "numpy._core")),
+        *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("generator", "bit_generator", "randomstate")),
+        *((f"numpy.random._{name.lower()}", name) for name in ("PCG64", "MT19937", "Philox", "SFC64")),
+        ("numpy.random._pcg64", "PCG64DXSM"),
+        ("numpy.random.bit_generator", "SeedSequence"),
+        ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+        *(("numpy.dtypes", f"{kind}DType") for kind in ("Float64", "Float32", "Int64", "Int32", "Int8", "Bool")),
+        *(("numpy.dtypes", f"{kind}DType") for kind in ("UInt8", "Int16", "UInt64", "UInt32", "Object", "Str")),
+    }
+)
+
+
+class UnsafePickleError(pickle.UnpicklingError):
+    """A pickle names a global outside the reader's allow-list (the message names it)."""
+
+
+class _AllowListUnpickler(pickle.Unpickler):
+    """An unpickler that resolves only the globals it is given: a file cannot make it call anything else."""
+
+    def __init__(self, file: Any, allowed: frozenset[tuple[str, str]], class_modules: frozenset[str]) -> None:
+        super().__init__(file)
+        self._allowed = allowed
+        self._class_modules = class_modules
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self._allowed:
+            return super().find_class(module, name)
+        if module in self._class_modules and "." not in name:
+            found = getattr(sys.modules.get(module), name, None)
+            if isinstance(found, type) and found.__module__ == module:  # a class of that module, never a function
+                return found
+        raise UnsafePickleError(f"it names {module}.{name}, which is not one of the plain values a checkpoint holds")
+
+
+def load_pickle_bytes(data: bytes, allowed: Iterable[tuple[str, str]] = (), class_modules: Iterable[str] = ()) -> Any:
+    """Unpickle `data` resolving only plain values and the globals named; UnsafePickleError for anything else.
+
+    Resolved: `PLAIN_GLOBALS`, the `allowed` (module, name) pairs, and the classes (never the functions) defined
+    in `class_modules`, modules already imported. The Python documentation's "restricting globals": every class
+    or function a pickle can reach goes through `find_class`, so a file that names `os.system` (or anything
+    outside the list) is refused before it runs.
+    """
+    import io as _io
+
+    unpickler = _AllowListUnpickler(_io.BytesIO(data), PLAIN_GLOBALS | frozenset(allowed), frozenset(class_modules))
+    return unpickler.load()

@@ -42,24 +42,31 @@ import json
 import logging
 import os
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from autovend import __version__
 from autovend.agents.harness import HarnessSession, agent_step, settled_days
+from autovend.checkpoints import (
+    CHECKPOINT_DIR,
+    CHECKPOINT_FILE,
+    Checkpointer,
+    CheckpointMode,
+    agent_state,
+    check_plain_state,
+    read_checkpoint,
+    write_checkpoint,
+)
 from autovend.env.boundary import episode_of
 from autovend.errors import CheckpointError, OutputExistsError, RunFolderError
-from autovend.io import write_pickle
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.rundir import default_run_dir
 from autovend.runlock import hold_run_folder
 from autovend.session import ToolSession
-from autovend.sim.checkpoint import read_payload
 from autovend.world.model import World
 
 if TYPE_CHECKING:
@@ -67,32 +74,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_DIR = "checkpoint"
-CHECKPOINT_FILE = "checkpoint.pkl"
-CHECKPOINT_FORMAT = "autovend-run-checkpoint"
-CHECKPOINT_VERSION = 1
 TRAJECTORY_FILE = "trajectory.jsonl"
 RUN_FILE = "run.json"
 # files a run folder may hold; `force` removes only these (and the checkpoint folder)
 RUN_OUTPUTS = (
-    RUN_FILE,
-    TRAJECTORY_FILE,
-    "records.sqlite",
-    "hidden.sqlite",
-    "daily.csv",
-    "world.pkl",
-    "metrics.json",
-    "report.md",
-    "report.html",
-    "net_assets.png",
-    "operations.png",
-    "early_late.png",
-    "llm.jsonl",
-    "llm.discarded.jsonl",
-    "verify.json",
+    *(RUN_FILE, TRAJECTORY_FILE, "records.sqlite", "hidden.sqlite", "daily.csv", "metrics.json", "report.md"),
+    *("report.html", "net_assets.png", "operations.png", "early_late.png", "llm.jsonl", "llm.discarded.jsonl"),
+    *("verify.json", "world.pkl"),  # world.pkl: older versions' copy of the world (never read now)
 )
-
-CheckpointMode = Literal["background", "sync", "off"]
+WORLD_DIR = "world"  # the world's bundle a run folder keeps when run.json names none (evaluation.runsave)
 
 
 @dataclass(frozen=True)
@@ -122,100 +112,6 @@ class RunSummary:
     metrics: dict[str, Any] | None = field(default=None, repr=False)
 
 
-# ------------------------------------------------------------------------------------------------ checkpoints
-
-
-def _fork_available() -> bool:
-    return hasattr(os, "fork") and hasattr(os, "waitpid")
-
-
-class Checkpointer:
-    """Writes checkpoints of a run, in a forked child (`background`) or in process (`sync`)."""
-
-    def __init__(self, path: Path, mode: CheckpointMode = "background") -> None:
-        self.path = path
-        self.mode: CheckpointMode = mode if mode != "background" or _fork_available() else "sync"
-        self._child: int | None = None
-        self._child_day = 0
-        self.written = 0
-        self.skipped = 0
-        self.last_day = 0
-
-    def save(self, day: int, write: Callable[[Path], None]) -> bool:
-        """Write the checkpoint of `day` with `write(path)`; False if skipped (a snapshot is still being written)."""
-        if self.mode == "off":
-            return False
-        if self.mode == "sync":
-            write(self.path)
-            self._done(day)
-            return True
-        if self._child is not None and not self._reap(block=False):
-            self.skipped += 1
-            return False
-        pid = os.fork()
-        if pid == 0:  # the child: write the snapshot, never return into the run
-            code = 1
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the run, not a snapshot
-                write(self.path)
-                code = 0
-            except BaseException:  # noqa: BLE001 - the parent only needs the exit status
-                code = 1
-            finally:
-                os._exit(code)
-        self._child, self._child_day = pid, day
-        return True
-
-    def wait(self) -> None:
-        """Wait for a snapshot still being written."""
-        if self._child is not None:
-            self._reap(block=True)
-
-    def _reap(self, block: bool) -> bool:
-        assert self._child is not None
-        pid, status = os.waitpid(self._child, 0 if block else os.WNOHANG)
-        if pid == 0:
-            return False
-        code = os.waitstatus_to_exitcode(status)
-        if code == 0:
-            self._done(self._child_day)
-        else:
-            log.warning("the checkpoint of day %d could not be written (exit %d)", self._child_day, code)
-        self._child = None
-        return True
-
-    def _done(self, day: int) -> None:
-        self.written += 1
-        self.last_day = max(self.last_day, day)
-
-
-def write_checkpoint(path: Path, session: ToolSession, agent_state: dict[str, Any], meta: dict[str, Any]) -> None:
-    """One checkpoint file, replaced atomically: session bytes, agent state and run facts (`meta`)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        session_bytes = episode_of(session).save(Path(tmp) / "session.ckpt").read_bytes()
-        payload = {
-            "format": CHECKPOINT_FORMAT,
-            "version": CHECKPOINT_VERSION,
-            **meta,
-            "session": session_bytes,
-            "agent_state": agent_state,
-        }
-    write_pickle(path, payload)
-
-
-def read_checkpoint(path: Path) -> dict[str, Any]:
-    """The payload of a checkpoint file (see `write_checkpoint`)."""
-    payload = read_payload(
-        path,
-        fmt=CHECKPOINT_FORMAT,
-        version=CHECKPOINT_VERSION,
-        what="run checkpoint",
-        remedy="; finish it with the AutoVend that started it, or start the run again with --force",
-    )
-    return payload
-
-
 # ------------------------------------------------------------------------------------------------ run folder
 
 
@@ -234,6 +130,8 @@ def clear_run_folder(run_dir: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             (run_dir / name).unlink()
     shutil.rmtree(run_dir / CHECKPOINT_DIR, ignore_errors=True)
+    if (run_dir / WORLD_DIR / "manifest.json").is_file() and not (run_dir / WORLD_DIR).is_symlink():
+        shutil.rmtree(run_dir / WORLD_DIR, ignore_errors=True)  # the world's copy a run wrote (a bundle)
 
 
 def _prepare(run_dir: Path, resume: bool, force: bool) -> Path | None:
@@ -257,7 +155,7 @@ def _prepare(run_dir: Path, resume: bool, force: bool) -> Path | None:
             f"{run_dir} holds an unfinished run (checkpoint of day {_checkpoint_day(ckpt)}); continue it with "
             "--resume, or pass --force to start again"
         )
-    leftovers = [name for name in RUN_OUTPUTS if (run_dir / name).exists()]
+    leftovers = [name for name in (*RUN_OUTPUTS, WORLD_DIR) if (run_dir / name).exists()]
     if leftovers:
         raise OutputExistsError(
             f"{run_dir} already holds run files ({', '.join(leftovers)}); choose another --out, or pass --force"
@@ -312,10 +210,10 @@ def run_episode(
     resume: continue from the folder's checkpoint (a fresh start if there is none). force: remove a
     previous run's files first. progress: called after every settled day. world_path: the bundle
     folder, recorded in run.json so the run can be reloaded (without it the world is saved in the
-    folder as world.pkl, so any run can be reloaded and compared). evaluate: write metrics.json, report.md,
-    report.html and figures at the end. checkpoint_every: checkpoint only after the days that are multiples
-    of it (a resume repeats at most checkpoint_every - 1 days; `autovend sweep` uses it where a checkpoint
-    costs more than the days it saves). Raises `OutputExistsError` for a folder holding a finished or
+    folder as a bundle of data files, `world/`, so any run can be reloaded and compared). evaluate: write
+    metrics.json, report.md, report.html and figures at the end. checkpoint_every: checkpoint only after the
+    days that are multiples of it (a resume repeats at most checkpoint_every - 1 days; `autovend sweep` uses it
+    where a checkpoint costs more than the days it saves). Raises `OutputExistsError` for a folder holding a finished or
     unfinished run that the flags do not allow to touch, `CheckpointError` for a checkpoint of another
     agent, seed or world.
     """
@@ -350,7 +248,7 @@ def run_episode(
                 sess_file = Path(tmp) / "session.ckpt"
                 sess_file.write_bytes(payload["session"])
                 session = HarnessSession.load(sess_file, world, trajectory_path=traj_path)
-            agent.load_state(payload["agent_state"])
+            agent.load_state(agent_state(payload, agent, start_from))
             previous_wall = float(payload.get("wall_time_s", 0.0))
             resumed_from = int(payload["day"])
             provenance, changes = _resumed_provenance(payload, run_dir)
@@ -379,6 +277,8 @@ def run_episode(
                 # the agent's state is taken where the checkpoint is written: in a forked child that is the
                 # snapshot of this moment, so the run itself pays neither the copy nor the pickling
                 if day % checkpoint_every == 0:
+                    if checkpointer.mode != "off" and checkpointer.written + checkpointer.skipped == 0:
+                        check_plain_state(agent)  # once, here: a state a resume could not read fails now
 
                     def write(path: Path, mt: dict[str, Any] = meta) -> None:
                         write_checkpoint(path, session, agent.state_dict(), mt)

@@ -48,6 +48,7 @@ LAYERS: Layers = (
     ("in-process doors", ("session", "gym"), "ToolSession (by tool name) and the gymnasium env"),
     ("agents", ("agents", "vector"), "the baseline, oracle and LLM agents; the vector env over gym"),
     ("evaluation", ("evaluation",), "metrics, reports and verification of runs (it replays them with the oracle)"),
+    ("run checkpoints", ("checkpoints",), "the file a run folder keeps while a run is under way (plain values only)"),
     ("runner", ("runner",), "running an agent through an episode into a run folder"),
     ("outside", ("outside",), "the one driver of an outside player: the runner on a thread, fed from a queue"),
     (

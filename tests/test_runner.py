@@ -265,21 +265,27 @@ class Hold:
 def test_a_run_without_world_path_can_be_reloaded_and_compared(world, tmp_path):
     from autovend.evaluation import RunData
     from autovend.evaluation.comparability import check_comparable
+    from autovend.world.bundle import content_hashes, world_hash
 
-    bundled = dataclasses.replace(world, world_hash="ab" * 32)  # stands for a world loaded from a bundle
+    assert world.world_hash == ""  # built in memory: the folder keeps a copy, run.json its content hash
     runs = []
     for seed in (1, 2):
         out = tmp_path / f"hold-s{seed}"
-        run_episode(bundled, Hold(), seed=seed, days=3, out_dir=out, checkpoint="off", evaluate=False)
+        run_episode(world, Hold(), seed=seed, days=3, out_dir=out, checkpoint="off", evaluate=False)
         assert json.loads((out / "run.json").read_text())["world_path"] is None
-        runs.append(RunData.load(out))  # no world given: it comes from the folder's world.pkl
-    assert [r.world_hash for r in runs] == ["ab" * 32] * 2
+        assert (out / "world" / "manifest.json").is_file() and not (out / "world.pkl").exists()
+        runs.append(RunData.load(out))  # no world given: it comes from the folder's world/ bundle
+    assert [r.world_hash for r in runs] == [world_hash(content_hashes(world))] * 2
     assert [r.final_net_assets for r in runs] == [40_000 - 3 * 16.0] * 2  # 4 machines x 4 a day, nothing else
     assert check_comparable(runs).comparable
     # given its bundle folder, the run points there instead of copying the world
+    bundled = dataclasses.replace(world, world_hash="ab" * 32)  # stands for a world loaded from a bundle
     out = tmp_path / "with-path"
     run_episode(bundled, Hold(), seed=1, days=1, out_dir=out, checkpoint="off", evaluate=False, world_path="w")
-    assert not (out / "world.pkl").exists()
+    assert not (out / "world").exists() and not (out / "world.pkl").exists()
+    # --force clears the copy a run wrote with the rest of its files
+    run_episode(world, Hold(), seed=1, days=1, out_dir=out, checkpoint="off", evaluate=False, force=True)
+    assert (out / "world" / "manifest.json").is_file()
 
 
 def test_the_default_run_folder_holds_the_world_name(world, tmp_path, monkeypatch):
@@ -327,7 +333,7 @@ def test_checkpoint_holds_session_agent_and_trajectory_length(world, tmp_path):
         run_episode(world, CrashingBaseline(6), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
     payload = read_checkpoint(out / CHECKPOINT_DIR / CHECKPOINT_FILE)
     assert payload["agent"] == "baseline" and payload["seed"] == 1 and payload["day"] == 5
-    assert payload["agent_state"]["state"]["day_done"] == 5
+    assert pickle.loads(payload["agent_state"])["state"]["day_done"] == 5
     head = (out / "trajectory.jsonl").read_bytes()[: payload["trajectory_bytes"]]
     last = json.loads(head.splitlines()[-1])
     assert last["tool"] == "end_day" and last["day"] == 5
@@ -344,7 +350,8 @@ def test_record_tables_are_all_saved(uninterrupted):
 
 def test_run_folder_records_versions_and_cpu_features(uninterrupted):
     meta = json.loads((uninterrupted / "run.json").read_text())
-    assert meta["world_hash"] == ""  # a world built in memory has no hash (a bundle's is recorded)
+    # a world built in memory is recorded by its content hash, the hash its copy in the folder has
+    assert meta["world_hash"] == json.loads((uninterrupted / "world" / "manifest.json").read_text())["world_hash"]
     record = meta["provenance"]
     assert record == current_provenance().to_json()
     assert list(record["packages"]) == list(PACKAGES) and record["packages"]["numpy"] == np.__version__
@@ -406,3 +413,63 @@ def test_a_checkpoint_without_a_provenance_record_is_resumed_and_marked(world, t
             "warning": "resumed from day 4; days 1-4 ran on a stack that was not recorded (the record is that of days 5+)",
         }
     ]
+
+
+class _Planted:
+    """A hostile object: unpickling it would write `target` (a shell command would be as easy)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (Path.write_text, (str(self.target), "ran"))
+
+
+def _plant(data: bytes, where: tuple[str, ...], planted: Any) -> bytes:
+    """The pickle `data` with `planted` put at the end of the nesting `where` (each level a pickled dict's key)."""
+    payload = pickle.loads(data)
+    if len(where) == 1:
+        payload[where[0]] = planted
+    else:
+        payload[where[0]] = _plant(payload[where[0]], where[1:], planted)
+    return pickle.dumps(payload)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [("format",), ("agent_state", "seed"), ("session", "notebook"), ("session", "sim", "state")],
+    ids=["checkpoint", "agent-state", "session", "simulator"],
+)
+def test_a_checkpoint_that_names_code_is_refused_before_it_runs(world, tmp_path, where):
+    """Checkpoints are read with an allow-list: plain values, numpy, the simulator's state classes, nothing else."""
+    out = tmp_path / "crashed"
+    with pytest.raises(Crash):
+        run_episode(world, CrashingBaseline(4), seed=1, days=DAYS, out_dir=out, checkpoint="sync", evaluate=False)
+    ckpt = out / CHECKPOINT_DIR / CHECKPOINT_FILE
+    assert read_checkpoint(ckpt)["day"] == 3  # a checkpoint this code wrote reads back
+    marker = tmp_path / "marker.txt"
+    ckpt.write_bytes(_plant(ckpt.read_bytes(), where, _Planted(marker)))
+    with pytest.raises(CheckpointError, match=r"refused to load the .* it names pathlib\.Path"):
+        run_episode(world, baseline(), seed=1, days=DAYS, out_dir=out, resume=True, checkpoint="sync", evaluate=False)
+    assert not marker.exists()
+
+
+def test_an_agent_state_may_hold_plain_values_and_numpy_only():
+    import collections
+    import datetime as dt
+
+    from autovend.io import load_pickle_bytes
+
+    plain = {"a": [1, 2.5, "x", None], "b": {1, 2}, "c": frozenset({3}), "d": np.arange(3), "e": np.float64(2.0)}
+    plain |= {"f": dt.date(2025, 1, 2), "g": collections.OrderedDict(x=1), "h": np.random.default_rng(3)}
+    back = load_pickle_bytes(pickle.dumps(plain))
+    assert back["a"] == plain["a"] and back["b"] == {1, 2} and back["d"].tolist() == [0, 1, 2]
+    assert back["h"].integers(1000) == np.random.default_rng(3).integers(1000)
+    with pytest.raises(pickle.UnpicklingError, match="names tests.test_runner.Hold"):
+        load_pickle_bytes(pickle.dumps({"agent": Hold()}))
+    # the classes of a module named (the agent's own), never its functions
+    assert isinstance(
+        load_pickle_bytes(pickle.dumps({"agent": Hold()}), class_modules=("tests.test_runner",))["agent"], Hold
+    )
+    with pytest.raises(pickle.UnpicklingError, match="names tests.test_runner.baseline"):
+        load_pickle_bytes(pickle.dumps(baseline), class_modules=("tests.test_runner",))

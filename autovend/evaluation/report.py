@@ -62,7 +62,7 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
         f"# Run {run.name}",
         "",
         f"- agent: **{run.agent}**, seed {run.seed}, config: `{json.dumps(meta.get('agent_config') or {})}`",
-        f"- world: {run.world.name} (hash {run.world.world_hash[:12] or 'in memory'}), "
+        f"- world: {run.world.name} (hash {run.world_hash[:12] or 'not recorded'}), "
         f"days settled: {run.days} of {run.world.horizon_days}",
         f"- code version: {meta.get('code_version', '?')}, wall time: {_seconds(meta.get('wall_time_s'))}",
     ]

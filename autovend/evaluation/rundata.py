@@ -8,7 +8,6 @@ are importable from here too, as before.
 from __future__ import annotations
 
 import json
-import pickle
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from autovend.evaluation.runsave import (
     RUN_FORMAT,
     RUN_VERSION,
     TRAJECTORY_FILE,
+    WORLD_DIR,
     WORLD_PICKLE,
     daily_frame,
     run_meta,
@@ -65,6 +65,7 @@ __all__ = [
     "RUN_FORMAT",
     "RUN_VERSION",
     "TRAJECTORY_FILE",
+    "WORLD_DIR",
     "WORLD_PICKLE",
     "LazyTables",
     "RunData",
@@ -168,23 +169,31 @@ def read_calls(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _load_world(run_dir: Path, meta: Mapping[str, Any], world: World | None) -> World:
-    """The run's world: given, else its bundle (world_path, hash checked), else the pickled in-memory world."""
+    """The run's world: given, else its bundle (world_path), else the folder's own bundle (`WORLD_DIR`).
+
+    Bundles are data files whose hashes `load_world` checks. A pickled world (`WORLD_PICKLE`, kept by older
+    versions) is never read: unpickling a file from a run folder could run code of the folder's choosing.
+    """
+    from autovend.world.bundle import load_world
+
     want = str(meta.get("world_hash") or "")
     if world is None:
         path = meta.get("world_path")
-        candidates = [Path(path), run_dir / path] if path else []
-        found = next((p for p in candidates if (p / "manifest.json").exists()), None)
+        candidates = [Path(path), run_dir / path] if isinstance(path, str) and path else []
+        candidates.append(run_dir / WORLD_DIR)
+        found = next((p for p in candidates if (p / "manifest.json").is_file()), None)
         if found is not None:
-            from autovend.world.bundle import load_world
-
             world = load_world(found)
         elif (run_dir / WORLD_PICKLE).exists():
-            with (run_dir / WORLD_PICKLE).open("rb") as fh:
-                world = pickle.load(fh)
+            raise RunFolderError(
+                f"{run_dir} keeps its world only as {WORLD_PICKLE}, a pickle, which AutoVend does not read from a "
+                "run folder (loading it could run code); pass the world explicitly (RunData.load(run_dir, "
+                "world=...), or --world with the bundle the run was made on)"
+            )
         else:
             raise RunFolderError(
                 f"cannot find the world of {run_dir}: world_path {path!r} holds no bundle and there is no "
-                f"{WORLD_PICKLE}; pass the world explicitly (RunData.load(run_dir, world=...))"
+                f"{WORLD_DIR}/ bundle in the folder; pass the world explicitly (RunData.load(run_dir, world=...))"
             )
     if want and world.world_hash and world.world_hash != want:
         raise RunFolderError(
@@ -230,7 +239,7 @@ class RunData:
             world = _load_world(run_dir, meta, world)
         except RunFolderError:
             raise
-        except (AutoVendError, OSError, pickle.UnpicklingError) as exc:
+        except (AutoVendError, OSError) as exc:
             raise RunFolderError(f"cannot load the world of {run_dir}: {exc}") from exc
         records = LazyTables(run_dir / RECORDS_FILE, tuple(t.name for t in RECORD_TABLES), hidden=False)
         hidden = LazyTables(run_dir / HIDDEN_FILE, tuple(HIDDEN_COLUMNS), hidden=True)
@@ -317,7 +326,7 @@ class RunData:
 
     @property
     def world_hash(self) -> str:
-        """The hash of the world the run was made on, as run.json records it ("" for a world built in memory)."""
+        """The hash of the world the run was made on, as run.json records it (in-memory worlds: their content's)."""
         return str(self.meta.get("world_hash") or self.world.world_hash or "")
 
     @property

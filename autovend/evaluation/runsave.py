@@ -10,8 +10,10 @@ A run folder holds (names in `RUN_FILES`):
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
 - `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
-- `world.pkl`: the world itself when run.json cannot point to its bundle (a world built in memory, or
-  no `world_path` given), so the run can always be reloaded and compared.
+- `world/`: the world itself, as a bundle of data files (`autovend.world.bundle.write_world_copy`), when
+  run.json cannot point to its bundle (a world built in memory, or no `world_path` given), so the run can
+  always be reloaded and compared. Nothing in a run folder is ever unpickled: older folders kept a pickle
+  here (`world.pkl`), which AutoVend no longer reads.
 - `metrics.json`, `report.md`, `report.html` and figures are written by `autovend.evaluation.report`.
 
 `save_run_data(session_or_sim, run_dir, meta=...)` writes the first five; `RunData.load(run_dir)` reads
@@ -34,8 +36,8 @@ import pandas as pd
 
 from autovend import __version__
 from autovend.env.boundary import simulator_of
-from autovend.io import write_pickle
 from autovend.provenance import current_provenance
+from autovend.world.bundle import identity_hash, write_world_copy
 
 if TYPE_CHECKING:
     from autovend.env import VendingEnv
@@ -50,7 +52,8 @@ TRAJECTORY_FILE = "trajectory.jsonl"
 RECORDS_FILE = "records.sqlite"
 HIDDEN_FILE = "hidden.sqlite"
 DAILY_FILE = "daily.csv"
-WORLD_PICKLE = "world.pkl"
+WORLD_DIR = "world"  # the world's own bundle, when run.json cannot point to one
+WORLD_PICKLE = "world.pkl"  # what older folders kept instead: never read (a pickle can run code)
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.md"
 HTML_REPORT_FILE = "report.html"
@@ -151,7 +154,7 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
             "format": RUN_FORMAT,
             "version": RUN_VERSION,
             "world_name": world.name,
-            "world_hash": world.world_hash,
+            "world_hash": identity_hash(world),
             "seed": sim.seed,
             "days": len(reports),
             "horizon_days": sim.horizon_days,
@@ -194,6 +197,12 @@ def _write_sqlite(conn: sqlite3.Connection, path: Path) -> None:
             dst.close()
 
 
+WORLD_README = (
+    "# {name}\n\nThe world this run was made on, kept beside its records by `save_run_data` because run.json "
+    "names no bundle to load it from. Data files only: `autovend.world.bundle.load_world` reads and checks them.\n"
+)
+
+
 def save_run_data(
     source: ToolSession | VendingEnv | Simulator,
     run_dir: str | Path,
@@ -204,8 +213,8 @@ def save_run_data(
     `source` is a `ToolSession` or `VendingEnv` (its simulator, call counters and trajectory file are
     used) or a bare `Simulator`. A session's trajectory is copied into the folder unless it is already
     written there. `meta` adds the caller's facts to run.json (see `run_meta`); without a `world_path`
-    there (or for a world built in memory) the world is pickled into the folder. Safe to call after
-    every day: each file is replaced atomically. Returns the run folder.
+    there (or for a world built in memory) the world is written into the folder as a bundle (`WORLD_DIR`).
+    Safe to call after every day: each file is replaced atomically. Returns the run folder.
     """
     from autovend.sim import Simulator
 
@@ -229,7 +238,7 @@ def save_run_data(
     with _atomic_path(out / DAILY_FILE) as tmp:
         daily.to_csv(tmp, index=False)
     if not sim.world.world_hash or not (meta or {}).get("world_path"):
-        write_pickle(out / WORLD_PICKLE, sim.world)
+        write_world_copy(sim.world, out / WORLD_DIR, WORLD_README.format(name=sim.world.name))
     info = run_meta(sim, meta, counters)
     with _atomic_path(out / RUN_FILE) as tmp:
         tmp.write_text(json.dumps(info, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")

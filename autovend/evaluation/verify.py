@@ -4,9 +4,10 @@ A run is deterministic given its world, its seed and its tool calls: the simulat
 depend only on the seed, the day, the machine and the product, and every change of state is a tool
 call. So a folder can be re-checked without its agent (no model is called for an LLM run): `verify_run`
 
-1. finds the world by the hash run.json records (`find_world`): the run's `world_path`, then the installed
-   worlds (./worlds and the shipped ones), then the world pickled in the folder (its content hashed again);
-   a run whose world is not there is refused with the hash it needs;
+1. finds the world by the hash run.json records (`find_world`): the bundle given with --world, else the
+   run's `world_path`, then the installed worlds (./worlds and the shipped ones); never a world inside the
+   run folder, and nothing in the folder is unpickled or executed; a run whose world is not there is
+   refused with the hash it needs;
 2. replays the trajectory's calls in order on a fresh episode of that world and seed (`ToolSession`),
    checking each call's day and its result (ok, error and the JSON content; a query's `elapsed_ms` is
    left out) against the recorded ones;
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import pickle
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +39,6 @@ from autovend.evaluation.rundata import (
     RUN_FILE,
     RUN_FORMAT,
     TRAJECTORY_FILE,
-    WORLD_PICKLE,
     RunData,
     read_calls,
     save_run_data,
@@ -169,30 +168,51 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> tuple[str,
 # ------------------------------------------------------------------------------------------------ the world
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies under it (symbolic links resolved)."""
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def find_world(run_dir: Path, meta: dict[str, Any], world: str | Path | None = None) -> tuple[World, str]:
-    """The world of the run (module docstring) and where it was found; `world`: a bundle given by the caller."""
-    from autovend.world.bundle import content_hashes, load_world, world_hash
+    """The world of the run, found by the hash run.json records, and where it was found.
+
+    Only worlds this machine vouches for are candidates: `world` (a bundle folder or a world's name, given by
+    the caller), the bundle at the recorded `world_path`, and the shipped and installed worlds. Nothing inside
+    the run folder is one (its own `world/` bundle, a `world.pkl`, a `world_path` that points back into it):
+    the folder is what is being checked, so the world it was scored on cannot come from it.
+    """
+    from autovend.world.bundle import load_world
     from autovend.world.catalogue import bundle_hash, installed_bundles
+    from autovend.world.names import resolve_world
 
     want = str(meta.get("world_hash") or "")
+    if not want:
+        raise RunFolderError(f"{run_dir}/{RUN_FILE} records no world_hash: without it no world can be checked")
+    candidates: list[Path] = []
+    if world is not None:
+        given = resolve_world(world)
+        if _inside(given, run_dir):
+            raise WorldNotFoundError(
+                f"{given} lies inside the run folder {run_dir}: the world a run is checked against must come from "
+                "elsewhere (a shipped or installed world, or a bundle you keep); copy it out if you trust it"
+            )
+        candidates.append(given)
     recorded = meta.get("world_path")
-    candidates = [Path(world)] if world is not None else []
-    if recorded:
-        candidates += [Path(recorded), run_dir / str(recorded)]
-    candidates += installed_bundles()
+    if isinstance(recorded, str) and recorded and world is None:
+        candidates.append(Path(recorded))
+    if world is None:
+        candidates += installed_bundles()
     for folder in candidates:
-        if want and bundle_hash(folder) == want:
+        if _inside(folder, run_dir):
+            continue
+        if bundle_hash(folder) == want:
             return load_world(folder), str(folder)
     if world is not None:
         raise WorldNotFoundError(f"{world} is not the world of {run_dir}: the run was made on world hash {want}")
-    pickled = run_dir / WORLD_PICKLE
-    if pickled.is_file():
-        with pickled.open("rb") as fh:
-            found = pickle.load(fh)
-        if not want:
-            return found, f"{WORLD_PICKLE} (a world built in memory: no hash to check it against)"
-        if world_hash(content_hashes(found)) == want:
-            return found, f"{WORLD_PICKLE} (its content hashes to the recorded world hash)"
     raise WorldNotFoundError(
         f"the world of {run_dir} is not installed: the run was made on world "
         f"{meta.get('world_name')!r} with world hash {want}; install the bundle with that hash in ./worlds "

@@ -2,8 +2,10 @@
 
 The file is a pickle of a dict: format tag and version, the AutoVend version, the world's name and
 content fingerprint, the simulator state, the agent-visible SQLite database as `serialize()` bytes
-and the hidden log. Loading refuses a file made on a different world. Pickles can run code when
-loaded: only load checkpoints you wrote. `Simulator.save` and `Simulator.load` use this module.
+and the hidden log. Loading refuses a file made on a different world. A pickle can name any function
+for its loader to call, so checkpoints are read by an allow-list unpickler (`autovend.io.load_pickle_bytes`):
+plain values, numpy arrays and the simulator's own state classes (`STATE_CLASSES`); a file that names
+anything else is refused before it runs. `Simulator.save` and `Simulator.load` use this module.
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ import pandas as pd
 
 from autovend import __version__
 from autovend.errors import CheckpointError
-from autovend.io import write_pickle
+from autovend.io import UnsafePickleError, load_pickle_bytes, write_pickle
+from autovend.sim import hidden, inventory, results, state
 from autovend.sim.state import Snapshot
 from autovend.world.model import World
 
 FORMAT = "autovend-sim-checkpoint"
 VERSION = 2  # 2: the state is an `autovend.sim.state.SimState` (was `simulator._State`)
+# the classes a checkpoint may name besides plain values: those the simulator's state is made of
+STATE_CLASSES: frozenset[tuple[str, str]] = frozenset(
+    (cls.__module__, cls.__qualname__)
+    for module in (state, results, inventory, hidden)
+    for cls in vars(module).values()
+    if isinstance(cls, type) and cls.__module__ == module.__name__
+)
 
 
 def world_fingerprint(world: World) -> str:
@@ -67,9 +77,12 @@ def read_payload(path: str | Path, *, fmt: str, version: int, what: str, remedy:
     """
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            payload = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+        payload = load_pickle_bytes(path.read_bytes(), STATE_CLASSES)
+    except UnsafePickleError as exc:
+        raise CheckpointError(
+            f"refused to load the {what} {path}: {exc}; AutoVend never runs code from a file it reads{remedy}"
+        ) from exc
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError) as exc:
         raise CheckpointError(f"cannot read the {what} {path}: {exc}{remedy}") from exc
     if not isinstance(payload, dict) or payload.get("format") != fmt:
         raise CheckpointError(f"{path} is not an AutoVend {what}{remedy}")

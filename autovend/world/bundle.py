@@ -37,6 +37,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,38 @@ def world_hash(content: dict[str, str]) -> str:
     the same estimates have the same hash whatever library build wrote them.
     """
     return json_hash({"schema_version": SCHEMA_VERSION, "content": {k: content[k] for k in sorted(content)}})
+
+
+_IDENTITY: weakref.WeakKeyDictionary[World, str] = weakref.WeakKeyDictionary()
+
+
+def identity_hash(world: World) -> str:
+    """The world's hash: the manifest's for a loaded bundle, else computed from its content (kept per world object)."""
+    if world.world_hash:
+        return world.world_hash
+    if world not in _IDENTITY:
+        _IDENTITY[world] = world_hash(content_hashes(world))
+    return _IDENTITY[world]
+
+
+def write_world_copy(world: World, out_dir: str | Path, readme: str) -> str:
+    """Write `world` as a bundle of data files to `out_dir` (unless a bundle of the same hash is there); its hash.
+
+    For a world built in memory that a run folder keeps beside its records: Parquet tables and JSON only, so
+    reading it back runs no code; `load_world` checks every file against the manifest.
+    """
+    want = identity_hash(world)
+    folder = Path(out_dir)
+    if (folder / MANIFEST).is_file():
+        try:
+            if read_manifest(folder).get("world_hash") == want:
+                return want
+        except BundleError:
+            pass  # a damaged copy is replaced below
+    files = world_files(world)
+    files[README] = readme.encode("utf-8")
+    write_bundle(folder, files, make_manifest(world, files, "", "", {}))
+    return want
 
 
 def manifest_hash(manifest: dict[str, Any]) -> str:

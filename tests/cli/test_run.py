@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -104,23 +105,31 @@ def test_compare_refuses_the_same_seed_twice(toy_runs, tmp_path):
     shutil.copytree(toy_runs[0], copy)
     result = _compare(toy_runs[0], toy_runs[1], copy, "--out", tmp_path / "cmp")
     assert result.exit_code == 1
+    short = json.loads((copy / "run.json").read_text())["world_hash"][:12]  # a world built in memory: its content's
     assert (
-        "the same agent and seed twice: baseline (same configuration), seed 1, on world toy-4x60-s0 (in memory), "
+        f"the same agent and seed twice: baseline (same configuration), seed 1, on world toy-4x60-s0 ({short}), "
         f"in {toy_runs[0]}, {copy}"
     ) in result.stderr
 
 
 @pytest.fixture
 def two_worlds(toy_runs, tmp_path):
-    """Copies of the two toy runs whose run.json say they ran on worlds aaaa… and bbbb…."""
+    """Copies of the two toy runs, the second as if made on another world of the same name (its forecasts differ)."""
+    from autovend.world.bundle import load_world, write_world_copy
+
     dirs = []
-    for src, fake in zip(toy_runs, ("a", "b"), strict=True):
-        dst = tmp_path / f"{src.name}-{fake}"
+    for src, tag in zip(toy_runs, ("a", "b"), strict=True):
+        dst = tmp_path / f"{src.name}-{tag}"
         shutil.copytree(src, dst)
-        meta = json.loads((dst / "run.json").read_text())
-        meta["world_hash"] = fake * 64
-        (dst / "run.json").write_text(json.dumps(meta))
         dirs.append(dst)
+    world = load_world(dirs[1] / "world")
+    other = dataclasses.replace(
+        world, world_hash="", forecast=world.forecast.assign(t_max_c=world.forecast["t_max_c"] + 1)
+    )
+    shutil.rmtree(dirs[1] / "world")
+    meta = json.loads((dirs[1] / "run.json").read_text())
+    meta["world_hash"] = write_world_copy(other, dirs[1] / "world", "# another world\n")
+    (dirs[1] / "run.json").write_text(json.dumps(meta))
     return dirs
 
 
@@ -128,9 +137,10 @@ def test_compare_refuses_runs_of_different_worlds(two_worlds, tmp_path):
     a, b = two_worlds
     result = _compare(a, b, "--out", tmp_path / "cmp")
     assert result.exit_code == 1
+    ha, hb = (json.loads((run / "run.json").read_text())["world_hash"][:12] for run in (a, b))
+    assert ha != hb
     assert (
-        f"they were made on different worlds: world toy-4x60-s0 (aaaaaaaaaaaa) in {a}; "
-        f"world toy-4x60-s0 (bbbbbbbbbbbb) in {b}"
+        f"they were made on different worlds: world toy-4x60-s0 ({ha}) in {a}; world toy-4x60-s0 ({hb}) in {b}"
     ) in result.stderr
 
 
@@ -141,13 +151,14 @@ def test_compare_with_force_shows_the_differences_and_the_world_hashes(two_world
     assert result.exit_code == 0, result.output
     said = result.output.index("not comparable, compared with --force: they were made on different worlds")
     assert said < result.output.index("Runs")  # the differences come above the table
+    ha, hb = (json.loads((run / "run.json").read_text())["world_hash"] for run in (a, b))
     row = next(line for line in result.output.splitlines() if "World hash" in line)
-    assert "aaaaaaaaaaaa" in row and "bbbbbbbbbbbb" in row
+    assert ha[:12] in row and hb[:12] in row
     text = (out / "comparison.md").read_text()
     assert "## Compared with --force although they are not comparable" in text
-    assert f"| {a.name} | baseline | 1 | 12 | aaaaaaaaaaaa |" in text
-    assert f"| {b.name} | baseline | 2 | 12 | bbbbbbbbbbbb |" in text
-    assert (out / "comparison.csv").read_text().splitlines()[1].split(",")[4] == "a" * 64
+    assert f"| {a.name} | baseline | 1 | 12 | {ha[:12]} |" in text
+    assert f"| {b.name} | baseline | 2 | 12 | {hb[:12]} |" in text
+    assert (out / "comparison.csv").read_text().splitlines()[1].split(",")[4] == ha
 
 
 # ------------------------------------------------------------------ plugin agents

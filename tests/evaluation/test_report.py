@@ -79,7 +79,7 @@ def test_run_outputs(runs):
     report = (run.run_dir / "report.md").read_text()
     assert f"| Net assets | {saved['net_assets'] / 1000:.2f} | thousand CNY |" in report
     assert "| Tool calls | 19 | calls |" in report and "## Failure modes" in report
-    assert "(hash in memory)" in report
+    assert f"(hash {run.world_hash[:12]})" in report and len(run.world_hash) == 64  # built in memory: its content's
 
 
 def test_load_metrics_reuses_a_current_file(runs):
@@ -156,7 +156,7 @@ def test_write_comparison(runs, tmp_path):
         assert (tmp_path / "cmp" / name).read_bytes()[:8] == PNG
     assert (tmp_path / "cmp" / "report.html").read_text().startswith("<!DOCTYPE html>")
     text = (tmp_path / "cmp" / "comparison.md").read_text()
-    assert "| scripted | 2 |" in text and "| s1 | scripted | 1 | 12 | in memory |" in text
+    assert "| scripted | 2 |" in text and f"| s1 | scripted | 1 | 12 | {runs[0].world_hash[:12]} |" in text
     assert pd.read_csv(tmp_path / "cmp" / "comparison.csv")["run"].tolist() == ["s1", "s2"]
     assert summary.loc["scripted", "net_assets"] == pytest.approx(table["net_assets"].mean())
     # one agent: a radar that ranks agents against each other would read 1 = best on every axis
@@ -181,16 +181,19 @@ def test_write_comparison_refuses_runs_that_do_not_compare(runs, tmp_path):
     assert f"in {s1.run_dir}, {s1.run_dir}" in str(err.value) and "--force" in str(err.value)
     assert not out.exists()  # refused before writing anything
     moved = dataclasses.replace(s2, meta={**s2.meta, "world_hash": "c0ffee" * 10 + "beef"})  # as if on another world
-    with pytest.raises(IncomparableRunsError, match="different worlds: world hand \\(in memory\\) in .*s1; world hand"):
+    h1 = s1.world_hash  # a world built in memory is recorded by its content's hash
+    with pytest.raises(
+        IncomparableRunsError, match=f"different worlds: world hand \\({h1[:12]}\\) in .*s1; world hand"
+    ):
         write_comparison([s1, moved], out, SHORT)
     table, _ = write_comparison([s1, moved], out, SHORT, force=True)
-    assert table["world_hash"].tolist() == ["", "c0ffee" * 10 + "beef"]
+    assert table["world_hash"].tolist() == [h1, "c0ffee" * 10 + "beef"]
     text = (out / "comparison.md").read_text()
     assert "## Compared with --force although they are not comparable" in text
     assert (
-        f"- they were made on different worlds: world hand (in memory) in {s1.run_dir}; world hand (c0ffeec0ffee)"
+        f"- they were made on different worlds: world hand ({h1[:12]}) in {s1.run_dir}; world hand (c0ffeec0ffee)"
         in text
     )
-    assert "| s1 | scripted | 1 | 12 | in memory |" in text and "| s2 | scripted | 2 | 12 | c0ffeec0ffee |" in text
+    assert f"| s1 | scripted | 1 | 12 | {h1[:12]} |" in text and "| s2 | scripted | 2 | 12 | c0ffeec0ffee |" in text
     csv = pd.read_csv(out / "comparison.csv", dtype={"world_hash": str}, keep_default_na=False)
-    assert csv["world_hash"].tolist() == ["", "c0ffee" * 10 + "beef"]
+    assert csv["world_hash"].tolist() == [h1, "c0ffee" * 10 + "beef"]

@@ -102,9 +102,36 @@ def test_missing_files_are_refused(saved, tmp_path):
         RunData.load(broken)
     nowhere = tmp_path / "nowhere"
     shutil.copytree(run_dir, nowhere)
-    (nowhere / "world.pkl").unlink()
+    shutil.rmtree(nowhere / "world")
     with pytest.raises(RunFolderError, match="cannot find the world"):
         RunData.load(nowhere)
+
+
+class _Planted:
+    """What a hostile pickle does when loaded: here, write a file (a shell command would do the same)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (Path.write_text, (str(self.target), "ran"))  # type: ignore[return-value]
+
+
+def test_a_pickled_world_in_the_folder_is_never_loaded(saved, tmp_path):
+    """A world is kept as data files (world/, a bundle); an older folder's world.pkl is refused, never unpickled."""
+    import pickle
+
+    run_dir, _ = saved
+    assert (run_dir / "world" / "manifest.json").is_file() and not (run_dir / "world.pkl").exists()
+    assert RunData.load(run_dir).world.world_hash == json.loads((run_dir / "run.json").read_text())["world_hash"]
+    planted = tmp_path / "planted"
+    shutil.copytree(run_dir, planted)
+    shutil.rmtree(planted / "world")
+    marker = tmp_path / "marker.txt"
+    (planted / "world.pkl").write_bytes(pickle.dumps(_Planted(marker)))
+    with pytest.raises(RunFolderError, match="world.pkl, a pickle, which AutoVend does not read"):
+        RunData.load(planted)
+    assert not marker.exists()
 
 
 def test_a_world_with_another_hash_is_refused(saved, world):
@@ -127,7 +154,7 @@ def test_bundle_world_is_found_by_path(tmp_path):
     with ToolSession(cn20, seed=2) as session:
         session.call("end_day", {})
         save_run_data(session, tmp_path / "r", meta={"world_path": str(bundle), "agent": "idle"})
-    assert not (tmp_path / "r" / "world.pkl").exists()  # a bundle world is not pickled
+    assert not (tmp_path / "r" / "world").exists()  # a bundle world is not copied into the folder
     assert not (tmp_path / "r" / "trajectory.jsonl").exists()  # the session kept no trajectory
     run = RunData.load(tmp_path / "r")
     assert run.world.world_hash == cn20.world_hash and run.calls == []

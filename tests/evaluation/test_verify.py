@@ -236,3 +236,42 @@ def test_first_difference_names_the_path_of_the_first_differing_leaf():
     assert first_difference(a, {**a, "ok": False}) == ("ok", True, False)
     assert first_difference([1, 2], [1, 2, 3]) == (" (length)", 2, 3)
     assert first_difference({"x": 0.01}, {"x": 0.02}) == ("x", 0.01, 0.02)  # one fen apart
+
+
+class _Planted:
+    """A hostile pickle: loading it would write `target` (a shell command would be as easy)."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        return (Path.write_text, (str(self.target), "ran"))
+
+
+def test_the_world_is_never_taken_from_the_run_folder(tmp_path, monkeypatch):
+    """A run on a world built in memory keeps a copy (world/): verify never uses it, nor a world.pkl, unless vouched."""
+    import pickle
+
+    from autovend.agents.hold import HoldAgent
+    from autovend.runner import run_episode
+
+    world = toy_world(3, 12, seed=0, economics=Economics(horizon_days=4))
+    run = tmp_path / "run"
+    run_episode(world, HoldAgent(), seed=1, days=2, out_dir=run, checkpoint="off", evaluate=False)
+    monkeypatch.chdir(tmp_path)  # no ./worlds here, and the shipped worlds have other hashes
+    with pytest.raises(WorldNotFoundError, match="is not installed"):
+        verify_run(run)
+    with pytest.raises(WorldNotFoundError, match="inside the run folder"):
+        verify_run(run, world=run / "world")
+    meta = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**meta, "world_path": str(run / "world")}))
+    with pytest.raises(WorldNotFoundError, match="is not installed"):  # a world_path back into the folder is skipped
+        verify_run(run)
+    marker = tmp_path / "marker.txt"
+    (run / "world.pkl").write_bytes(pickle.dumps(_Planted(marker)))
+    with pytest.raises(WorldNotFoundError):
+        verify_run(run)
+    assert not marker.exists()
+    shutil.copytree(run / "world", tmp_path / "kept")  # the caller keeps the world and vouches for it
+    assert verify_run(run, world=tmp_path / "kept").ok
+    assert not marker.exists()

@@ -40,7 +40,7 @@ def run_facts(run: RunData) -> list[str]:
     and the page should not.
     """
     meta = run.meta
-    world_hash = run.world.world_hash[:12] or "in memory"
+    world_hash = run.world_hash[:12] or "not recorded"
     facts = [
         f"agent <b>{esc(run.agent)}</b>, seed {run.seed}",
         f"world {esc(run.world.name)} (hash {esc(world_hash)}), days settled {run.days} of {run.world.horizon_days}",
