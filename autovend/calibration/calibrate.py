@@ -6,7 +6,10 @@ reference shelves R_m -> no-purchase weight u by structural Poisson ML -> machin
 shock parameters r, rho. When a source has inventory records for some machines, the product-level
 estimates and u use only those machines (their shelves are known); sales-only machines get their
 kappa from their mean daily units on the sales-rule shelves. A source with no inventory records at all
-uses the sales-rule shelves everywhere (quantities unknown: full facing, fill taken as 1).
+has its shelves estimated from the sales with demand (`availability`: whether each product was on the
+shelf is a hidden state), and u, with the depletion and level of those shelves, is profiled
+(`u_estimate`, `u_profile`): where the records do not identify it, the paper's u is used and the range
+the data cannot reject is recorded.
 What each estimate rests on is recorded under `identification` (see `identification`); an estimate
 that comes out NaN or infinite is refused with what would identify it, never written.
 """
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from autovend import __version__
+from autovend.calibration.availability import estimate_availability
 from autovend.calibration.choice import choice_data
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimates import Estimates
@@ -46,7 +50,14 @@ from autovend.memory import release_freed
 from autovend.progress import step, steps
 
 # the steps of `calibrate` and their shares of its time (autovend.progress)
-CALIBRATION_STEPS = {"daily panel": 0.4, "choice cells": 0.1, "first pass": 5.0, "second pass": 8.5, "estimates": 0.2}
+CALIBRATION_STEPS = {
+    "daily panel": 0.4,
+    "latent availability": 4.0,
+    "choice cells": 0.1,
+    "first pass": 5.0,
+    "second pass": 8.5,
+    "estimates": 0.2,
+}
 
 
 def calibrate(
@@ -76,22 +87,36 @@ def calibrate(
         del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
         release_freed()
         notes = list(panel.notes)
+        availability = None
+        if not panel.machines["has_inventory"].any():  # shelves from sales alone: estimate what was on them
+            step("latent availability")
+            availability = estimate_availability(panel, settings, config.availability_rounds, config.mm_pseudo_units)
+            panel = dataclasses.replace(panel, cells=availability.cells())
+            release_freed()
         step("choice cells")
         data = choice_data(panel, settings)  # the cells of the split, shared by both passes
         release_freed()
         step("first pass")
-        first = fit_structure(panel, product_split(panel, settings, config, data=data), settings, config, [])
+        start = None if availability is None else availability.params
+        split = product_split(panel, settings, config, data=data, start=start)
+        censored = bool(np.any(data.censored))  # the second pass differs from the first only through imputation
+        first = fit_structure(panel, split, settings, config, [] if censored else notes)
         prior = None
-        if config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
+        if censored and config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
             mu = first.mu
             fallback = np.maximum(first.fits.raw.md_demand, 0.5)
             log_mean = np.log(np.where(mu > 0, mu, fallback)) - 0.5 * first.shocks.sigma**2
             prior = (log_mean, float(first.shocks.sigma))
         u_first_pass = first.np_fit.u
-        del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
-        release_freed()
-        step("second pass")
-        st = fit_structure(panel, product_split(panel, settings, config, prior, data), settings, config, notes)
+        if prior is None and not censored:
+            st = first  # nothing censored: the second pass would repeat the first
+        else:
+            del first  # the first pass's per-cell arrays are not needed past its prior (memory at operator scale)
+            release_freed()
+            step("second pass")
+            split = product_split(panel, settings, config, prior, data, start=start)
+            st = fit_structure(panel, split, settings, config, notes)
+        del split
         step("estimates")
         fits, imp, sh, np_fit, c, shocks = st.fits, st.fits.raw, st.shelves, st.np_fit, st.c, st.shocks
         pi_tab, gamma, R_hat, so, demand_ratio = st.pi_tab, st.gamma, st.R_hat, st.sales_only, st.demand_ratio
@@ -165,6 +190,27 @@ def calibrate(
             "notes": notes,
             "identification": _identification(panel, st, config, settings),
         }
+        prof = np_fit.profile
+        if prof is not None:
+            fields.update(
+                {
+                    "u_interval": (prof.low, prof.high),
+                    "u_identified": prof.identified,
+                    "u_profile_max": prof.u_hat,
+                    "u_profile_adjustment": prof.adjustment if np.isfinite(prof.adjustment) else None,
+                }
+            )
+        if availability is not None:
+            gain = availability.loglik[-1] - availability.loglik[-2] if len(availability.loglik) > 1 else float("nan")
+            fields.update(
+                {
+                    "shelf_depletion": np_fit.theta,
+                    "shelf_level": np_fit.level,
+                    "availability_rounds": availability.rounds,
+                    "availability_last_gain": gain,
+                    "availability_on_share": float(np.mean(availability.on)),
+                }
+            )
         if paper is not None:  # recorded only when not the default, so default calibrations keep their bytes
             fields.update({"estimator": estimator, "r": paper.r, "sigma": paper.sigma})
         refuse_non_finite(fields, config)
@@ -224,6 +270,7 @@ def _identification(panel: Panel, st: Structure, config: CalibrationConfig, sett
         machines_left_out=int((u_days < config.min_machine_days_u).sum()),
         x_machine_days=int(np.count_nonzero(st.shelves.W_real > 0)),
         config=config,
+        interval=None if np_fit.profile is None else (np_fit.profile.low, np_fit.profile.high),
     )
     r, rho = shock_status(
         st.shocks,

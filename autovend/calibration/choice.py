@@ -53,6 +53,11 @@ class ChoiceData:
     cats_l1: list[str]
     cats_l2: list[str]
     n_products: int
+    # on shelves estimated from sales (`availability`), each cell's P(ON) (`a` includes it) and P(ON) given the day's
+    # own sales left out, for the machine-level fits (u, scales, shocks) whose outcome is that day's total; None
+    # where shelves are known
+    avail: np.ndarray | None = None
+    avail_loo: np.ndarray | None = None
 
     @property
     def g2(self) -> np.ndarray:
@@ -121,8 +126,10 @@ def _environment_table(panel: Panel, settings: DemandSettings) -> np.ndarray:
     return env_table
 
 
-def _factors(panel: Panel, settings: DemandSettings, env_table: np.ndarray, cells: pd.DataFrame) -> np.ndarray:
-    """`cell_factors` given the environment table."""
+def _factors(
+    panel: Panel, settings: DemandSettings, env_table: np.ndarray, cells: pd.DataFrame, avail: str = "avail"
+) -> np.ndarray:
+    """`cell_factors` given the environment table, times the cells' column `avail` (P(ON)) when they have it."""
     m = cells["m"].to_numpy()
     k = cells["k"].to_numpy()
     d = cells["d"].to_numpy()
@@ -136,7 +143,10 @@ def _factors(panel: Panel, settings: DemandSettings, env_table: np.ndarray, cell
     site_code = np.unique(site_types, return_inverse=True)[1]
     cat_code = np.unique(panel.products["category_l1"].to_numpy(), return_inverse=True)[1]
     env = env_table[d, site_code[m], cat_code[k]]
-    return facing * price * env
+    out = facing * price * env
+    if avail in cells:
+        out *= cells[avail].to_numpy(dtype=float)
+    return out
 
 
 FACTOR_BLOCK = 1 << 20  # cells whose factors `choice_data` computes at once (a dozen arrays of 8 MB)
@@ -172,9 +182,11 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
     pig, g1_of_g2 = split_codes(site_of_m[m], g1_of_k[k], g2_of_k[k], len(cats1), len(cats2))
     env_table = _environment_table(panel, settings)
     a = np.empty(len(rows))
+    estimated = "avail" in cells  # shelves estimated from sales: P(ON) weighs each cell
+    columns = ("m", "k", "d", "q", "price", "avail") if estimated else ("m", "k", "d", "q", "price")
     for lo in range(0, len(rows), FACTOR_BLOCK):
         part = rows[lo : lo + FACTOR_BLOCK]
-        block = pd.DataFrame({c: cells[c].to_numpy()[part] for c in ("m", "k", "d", "q", "price")}, copy=False)
+        block = pd.DataFrame({c: cells[c].to_numpy()[part] for c in columns}, copy=False)
         a[lo : lo + len(part)] = _factors(panel, settings, env_table, block)
     return ChoiceData(
         cell_md=cell_md,
@@ -192,6 +204,8 @@ def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | N
         cats_l1=cats1,
         cats_l2=cats2,
         n_products=panel.n_products,
+        avail=cells["avail"].to_numpy(dtype=float)[rows] if estimated else None,
+        avail_loo=cells["avail_loo"].to_numpy(dtype=float)[rows] if estimated else None,
     )
 
 
@@ -220,6 +234,7 @@ def fit_choice(
     impute: bool = True,
     scale_prior: tuple[np.ndarray, float] | None = None,
     pseudo_units: float = 0.01,
+    start: Params | None = None,
 ) -> ChoiceFit:
     """Fit omega, pi, gamma by MM with EM imputation of censored demand (module docstring).
 
@@ -229,6 +244,7 @@ def fit_choice(
     runs to infinity), and with a = 0.01 a product with n units moves by about 0.01 / n.
 
     With `omega_fixed`, only pi and gamma are updated (used after empirical-Bayes shrinkage of omega).
+    `start` (without `omega_fixed`): where the MM starts; it runs to the same fixed point from anywhere.
     `impute=False` treats censored sales as demand (the uncorrected estimator, for comparison).
     `scale_prior=(log_mean, sd)` gives each machine-day's demand scale a log-normal prior (the
     structural expected demand and the shock's sigma); the E-step then integrates over the scale's
@@ -240,6 +256,8 @@ def fit_choice(
     omega = np.ones(K) if omega_fixed is None else omega_fixed.astype(float).copy()
     pi = np.ones((S, C1))
     gamma = np.ones(C2)
+    if start is not None and omega_fixed is None and start.pi.shape == (S, C1) and len(start.gamma) == C2:
+        omega, pi, gamma = start.omega.astype(float).copy(), start.pi.copy(), start.gamma.copy()
     md, k = data.cell_md, data.k
     y = data.y  # read only
     dhat = y.copy()

@@ -29,8 +29,13 @@ class CalibrationConfig(BaseModel):
     mm_tolerance: float = Field(1e-12, gt=0)
     mm_pseudo_units: float = Field(0.01, ge=0)  # prior pseudo-units per product that keep every omega finite
     em_rounds: int = Field(4, ge=0)  # censored-demand EM rounds around the MM fit
+    # EM rounds of the latent availability of sales-only sources (autovend.calibration.availability)
+    availability_rounds: int = Field(12, ge=1)
     u_bounds: tuple[float, float] = (1e-4, 10.0)
     u_fallback: float | None = 0.0638 * 0.318 / (1 - 0.318)  # paper's u, used when u is not identified
+    # paper's x: the typical real shelf's attraction over the reference shelf's, the level given to shelves
+    # estimated from sales alone (their fill and facings are not observed: autovend.calibration.u_profile)
+    x_prior: float = Field(0.0638, gt=0, lt=1)
     min_exposure_report: float = 30.0  # machine-days of exposure for the "well exposed" product set
     # prior that shrinks omega (autovend.calibration.drop_prior.popularity_by_prior): "subcategory" (default),
     # "exposure" (prior scaled by exposure) or "dropped" (own prior variance for products the operator dropped)

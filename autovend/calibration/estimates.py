@@ -90,6 +90,19 @@ class Estimates(BaseModel):
     e_se: float | None = None
     e_loglog: float | None = None
     e_loglog_se: float | None = None
+    # what the records say about u (`u_profile`): the adjusted 95% profile-likelihood interval (an end is null when
+    # the data cannot reject u as far as the search bound), whether it identifies u, the profile's maximum
+    u_interval: tuple[float | None, float | None] | None = None
+    u_identified: bool | None = None
+    u_profile_max: float | None = None
+    u_profile_adjustment: float | None = None
+    # shelves estimated from sales alone (`availability`): the depletion exponent theta and the level s of their
+    # attraction, the EM rounds, the chains' log-likelihood gain of the last round and the mean P(ON) of pair-days
+    shelf_depletion: float | None = None
+    shelf_level: float | None = None
+    availability_rounds: int | None = None
+    availability_last_gain: float | None = None
+    availability_on_share: float | None = None
     # the shocks
     r_median: float | None = None
     rho_naive_counts: float | None = None
@@ -128,6 +141,12 @@ class Estimates(BaseModel):
         "e_se",
         "e_loglog",
         "e_loglog_se",
+        "u_profile_max",
+        "u_profile_adjustment",
+        "shelf_depletion",
+        "shelf_level",
+        "availability_last_gain",
+        "availability_on_share",
         "r_median",
         "rho_naive_counts",
         "latent_lag1_corr",

@@ -8,10 +8,10 @@ Every parameter group of eq. (2)-(4) gets a status from the code path that produ
 - `borrowed`: not from this source (u from the paper when the source cannot identify it; a neutral
   factor 1 where no shelf of the product split shows the group).
 `weak` marks an estimate that rests on something the data do not show: shelves inferred from the sales
-themselves (no inventory records: the sales rule of `panel`, quantities unknown), or a value at a bound
-of its range. Each entry says why in `reason`. The record is stored under the `identification` key of
-calibration.json; it is a diagnostic (outside the content hash), built from flags and counts the
-calibration computed, not from the estimates' values.
+themselves (no inventory records: `availability` estimates what was on them, their fill and facings
+unknown), or a value at a bound of its range. Each entry says why in `reason`. The record is stored under
+the `identification` key of calibration.json; it is a diagnostic (outside the content hash), built from
+flags and counts the calibration computed, not from the estimates' values.
 
 `refuse_non_finite` stops a calibration whose estimate came out NaN or infinite, naming the parameter
 and the data that would identify it, before anything is written.
@@ -41,8 +41,8 @@ from autovend.errors import InsufficientDataError
 SHRINK_MIN_PRODUCTS = int(inspect.signature(shrink).parameters["min_products"].default)
 RHO_UPPER = latent_lag1_corr(0.99)  # `shocks.fit_shocks` clips the latent lag-one correlation here
 SALES_RULE_SHELVES = (
-    "sales-rule shelves (no inventory records: the shelves are inferred from the sales themselves, "
-    "quantities unknown, so full facing and fill 1 are assumed)"
+    "shelves estimated from sales (no inventory records: whether each product was on the shelf is a hidden state "
+    "estimated with demand, its fill and facings unknown)"
 )
 
 
@@ -56,6 +56,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def _interval(interval: tuple[float | None, float | None] | None) -> str:
+    """The 95% interval of u in words ('' without one)."""
+    if interval is None:
+        return ""
+    low = f"{interval[0]:.3g}" if interval[0] is not None else "the search bound"
+    high = f"{interval[1]:.3g}" if interval[1] is not None else "the search bound"
+    return f"95% profile-likelihood interval {low} to {high}"
+
+
 def no_purchase_status(
     *,
     shelves_known: bool,
@@ -66,21 +75,29 @@ def no_purchase_status(
     machines_left_out: int,
     x_machine_days: int,
     config: CalibrationConfig,
+    interval: tuple[float | None, float | None] | None = None,
 ) -> tuple[Estimate, Estimate, Estimate]:
-    """(u, e, x): the structural fit of `no_purchase`, or the paper's u when it fell back (`fallback_reason`)."""
+    """(u, e, x): the structural fit of `no_purchase`, or the paper's u when it fell back (`fallback_reason`).
+
+    `interval`: u's adjusted 95% profile-likelihood interval (`u_profile`), None when no fit was possible.
+    """
     weak = not shelves_known
     shelves = "known shelves (inventory records)" if shelves_known else SALES_RULE_SHELVES
-    x_what = "real" if shelves_known else "assumed (full-facing)"
-    x_caveat = (
-        "" if shelves_known else "; on sales-rule shelves it measures the assortment, not how full the shelves were"
+    borrowed_x = Estimate(
+        status="borrowed",
+        reason="the paper's x: how full shelves estimated from sales were is not observed, so their level is the "
+        "paper's typical shelf",
     )
 
     def x_reason(where: str) -> str:
-        return f"geometric mean of {x_what} over reference shelf attraction {where}{x_caveat}"
+        return f"geometric mean of real over reference shelf attraction {where}"
 
     if fallback_reason is not None:
-        u = Estimate(status="borrowed", reason=f"{fallback_reason}; the paper's u = x e / (1 - e) is used")
+        cannot = f"; the data cannot reject u in its {_interval(interval)}" if interval is not None else ""
+        u = Estimate(status="borrowed", reason=f"{fallback_reason}; the paper's u = x e / (1 - e) is used{cannot}")
         e = Estimate(status="borrowed", reason="u / (u + x) with the paper's u and this source's x")
+        if not shelves_known and interval is not None:  # the profile's fallback: the paper's u with its x
+            return u, Estimate(status="borrowed", reason="the paper's e, with its u and x"), borrowed_x
         x = Estimate(
             status="estimated",
             reason=x_reason(f"over all {x_machine_days:,} machine-days of the product split"),
@@ -96,6 +113,8 @@ def no_purchase_status(
     reason = (
         f"structural Poisson fit on {_plural(machines, 'machine')}, {machine_days:,} machine-days of {shelves}{left}"
     )
+    if interval is not None:
+        reason += f"; {_interval(interval)}"
     if at_bound:
         reason = f"at its bound {tuple(config.u_bounds)}: the source does not identify it ({reason})"
     u = Estimate(status="estimated", reason=reason, weak=weak or at_bound, machines=machines, machine_days=machine_days)
@@ -108,7 +127,8 @@ def no_purchase_status(
     )
     x = Estimate(
         status="estimated",
-        reason=x_reason("on the machine-days of the u fit"),
+        reason=x_reason("on the machine-days of the u fit")
+        + ("" if shelves_known else "; the level of shelves estimated from sales, fitted with u"),
         weak=weak,
         machines=machines,
         machine_days=machine_days,
@@ -127,7 +147,7 @@ def shock_status(
     if short:
         basis += f"; {_plural(short, 'machine')} with fewer days left out"
     if not shelves_known:
-        basis += "; expected demand on sales-rule shelves, lost sales not seen"
+        basis += "; expected demand on shelves estimated from sales"
     weak = not shelves_known
     r = Estimate(
         status="estimated",
@@ -173,7 +193,7 @@ def kappa_status(
                 "estimated", f"U_m of the structural fit of u, on {where}", ids[np.sort(structural)], not shelves_known
             )
         )
-    method = "mean daily sales on sales-rule shelves"
+    method = f"mean daily sales on {'sales-rule shelves' if shelves_known else 'shelves estimated from sales'}"
     if len(structural):
         method += f", with corrections learned on the {_plural(len(structural), 'machine')} of the structural fit"
     else:
@@ -202,7 +222,7 @@ def omega_status(
     own_prior = np.array([not math.isnan(priors[int(g)].loglik) for g in g2], dtype=bool)
     exposed = np.asarray(exposure) > 0
     sold_anywhere = np.bincount(panel.cells["k"], weights=panel.cells["units"], minlength=panel.n_products) > 0
-    where = "known shelves" if shelves_known else "sales-rule shelves"
+    where = "known shelves" if shelves_known else "shelves estimated from sales"
     rows = [
         (
             exposed & own_prior,
@@ -243,7 +263,7 @@ def gamma_status(panel: Panel, data: ChoiceData, *, shelves_known: bool) -> tupl
     l1_of = panel.products.drop_duplicates("category_l2").set_index("category_l2")["category_l1"]
     alone = l1_of.map(l1_of.value_counts()).reindex(data.cats_l2).to_numpy() == 1
     names = np.array(data.cats_l2, dtype=object)
-    where = "known shelves" if shelves_known else "sales-rule shelves"
+    where = "known shelves" if shelves_known else "shelves estimated from sales"
     shown = cells > 0
     rows = [
         (shown & (units > 0) & ~alone, "estimated", f"realised over predicted units of the subcategory on {where}", 0),
@@ -281,7 +301,7 @@ def pi_status(
         index=data.sites,
         columns=data.cats_l1,
     )
-    where = "known shelves" if shelves_known else "sales-rule shelves"
+    where = "known shelves" if shelves_known else "shelves estimated from sales"
     out = []
     for s in site_types:
         if s not in data.sites:

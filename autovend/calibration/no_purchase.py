@@ -33,6 +33,19 @@ CONTROL_FLOOR = 0.05  # the control function's factor 1 + lambda (r_{t-1} - 1) i
 
 
 @dataclass(frozen=True)
+class FitArrays:
+    """The machine-days a fit used (aligned arrays; machines coded 0..n_m-1 in the order of `NoPurchaseFit.c`)."""
+
+    D: np.ndarray
+    W: np.ndarray
+    R: np.ndarray
+    W_real: np.ndarray
+    m: np.ndarray
+    n_m: int
+    control: np.ndarray | None  # the shock control's regressor (None: no control)
+
+
+@dataclass(frozen=True)
 class NoPurchaseFit:
     """u with its standard error, the machines' c_m, and x, e consistent with u."""
 
@@ -47,6 +60,7 @@ class NoPurchaseFit:
     loglik: float
     at_bound: bool
     shock_control: float = 0.0  # lambda of the control function (0: none)
+    arrays: FitArrays | None = None  # what the fit used, for its profile (`u_profile`)
 
 
 def _profile(
@@ -190,6 +204,7 @@ def fit_no_purchase(
         loglik=ll,
         at_bound=at_bound,
         shock_control=lam,
+        arrays=FitArrays(D, W, R, W_real[sel], m, n_m, control),
     )
 
 

@@ -117,7 +117,7 @@ def _u_sentence(s: Estimates) -> str:
     if s.identification is not None:
         u = s.identification.u
         return f"u: {u.status}{' (weak)' if u.weak else ''}: {u.reason}."
-    shelves = "known shelves" if s.n_machines_inventory else "sales-rule shelves (no inventory records)"
+    shelves = "known shelves" if s.n_machines_inventory else "shelves estimated from sales (no inventory records)"
     return f"u: {s.u_source} from {s.u_machines or 0} machines and {s.u_machine_days or 0:,} machine-days of {shelves}."
 
 
@@ -282,7 +282,7 @@ def render_markdown(res: CalibrationResult, figures: list[str]) -> str:
     n_fit = int((m["kappa_source"] == "structural_fit").sum())
     how = (
         f"kappa from the structural fit for {n_fit}, "
-        f"from sales on sales-rule shelves for {(m['kappa_source'] == 'sales_rule').sum()}"
+        f"from mean sales on shelves without a structural fit for {(m['kappa_source'] == 'sales_rule').sum()}"
         if s.estimator == "structural"
         else "kappa from each machine's observed mean daily units on a typical real shelf (the paper's estimator)"
     )

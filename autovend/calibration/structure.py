@@ -15,11 +15,12 @@ import pandas as pd
 from autovend.calibration.choice import ChoiceData, ChoiceFit, choice_data, fit_choice
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.drop_prior import dropped_products, popularity_by_prior
-from autovend.calibration.no_purchase import fit_no_purchase
+from autovend.calibration.mm import Params
 from autovend.calibration.panel import Panel
 from autovend.calibration.popularity import Prior
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
+from autovend.calibration.u_estimate import NoPurchase, no_purchase
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
@@ -43,10 +44,12 @@ def product_split(
     config: CalibrationConfig,
     scale_prior: tuple[np.ndarray, float] | None = None,
     data: ChoiceData | None = None,
+    start: Params | None = None,
 ) -> Fits:
     """Fit omega, pi and gamma (EM for censored demand), shrink omega, and refit pi and gamma given it.
 
     `data`: the panel's `choice_data` when the caller already has it (both calibration passes share one).
+    `start`: where the maximum-likelihood fit's MM starts (it runs to its fixed point from anywhere).
     """
     data = choice_data(panel, settings) if data is None else data
     if len(data.k) == 0:
@@ -60,6 +63,7 @@ def product_split(
         tol=config.mm_tolerance,
         scale_prior=scale_prior,
         pseudo_units=config.mm_pseudo_units,
+        start=start,
     )
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
@@ -91,6 +95,10 @@ class _Shelves:
     W_real: np.ndarray  # at reference prices and neutral weather: for x
     sales: np.ndarray
     typical_fill: float
+    # for the machine-level fits (u, scales, shocks), whose outcome is the day's total: on shelves estimated from
+    # sales, with P(ON) given the day's own sales left out (else the same arrays as W_act and W_real)
+    W_fit: np.ndarray
+    W_real_fit: np.ndarray
 
 
 def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[np.ndarray, pd.DataFrame, pd.Series]:
@@ -122,96 +130,24 @@ def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: Demand
     typical = float(np.median(known)) if len(known) else 1.0
     fill = np.where(np.isnan(fill), typical, fill) ** settings.eta
     n = len(md_m)
+    W_act = fill * np.bincount(data.cell_md, weights=cell_b * data.a, minlength=n)
+    W_real = fill * np.bincount(data.cell_md, weights=cell_b * facing, minlength=n)
+    W_fit, W_real_fit = W_act, W_real
+    if data.avail is not None and data.avail_loo is not None:  # shelves estimated from sales (`availability`)
+        W_real = fill * np.bincount(data.cell_md, weights=cell_b * facing * data.avail, minlength=n)
+        loo = data.avail_loo / data.avail  # every kept cell has P(ON) > 0
+        W_fit = fill * np.bincount(data.cell_md, weights=cell_b * data.a * loo, minlength=n)
+        W_real_fit = fill * np.bincount(data.cell_md, weights=cell_b * facing * data.avail_loo, minlength=n)
     return _Shelves(
         md_m=md_m,
         md_d=md_d,
-        W_act=fill * np.bincount(data.cell_md, weights=cell_b * data.a, minlength=n),
-        W_real=fill * np.bincount(data.cell_md, weights=cell_b * facing, minlength=n),
+        W_act=W_act,
+        W_real=W_real,
         sales=np.bincount(data.cell_md, weights=data.y, minlength=n),
         typical_fill=typical,
+        W_fit=W_fit,
+        W_real_fit=W_real_fit,
     )
-
-
-@dataclass(frozen=True)
-class NoPurchase:
-    """The no-purchase fit as the calibration records it (the scalars' u, x and e and their companions).
-
-    u is the structural fit's, the paper's fallback, or the paper estimator's (`u_source`); c holds the fitted
-    machine scales c_m.
-    """
-
-    u: float
-    u_se: float
-    u_source: str  # "estimated", "fallback" or "paper"
-    u_at_bound: bool
-    x: float
-    e: float
-    e_se: float
-    x_all_machines: float
-    c: pd.Series  # c_m of the machines of the structural fit (empty when u is the fallback)
-    u_machines: int
-    u_machine_days: int
-
-
-def _no_purchase(
-    sh: _Shelves, demand: np.ndarray, R_hat: np.ndarray, config: CalibrationConfig, notes: list[str]
-) -> tuple[NoPurchase, str | None]:
-    """U (structural fit, or the paper's u when the source cannot identify it), x, e and the fitted c_m.
-
-    Returns them and the reason the paper's u was used (None when u was estimated).
-    """
-    ratio = sh.W_real / R_hat[sh.md_m]
-    x_all = float(np.exp(np.mean(np.log(ratio[ratio > 0])))) if np.any(ratio > 0) else float("nan")
-    why: str | None = None
-    try:
-        npf = fit_no_purchase(
-            demand,
-            sh.W_act,
-            R_hat,
-            sh.md_m,
-            sh.W_real,
-            bounds=config.u_bounds,
-            min_days=config.min_machine_days_u,
-            min_machines=config.min_machines_u,
-            day=sh.md_d,
-        )
-    except InsufficientDataError as exc:
-        if config.u_fallback is None:
-            raise
-        notes.append(f"{exc}; the paper's u is used")
-        npf = None
-        why = str(exc)
-    if npf is not None and npf.at_bound:
-        notes.append(f"u hit its bound {config.u_bounds}: this source does not identify it; the paper's u is used")
-        why = f"u hit its bound {config.u_bounds}: this source does not identify it"
-    if npf is None or (npf.at_bound and config.u_fallback is not None):
-        u = float(config.u_fallback)  # type: ignore[arg-type]
-        return NoPurchase(
-            u=u,
-            u_se=float("nan"),
-            u_source="fallback",
-            u_at_bound=npf is not None,
-            x=x_all,
-            e=u / (u + x_all),
-            e_se=float("nan"),
-            x_all_machines=x_all,
-            c=pd.Series(dtype=float),
-            u_machines=0,
-            u_machine_days=0,
-        ), why
-    return NoPurchase(
-        u=npf.u,
-        u_se=npf.u_se,
-        u_source="estimated",
-        u_at_bound=npf.at_bound,
-        x=npf.x,
-        e=npf.e,
-        e_se=npf.e_se,
-        x_all_machines=x_all,
-        c=npf.c,
-        u_machines=npf.n_machines,
-        u_machine_days=npf.n_machine_days,
-    ), None
 
 
 @dataclass(frozen=True)
@@ -245,7 +181,10 @@ def fit_structure(
     cap = panel.machines["capacity"].to_numpy(dtype=float)
     R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
     sh = _shelves(panel, fits.data, b_hat, settings)
-    np_fit, u_fallback_reason = _no_purchase(sh, imp.md_demand, R_hat, config, notes)
+    depletion = fits.data.avail is not None  # shelves estimated from sales alone
+    np_fit, u_fallback_reason = no_purchase(
+        sh.W_fit, sh.W_real_fit, sh.md_m, sh.md_d, imp.md_demand, R_hat, config, notes, depletion=depletion
+    )
     u = np_fit.u
     # machine scales: U_m = c_m from the structural fit, else from sales on the sales-rule shelves
     demand_ratio = float(imp.md_demand.sum() / max(sh.sales.sum(), 1e-12))
@@ -266,7 +205,10 @@ def fit_structure(
     )
     c[so.c.index.to_numpy(dtype=int)] = so.c.to_numpy()
     # shocks, on the machines of the structural fit (all machines when none has known shelves)
-    mu = np.nan_to_num(c)[sh.md_m] * sh.W_act / (u * R_hat[sh.md_m] + sh.W_act)
+    R_md = R_hat[sh.md_m]
+    W_model = sh.W_fit if np_fit.theta == 1.0 else R_md * (sh.W_fit / R_md) ** np_fit.theta  # `u_profile`
+    W_model = W_model * np_fit.level
+    mu = np.nan_to_num(c)[sh.md_m] * W_model / (u * R_md + W_model)
     in_fit = np.isin(sh.md_m, c_fit.index.to_numpy()) if len(c_fit) else np.isfinite(mu)
     weekday = panel.days["weekday"].to_numpy()
     shocks = fit_shocks(

@@ -32,10 +32,12 @@ def test_synthetic_source_estimates_u_r_rho_on_known_shelves(synthetic_calibrati
     for est in (ident.u, ident.e, ident.x, ident.r, ident.rho):
         assert est.status == "estimated" and not est.weak, est
     assert (ident.u.machines, ident.u.machine_days) == (s.u_machines, s.u_machine_days) == (67, 12261)
-    assert (
-        ident.u.reason
-        == "structural Poisson fit on 67 machines, 12,261 machine-days of known shelves (inventory records)"
+    low, high = s.u_interval
+    assert ident.u.reason == (
+        "structural Poisson fit on 67 machines, 12,261 machine-days of known shelves (inventory records); "
+        f"95% profile-likelihood interval {low:.3g} to {high:.3g}"
     )
+    assert s.u_identified and low < s.u < high and high / low < 1.25  # the known shelves pin u to +-6%
     assert ident.r.machines == ident.rho.machines == 67
 
 
@@ -89,15 +91,21 @@ def test_the_record_round_trips_through_calibration_json(tmp_path, synthetic_cal
 
 
 @pytest.mark.slow
-def test_without_inventory_records_every_estimate_says_it_rests_on_sales_rule_shelves(no_inventory_calibration):
+def test_without_inventory_records_every_estimate_says_it_rests_on_estimated_shelves(no_inventory_calibration):
+    """Three machines over 40 days of sales: u's profile is wide, so the paper's u and x are used, with the range."""
     s = no_inventory_calibration.estimates
     ident = _ident(no_inventory_calibration)
     assert s.n_machines_inventory == 0 and not ident.shelves_known
-    assert ident.u.status == "estimated" and ident.u.weak
-    assert ident.u.reason.startswith("structural Poisson fit on 3 machines, 120 machine-days of sales-rule shelves")
-    assert "no inventory records" in ident.u.reason and "known shelves" not in ident.u.reason
-    assert ident.x.weak and "measures the assortment, not how full the shelves were" in ident.x.reason
-    assert ident.r.weak and ident.rho.weak
+    assert s.u_identified is False and s.u_source == "fallback" and s.u == pytest.approx(0.0638 * 0.318 / 0.682)
+    assert ident.u.status == "borrowed" and "the records do not identify u" in ident.u.reason
+    assert "the data cannot reject u in its 95% profile-likelihood interval" in ident.u.reason
+    assert s.u_interval is not None and (s.u_interval[0] is None or s.u_interval[0] < s.u_profile_max)
+    assert (
+        ident.x.status == "borrowed"
+        and s.x == 0.0638
+        and "how full shelves estimated from sales were" in (ident.x.reason)
+    )
+    assert ident.r.weak and ident.rho.weak and "shelves estimated from sales" in ident.r.reason
     assert [(g.status, g.count, g.weak) for g in ident.kappa] == [("estimated", 3, True)]
     assert [p.site_type for p in ident.pi] == ["hospital", "worksite"]
     hospital, worksite = ident.pi

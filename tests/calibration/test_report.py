@@ -32,9 +32,10 @@ def test_report_tables_what_the_data_identify(synthetic_calibration):
     s = synthetic_calibration.estimates
     text = render_markdown(synthetic_calibration, [])
     assert "## What the data identify" in text and "| parameter | value | status | reason |" in text
+    low, high = s.u_interval
     u_row = (
         f"| `u` | {s.u:,.4g} | estimated | structural Poisson fit on 67 machines, 12,261 machine-days of known "
-        "shelves (inventory records) |"
+        f"shelves (inventory records); 95% profile-likelihood interval {low:.3g} to {high:.3g} |"
     )
     assert u_row in text
     assert "| `kappa` | 32 machines (SH0003, SH0008, " in text  # the 32 sales-only machines, named
@@ -45,8 +46,8 @@ def test_report_tables_what_the_data_identify(synthetic_calibration):
 def test_report_without_inventory_records_does_not_claim_known_shelves(no_inventory_calibration):
     text = render_markdown(no_inventory_calibration, [])
     assert "known shelves" not in text
-    assert "u: estimated (weak): structural Poisson fit on 3 machines, 120 machine-days of sales-rule shelves" in text
-    assert f"| `u` | {no_inventory_calibration.estimates.u:,.4g} | estimated, weak | " in text
+    assert "u: borrowed: the records do not identify u" in text
+    assert f"| `u` | {no_inventory_calibration.estimates.u:,.4g} | borrowed | " in text
     assert "| `kappa` | 3 machines (SH0001, SH0002, SH0003) | estimated, weak | " in text
     assert "no demand settings of its own: price elasticity and environment from the pooled `unknown`" in text
 
