@@ -32,7 +32,7 @@ import pandas as pd
 from scipy import special
 
 from autovend.calibration.choice import FACTOR_BLOCK, _environment_table, _factors, split_codes
-from autovend.calibration.hmm import ABSENT, OUT, Chains, forward_backward
+from autovend.calibration.hmm import ABSENT, N_STATES, OUT, Chains, forward_backward
 from autovend.calibration.mm import Params, SplitProblem
 from autovend.calibration.panel import Panel
 from autovend.demand.settings import DemandSettings
@@ -57,6 +57,9 @@ class PairDays:
     price: np.ndarray
     a0: np.ndarray  # price and environment factors of eq. (2) (facing 1: quantities are unknown)
     chains: Chains  # the pairs as chains for `forward_backward`
+    chain_pair: np.ndarray  # (pairs,) the pair (in (m, k) order) of each chain
+    pair_m: np.ndarray  # (pairs,) machine of each pair, pairs in (m, k) order
+    pair_k: np.ndarray  # (pairs,) product of each pair
     md_m: np.ndarray  # machine of each machine-day
     md_d: np.ndarray  # day of each machine-day
 
@@ -68,11 +71,26 @@ class Availability:
     days: PairDays
     on: np.ndarray
     on_loo: np.ndarray
+    final: np.ndarray  # (pairs, 3) each pair's state distribution on the panel's last day, pairs in (m, k) order
     transition: np.ndarray  # (machines, 3, 3)
     initial: np.ndarray  # (machines, 3)
     params: Params  # the split at the last M-step
     loglik: list[float]  # the chains' log-likelihood after each round
     rounds: int
+
+    def on_after(self, days: int) -> np.ndarray:
+        """(pairs, days) P(ON) on each of the `days` days after the panel's last, from the last day's state.
+
+        The forecast of the chains: each pair's state on the last day carried forward by its machine's
+        transition matrix, with no sale seen (what a forecast of the days after the records may know).
+        """
+        state = self.final.copy()
+        T = self.transition[self.days.pair_m]
+        out = np.empty((len(state), days))
+        for t in range(days):
+            state = np.einsum("pi,pij->pj", state, T)
+            out[:, t] = state[:, 0]
+        return out
 
     def cells(self) -> pd.DataFrame:
         """The panel cells of the estimate: the pair-days with P(ON) above `KEEP` (every sale is one)."""
@@ -134,7 +152,7 @@ def pair_days(panel: Panel, settings: DemandSettings) -> PairDays:
     chains = Chains(offset=offset[order], length=length[order], group=pm[order])
     md_m = np.repeat(np.arange(panel.n_machines), n_md_m)
     md_d = np.arange(int(n_md_m.sum())) - md_start[md_m] + first[md_m]
-    return PairDays(m, k, d, md, units, revenue, price, a0, chains, md_m, md_d)
+    return PairDays(m, k, d, md, units, revenue, price, a0, chains, order, pm, pk, md_m, md_d)
 
 
 def _carried_price(units: np.ndarray, revenue: np.ndarray, pair: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -201,6 +219,7 @@ def estimate_availability(panel: Panel, settings: DemandSettings, rounds: int, p
     init = np.repeat(START_INITIAL[None], M, axis=0)
     params = Params(np.ones(panel.n_products), np.ones((len(sites), len(cats1))), np.ones(len(cats2)))
     history: list[float] = []
+    final = np.zeros((len(days.pair_m), N_STATES))
     for _ in range(rounds):
         keep = (on > KEEP) | sold
         problem = SplitProblem(
@@ -226,7 +245,9 @@ def estimate_availability(panel: Panel, settings: DemandSettings, rounds: int, p
         rate = s[days.md] * v
         post = forward_backward(days.chains, sold, rate, T, init, M)
         on, on_loo = post.on, post.on_loo
+        final = np.empty_like(post.final)
+        final[days.chain_pair] = post.final
         T, init = _m_step_transitions(post.transitions, post.initial)
         lam, y = rate[sold], days.units[sold]
         history.append(post.loglik + float(np.sum(y * np.log(lam) - lam - special.gammaln(y + 1.0))))
-    return Availability(days, on, on_loo, T, init, params, history, rounds)
+    return Availability(days, on, on_loo, final, T, init, params, history, rounds)

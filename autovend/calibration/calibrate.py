@@ -251,6 +251,7 @@ def calibrate(
                 subcategory=subcat,
                 machines=machines_out,
                 diagnostics=diagnostics,
+                availability=availability,
             )
         )
 

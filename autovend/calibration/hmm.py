@@ -66,6 +66,7 @@ class Posterior:
     on_loo: np.ndarray  # P(ON | all the chain's days but that day): the day's own sales left out
     transitions: np.ndarray  # (groups, 3, 3) expected transition counts
     initial: np.ndarray  # (groups, 3) expected first states
+    final: np.ndarray  # (chains, 3) each chain's state distribution on its last day, in chain order
     loglik: float  # log P(every chain's days without a sale, given the days with one), see `forward_backward`
 
 
@@ -109,6 +110,8 @@ def forward_backward(
         sc = x0 + x1 + x2
         scale[lo:hi] = sc
         a[0][lo:hi], a[1][lo:hi], a[2][lo:hi] = x0 / sc, x1 / sc, x2 / sc
+    last = start[chains.length - 1] + np.arange(len(chains.length)) if n else np.zeros(0, np.int64)
+    final = np.column_stack([a[i][last] for i in range(N_STATES)]) if n else np.zeros((0, N_STATES))
     on = np.empty(n)
     on_loo = np.empty(n)
     counts = [[np.zeros(len(group)) for _ in range(N_STATES)] for _ in range(N_STATES)]
@@ -153,4 +156,4 @@ def forward_backward(
         starts[:, i] = np.bincount(group[:c0], weights=first[i], minlength=n_groups)
         for j in range(N_STATES):
             transitions[:, i, j] = np.bincount(group, weights=counts[i][j], minlength=n_groups)
-    return Posterior(out_on, out_loo, transitions, starts, float(np.sum(np.log(scale))) if n else 0.0)
+    return Posterior(out_on, out_loo, transitions, starts, final, float(np.sum(np.log(scale))) if n else 0.0)

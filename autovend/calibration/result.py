@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -26,6 +26,9 @@ from autovend.canonical import (
     parquet_bytes,
 )
 from autovend.io import OutputKind, output_dir
+
+if TYPE_CHECKING:
+    from autovend.calibration.availability import Availability
 
 SCHEMA_VERSION = 2
 TABLES = ("popularity", "site_preference", "subcategory", "machines")
@@ -47,6 +50,8 @@ class CalibrationResult:
     subcategory: pd.DataFrame  # category_l2, category_l1, gamma
     machines: pd.DataFrame  # machine_id, site_type, location?, capacity, kappa, R, U, mean_daily_units, ...
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # sales-only sources: the latent availability (in memory only, not written): what validation forecasts from
+    availability: Availability | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The scalars and tables as plain Python (tables as lists of records)."""

@@ -21,6 +21,7 @@ from autovend.calibration.popularity import Prior
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
 from autovend.calibration.u_estimate import NoPurchase, no_purchase
+from autovend.calibration.unseen import pair_exposure, unseen_corrected
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
@@ -73,7 +74,11 @@ def product_split(
         if config.popularity_prior == "dropped"
         else None
     )
-    omega, priors = popularity_by_prior(config.popularity_prior, raw.units, raw.exposure, g2_all, dropped)
+    exposure = raw.exposure
+    if data.avail is not None:  # shelves from sales alone: the pairs that never sold are unseen (`unseen`)
+        pair_k, pair_e = pair_exposure(data, raw)
+        _, exposure = unseen_corrected(raw.units, pair_k, pair_e, config.mm_pseudo_units)
+    omega, priors = popularity_by_prior(config.popularity_prior, raw.units, exposure, g2_all, dropped)
     final = fit_choice(
         data,
         em_rounds=config.em_rounds,

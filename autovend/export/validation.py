@@ -19,7 +19,13 @@ from autovend.errors import ExportError
 
 VERDICTS = ("validated", "not_distinguishable", "worse_than_reference")
 SHELVES = ("inventory", "pre_window", "mixed")
-KEY = (("persistence", "wape"), ("naive", "wape"), ("reversed_popularity", "wape_product"))
+# the verdict's key comparisons (autovend.validation.verdict.KEY_COMPARISONS, a part this layer cannot import)
+KEY = (
+    ("persistence", "wape"),
+    ("naive", "wape"),
+    ("persistence", "wape_product"),
+    ("reversed_popularity", "wape_product"),
+)
 WORDS = {
     "validated": "validated",
     "not_distinguishable": "not distinguishable",
@@ -102,7 +108,7 @@ def read_validation(path: str | Path) -> ShippedValidation:
         if c is None:
             raise ExportError(f"{folder / 'verdict.json'} lacks the comparison with {against} on {metric}")
         entry = {"against": against, "metric": metric, "better": c.get("better")}
-        for field in ("model", "other", "difference", "ci_low", "ci_high"):
+        for field in ("model", "other", "difference", "ci_low", "ci_high", "p_value"):
             entry[field] = _finite_or_none(c.get(field), f"{folder / 'verdict.json'}: {against} {metric} {field}")
         if entry["better"] not in (True, False, None):
             raise ExportError(f"{folder / 'verdict.json'}: {against} {metric} better is {entry['better']!r}")
@@ -140,9 +146,10 @@ def key_text(key: list[dict[str, Any]]) -> str:
     parts = []
     for c in key:
         side = {True: "better", False: "worse", None: "not distinguishable"}[c["better"]]
+        p = f", sign-flip p = {c['p_value']:.3g}" if c.get("p_value") is not None else ""
         parts.append(
             f"{c['metric']} against {c['against']} {_n(c['difference'], '+.3f')} "
-            f"[{_n(c['ci_low'], '+.3f')}, {_n(c['ci_high'], '+.3f')}] ({side})"
+            f"[{_n(c['ci_low'], '+.3f')}, {_n(c['ci_high'], '+.3f')}] ({side}{p})"
         )
     return "; ".join(parts)
 

@@ -32,6 +32,40 @@ COMPARED = ("wape", "tvd", "spearman", "wape_product", "crps")
 HIGHER_IS_BETTER = frozenset({"spearman"})
 LEVEL = 0.95
 MIN_MACHINES = 3  # fewer machines give no interval: a resample of one or two clusters says nothing of the spread
+EXACT_BELOW = 20  # with fewer machines every comparison also gets the exact sign-flip test (`sign_flip_p`)
+ALL_FLIPS_UP_TO = 16  # machines up to which every one of the 2^M sign vectors is taken
+FLIP_DRAWS = 10_000  # random sign vectors above that
+TEST_LEVEL = 0.05  # a claim needs its one-sided p below this
+# the metrics that are sums over machines (over the same realised total), so a difference is a sum of per-machine
+# differences; the Spearman, a median of per-machine values, is tested on the mean of its per-machine differences
+SIGN_TESTED = ("wape", "wape_product", "crps", "spearman")
+
+
+def sign_flip_p(d: np.ndarray, lower: bool, seed: int) -> float:
+    """One-sided p-value of the exact randomization test of per-machine differences `d` (M,).
+
+    Under the null the model and the other forecast are exchangeable within each machine, so each machine's
+    difference is as likely with either sign: the statistic sum(d) is compared with sum(s * d) over every sign
+    vector s (all 2^M when M <= ALL_FLIPS_UP_TO, else FLIP_DRAWS random ones from the stream
+    ("validation-sign-flip",), plus the observed one). `lower`: the claim is that sum(d) is low (the model's
+    error lower); else that it is high. The smallest p M machines allow is 2^-M.
+    """
+    d = np.asarray(d, dtype=float)
+    M = len(d)
+    if M == 0:
+        return float("nan")
+    obs = float(d.sum())
+    if M <= ALL_FLIPS_UP_TO:
+        signs = 1.0 - 2.0 * ((np.arange(2**M)[:, None] >> np.arange(M)[None, :]) & 1)
+        stats = signs @ d
+        tol = 1e-12 * max(1.0, float(np.abs(d).sum()))
+        hits = np.count_nonzero(stats <= obs + tol) if lower else np.count_nonzero(stats >= obs - tol)
+        return hits / len(stats)
+    rng = stream(seed, "validation-sign-flip")
+    signs = rng.integers(0, 2, size=(FLIP_DRAWS, M)) * 2.0 - 1.0
+    stats = signs @ d
+    hits = np.count_nonzero(stats <= obs) if lower else np.count_nonzero(stats >= obs)
+    return (1 + hits) / (1 + FLIP_DRAWS)
 
 
 @dataclass(frozen=True)
@@ -136,7 +170,9 @@ class Score:
 class Comparison:
     """The model against another forecast on one metric: difference model - other and its interval.
 
-    `better`: True when the interval excludes zero on the model's side, False on the other's, None otherwise.
+    `better`: True when the interval excludes zero on the model's side, False on the other's, None otherwise; with
+    fewer than EXACT_BELOW machines, a side also needs the exact sign-flip test's one-sided p (`p_value`, for the
+    side the difference points to; `p_min` = 2^-M the smallest that M machines allow) below TEST_LEVEL.
     """
 
     against: str
@@ -147,6 +183,8 @@ class Comparison:
     ci_low: float
     ci_high: float
     better: bool | None
+    p_value: float | None = None
+    p_min: float | None = None
 
 
 class Scorer:
@@ -157,8 +195,10 @@ class Scorer:
         self.ones = np.ones((1, grid.n_machines), dtype=np.int64)
         few = grid.n_machines < MIN_MACHINES
         self.weights = resample_weights(grid.n_machines, 0 if few else n_boot, seed)
+        self.seed = seed
         self._point: dict[str, dict[str, float]] = {}
         self._boot: dict[str, dict[str, np.ndarray]] = {}
+        self._stats: dict[str, MachineStats] = {}
 
     def add(self, f: Forecast) -> dict[str, Score]:
         """Score a forecast (kept under its name for comparisons)."""
@@ -166,20 +206,38 @@ class Scorer:
         point = {k: float(v[0]) for k, v in metric_values(self.grid, s, self.ones).items()}
         boot = metric_values(self.grid, s, self.weights)
         self._point[f.name], self._boot[f.name] = point, boot
+        self._stats[f.name] = s
         return self.scores(f.name)
 
     def scores(self, name: str) -> dict[str, Score]:
         """The scores of a forecast added before."""
         return {k: Score(v, *interval(self._boot[name][k])) for k, v in self._point[name].items()}
 
+    def per_machine(self, name: str, metric: str) -> np.ndarray:
+        """(M,) each machine's part of a sum metric (`SIGN_TESTED`): its absolute errors, CRPS or Spearman."""
+        st = self._stats[name]
+        return {"wape": st.abs_mw, "wape_product": st.abs_pair, "crps": st.crps, "spearman": st.rho}[metric]
+
     def compare(self, model: str, other: str, metric: str) -> Comparison:
-        """`model` against `other` on `metric`, paired over the resamples."""
+        """`model` against `other` on `metric`, paired over the resamples (and by sign flips below 20 machines)."""
         a, b = self._point[model][metric], self._point[other][metric]
         lo, hi = interval(self._boot[model][metric] - self._boot[other][metric])
+        higher = metric in HIGHER_IS_BETTER
         better: bool | None = None
         if np.isfinite(lo) and np.isfinite(hi):
-            if metric in HIGHER_IS_BETTER:
+            if higher:
                 better = True if lo > 0 else False if hi < 0 else None
             else:
                 better = True if hi < 0 else False if lo > 0 else None
-        return Comparison(other, metric, a, b, a - b, lo, hi, better)
+        p_value = p_min = None
+        M = self.grid.n_machines
+        if M < EXACT_BELOW and metric in SIGN_TESTED:
+            d = self.per_machine(model, metric) - self.per_machine(other, metric)
+            d = d[np.isfinite(d)]
+            model_side = (a - b > 0) if higher else (a - b < 0)
+            lower_claim = model_side != higher  # the claim: d is low when lower is better and the model is ahead
+            p_value = sign_flip_p(d, lower=lower_claim, seed=self.seed)
+            p_min = 2.0 ** -len(d) if len(d) else None
+            if better is not None and not (p_value < TEST_LEVEL):
+                better = None  # the interval alone does not decide with few machines
+        return Comparison(other, metric, a, b, a - b, lo, hi, better, p_value, p_min)

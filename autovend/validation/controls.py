@@ -75,6 +75,14 @@ def popularity_rates(
     return alt * np.divide(tot, tot_alt, out=np.zeros_like(tot), where=tot_alt > 0)
 
 
+def flat_scale_common(rates: np.ndarray, kappa: np.ndarray) -> float:
+    """The one machine scale that keeps the total of `rates` (cells) when each cell's kappa (`kappa`) is replaced."""
+    total = rates.sum()
+    if total <= 0 or not np.all(kappa > 0):
+        return 1.0
+    return float(total / (rates / kappa).sum())
+
+
 def flat_scale_rates(shelves: WindowShelves, rates: np.ndarray, kappa: np.ndarray) -> np.ndarray:
     """Cell rates with every machine's kappa (by machine code) set to one value that keeps the total."""
     k = kappa[shelves.m]

@@ -41,6 +41,8 @@ VARIANT_TEXT = {
     "model_without_level": "the model at its calibrated level (without the level rule)",
     "sales_rule_upper_bound": "the model on the sales rule's shelves built from the window's own sales: an upper "
     "bound that knows which products sold, never a forecast",
+    "paper_protocol": "the paper's protocol: the model on shelves reconstructed from the counts less the window's own "
+    "realised sales, sales capped at them; it knows what sold, so it is never a forecast or in the verdict",
 }
 
 

@@ -17,6 +17,7 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.rng import stream
 from autovend.validation.grid import EvalGrid, Forecast
 from autovend.validation.shelves import WindowShelves
+from autovend.validation.stock import StockModel, StockPlan, simulate_stock
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,15 @@ def replay(
     settings: ReplaySettings,
     *,
     shock: bool = True,
+    stock: tuple[StockPlan, StockModel] | None = None,
 ) -> tuple[Forecast, float]:
-    """Draw `settings.seeds` replays of the window; the forecast on the grid and the seconds it took."""
+    """Draw `settings.seeds` replays of the window; the forecast on the grid and the seconds it took.
+
+    `shelves` and `rates`: cells whose rates are fixed for the window (pre-window shelves; stock unknown, or
+    capped by `shelves.q`). `stock`: machines simulated from their opening shelf and visits (`stock`), each
+    day's shelf depleted by the simulated sales. Both draw from seed s's stream ("replay", s): the shock of
+    every grid machine-day first, then the fixed cells' demand, then the simulated machines' day by day.
+    """
     t0 = time.perf_counter()
     M = grid.n_machines
     m_pos = grid.m_pos(shelves.m)
@@ -46,11 +54,19 @@ def replay(
     n_mw, n_pairs = M * grid.n_weeks, len(grid.pair_key)
     out_mw = np.zeros((settings.seeds, M, grid.n_weeks))
     out_pairs = np.zeros((settings.seeds, n_pairs))
+    stock_pos = None if stock is None else grid.m_pos(stock[0].machines)
     for s in range(settings.seeds):
         rng = stream(settings.seed, "replay", s)
-        xi = shock_process.draw(rng, M, shelves.n_days)[m_pos, shelves.d] if shock else 1.0
+        xi_all = shock_process.draw(rng, M, grid.n_days) if shock else None
+        xi = 1.0 if xi_all is None else xi_all[m_pos, shelves.d]
         sales = np.minimum(DemandModel.sample_poisson(rng, rates * xi), shelves.q)
-        out_mw[s] = np.bincount(mw_idx, weights=sales, minlength=n_mw).reshape(M, grid.n_weeks)
-        out_pairs[s] = np.bincount(pair_idx, weights=sales, minlength=n_pairs)
+        mw = np.bincount(mw_idx, weights=sales, minlength=n_mw)
+        pairs = np.bincount(pair_idx, weights=sales, minlength=n_pairs)
+        if stock is not None:
+            xi_stock = None if xi_all is None else xi_all[stock_pos]
+            s_mw, s_pairs = simulate_stock(rng, grid, stock[0], stock[1], xi_stock)
+            mw, pairs = mw + s_mw, pairs + s_pairs
+        out_mw[s] = mw.reshape(M, grid.n_weeks)
+        out_pairs[s] = pairs
     forecast = Forecast(name, out_mw.mean(axis=0), out_pairs.mean(axis=0), out_mw, out_pairs)
     return forecast, time.perf_counter() - t0

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from autovend.calibration.availability import KEEP, Availability
 from autovend.calibration.choice import cell_factors
 from autovend.calibration.panel import Panel
 from autovend.demand.model import DemandModel
@@ -248,3 +249,119 @@ def training_level_anchor(
     ok = (denom > 0) & np.isfinite(per_day)
     out[ok] = per_day[ok] / denom[ok]
     return out
+
+
+def outlook_assortment(availability: Availability, train_ids: np.ndarray, full: Panel, n_days: int) -> pd.DataFrame:
+    """(m, k, d, presence) of sales-only machines in the window, from the training chains (`availability`).
+
+    Each pair's state on the last training day, carried forward by its machine's transition matrix without a
+    sale seen (`Availability.on_after`): the chance the product is on the shelf on each window day, known
+    before the window. Pairs below `KEEP` on a day are left out. m is the machine's code in `full`
+    (`train_ids`: the training panel's machine ids in code order).
+    """
+    on = availability.on_after(n_days)
+    to_full = pd.Series(np.arange(full.n_machines), index=full.machines["machine_id"])
+    m_full = to_full.reindex(train_ids[availability.days.pair_m]).to_numpy()
+    if np.isnan(m_full).any():  # every machine that sold before the window sold in the records
+        raise ValueError("a machine of the training panel is missing from the full panel")
+    pair, d = np.nonzero(on > KEEP)
+    return pd.DataFrame(
+        {
+            "m": m_full.astype(np.int64)[pair],
+            "k": availability.days.pair_k[pair].astype(np.int64),
+            "d": d.astype(np.int64),
+            "presence": on[pair, d],
+        }
+    ).sort_values(["m", "d", "k"], kind="stable", ignore_index=True)
+
+
+def outlook_shelves(
+    full: Panel, outlook: pd.DataFrame, settings: DemandSettings, start_day: int, machines: np.ndarray, fill: float
+) -> WindowShelves:
+    """The window's cells of `machines` from their outlook: facing P(ON) (depth phi x presence), stock unknown."""
+    a = outlook[outlook["m"].isin(machines)]
+    m, k, d = (a[c].to_numpy(dtype=np.int64) for c in ("m", "k", "d"))
+    depth = a["presence"].to_numpy(dtype=float) * settings.phi
+    n = len(m)
+    env = _env(full, settings, m, k, d + start_day)
+    return WindowShelves(m, k, d, np.full(n, np.inf), depth, np.full(n, fill), env, full.n_days - start_day)
+
+
+PAIR_PRIOR_BOUNDS = (0.05, 100.0)  # the empirical-Bayes prior's shape a (pair factors ~ Gamma(a, a), mean 1)
+
+
+def pair_prior_shape(units: np.ndarray, expected: np.ndarray) -> float:
+    """The shape a of the Gamma(a, a) prior of the pair factors, by maximum marginal likelihood (negative binomial).
+
+    units ~ Poisson(f x expected), f ~ Gamma(a, a): how far, on this source's training records, pairs sell from
+    what the model expects of them decides how much a pair's own record moves its factor.
+    """
+    from scipy import optimize
+
+    from autovend.calibration.popularity import nb_loglik
+
+    ok = expected > 0
+    y, e = units[ok], expected[ok]
+
+    def negative(log_a: float) -> float:
+        a = float(np.exp(log_a))
+        return -float(np.sum(nb_loglik(a, a, y, e)))
+
+    lo, hi = (float(np.log(b)) for b in PAIR_PRIOR_BOUNDS)
+    return float(np.exp(optimize.minimize_scalar(negative, bounds=(lo, hi), method="bounded").x))
+
+
+@dataclass(frozen=True)
+class TrainingFactors:
+    """Sales-only machines' forecast factors from training (full codes): per pair, and each machine's daily units."""
+
+    pair: pd.Series  # (m, k) -> (units + a) / (expected + a) over the pair's training days (a: `pair_prior_shape`)
+    daily: pd.Series  # m -> mean daily units over the machine's training days
+
+    def of(self, shelves: WindowShelves, model: DemandModel) -> np.ndarray:
+        """Each window cell's factor: its pair's (1 without training days), then its machine's level.
+
+        The level puts the machine's window total, at a neutral calendar, at its training mean daily units:
+        the pairs it sold in training stand for the whole assortment, including the products the operator will
+        put on in the window, which no record before it shows.
+        """
+        pair = self.pair.reindex(pd.MultiIndex.from_arrays([shelves.m, shelves.k])).fillna(1.0).to_numpy(dtype=float)
+        flat = dataclasses.replace(shelves, env=np.ones(len(shelves.m)))
+        base = pd.Series(expected_rates(flat, model) * pair).groupby(shelves.m).sum()
+        level = self.daily.reindex(base.index) * shelves.n_days / base
+        level = level.where(np.isfinite(level) & (base > 0), 1.0)
+        return pair * level.reindex(shelves.m).to_numpy(dtype=float)
+
+
+def training_factors(
+    availability: Availability, train: Panel, train_ids: np.ndarray, full: Panel, model: DemandModel, fill: float
+) -> TrainingFactors:
+    """What training says of the sales-only machines' shelves beyond the chains (module docstring of `window`).
+
+    The model's expected units on each pair's training days (depth phi x P(ON), neutral weather, reference
+    prices, the calendar applied), against its realised units: a pair's factor is their ratio, shrunk toward 1 by
+    its prior's shape (the stock and facings the operator kept, which sales alone show only through what sold:
+    a fast seller restocked to a few units sells its few units, not its demand), with a empirical-Bayes prior fitted
+    on the same training pairs (`pair_prior_shape`). Each machine's level is its
+    training mean daily units (`TrainingFactors.of`), whatever the shelves' unobserved fill (which the
+    calibration's fit of u carries and the replay cannot).
+    """
+    cells = availability.cells()
+    to_full = pd.Series(np.arange(full.n_machines), index=full.machines["machine_id"])
+    m = to_full.reindex(train_ids[cells["m"].to_numpy()]).to_numpy().astype(np.int64)
+    k, d = cells["k"].to_numpy(dtype=np.int64), cells["d"].to_numpy(dtype=np.int64)
+    depth = cells["avail"].to_numpy(dtype=float) * model.settings.phi
+    n = len(m)
+    shelves = WindowShelves(
+        m, k, d, np.full(n, np.inf), depth, np.full(n, fill), _env(train, model.settings, cells["m"].to_numpy(), k, d),
+        train.n_days,
+    )  # fmt: skip
+    expected = expected_rates(shelves, model)
+    key = pd.MultiIndex.from_arrays([m, k])
+    exp_pair = pd.Series(expected, index=key).groupby(level=[0, 1]).sum()
+    units_pair = pd.Series(cells["units"].to_numpy(dtype=float), index=key).groupby(level=[0, 1]).sum()
+    a = pair_prior_shape(units_pair.to_numpy(), exp_pair.reindex(units_pair.index).to_numpy())
+    pair = (units_pair + a) / (exp_pair + a)
+    daily = train.machine_days.groupby("m")["units"].mean()
+    daily.index = to_full.reindex(train_ids[daily.index.to_numpy()]).to_numpy().astype(np.int64)
+    return TrainingFactors(pair, daily)

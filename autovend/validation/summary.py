@@ -25,13 +25,16 @@ from autovend.validation.metrics import spread
 from autovend.validation.verdict import REFERENCES, Shelves, comparisons, verdict_payload
 
 SHELF_RULES = {
-    "inventory": "reconstructed from the inventory records (the paper's protocol)",
-    "pre_window": "each sales-only machine's assortment in the last {weeks} training weeks (the sales rule applied to "
-    "the records before the window only), each product's facing its share of those weeks' days on the shelf, "
-    "the machine at the level the model was fitted to over the training period, the same shelf every day; "
-    "the window's sales are never read",
-    "mixed": "inventory records where a machine has them; elsewhere each sales-only machine's assortment in the last "
-    "{weeks} training weeks (as for pre-window shelves)",
+    "inventory": "simulated from the operator's decisions: each machine's shelf on the window's first morning from "
+    "training records, set to the counts of each visit in the window and depleted in between by the model's own "
+    "simulated sales (the window's sales are never read; the paper reconstructed the shelves with them, kept as "
+    "the `paper_protocol` variant)",
+    "pre_window": "for a source without inventory records, each product's chance of being on the machine's shelf on "
+    "each window day as the latent-availability chains forecast it from the training records, each pair and machine "
+    "at the level of its training sales; in a source with inventory records, the sales rule's assortment of the "
+    "last {weeks} training weeks; the window's sales are never read",
+    "mixed": "inventory machines simulated from their visits and counts; sales-only machines on the sales rule's "
+    "assortment of the last {weeks} training weeks (as for pre-window shelves)",
 }
 LEVEL_SHIFT = 1.25  # a machine's recent level this far above (or below 1 / this) its long-run level counts as moved
 

@@ -25,8 +25,6 @@ scored on the same shelves and seeds.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -46,58 +44,14 @@ from autovend.validation import controls as ctl
 from autovend.validation.bootstrap import Scorer
 from autovend.validation.config import ValidationConfig
 from autovend.validation.grid import EvalGrid, Forecast, make_grid
-from autovend.validation.level import LevelChoice, choose_level
+from autovend.validation.level import choose_level
 from autovend.validation.references import naive, persistence, persistence_pairs
 from autovend.validation.replay import ReplaySettings, replay
-from autovend.validation.shelves import (
-    WindowShelves,
-    expected_rates,
-    pre_window_assortment,
-    pre_window_shelves,
-    recorded_shelves,
-    training_level_anchor,
-    window_sales,
-)
+from autovend.validation.shelves import WindowShelves, expected_rates, recorded_shelves, window_sales
+from autovend.validation.stock import StockModel
 from autovend.validation.summary import EstimatorRun, ValidationResult, summarise
-from autovend.validation.verdict import REFERENCES, Shelves
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Which machines are scored, on which shelves."""
-
-    inventory: np.ndarray  # machine codes on inventory shelves
-    pre_window: np.ndarray  # machine codes on pre-window shelves
-    shelves: Shelves
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def machines(self) -> np.ndarray:
-        """All evaluated machine codes, sorted."""
-        return np.union1d(self.inventory, self.pre_window).astype(np.int64)
-
-
-def _plan(full: Panel, train_days: int, assortment: pd.DataFrame, config: ValidationConfig) -> Plan:
-    md = full.machine_days
-    train_n = md[md["d"] < train_days].groupby("m").size()
-    enough = train_n.index[train_n >= config.min_machine_days].to_numpy()
-    has_inv = full.machines["has_inventory"].to_numpy()
-    known_test = md[(md["d"] >= train_days) & md["known"]]["m"].unique()
-    inventory = np.intersect1d(np.intersect1d(enough, known_test), np.flatnonzero(has_inv))
-    sales_only = np.intersect1d(np.intersect1d(enough, np.flatnonzero(~has_inv)), assortment["m"].unique())
-    notes = []
-    if len(inventory) and not config.include_sales_only:
-        if len(sales_only):
-            notes.append(
-                f"{len(sales_only)} sales-only machines are not scored (the paper's protocol scores machines with "
-                "inventory records; `include_sales_only: true` scores them on pre-window shelves)"
-            )
-        return Plan(inventory, np.zeros(0, dtype=np.int64), "inventory", notes)
-    if len(inventory) and len(sales_only):
-        return Plan(inventory, sales_only, "mixed", notes)
-    if len(inventory):
-        return Plan(inventory, sales_only, "inventory", notes)
-    return Plan(np.zeros(0, dtype=np.int64), sales_only, "pre_window", notes)
+from autovend.validation.verdict import REFERENCES
+from autovend.validation.window import Outlook, Window, make_plan, window_shelves
 
 
 def _training_caveats(cal: CalibrationResult) -> list[str]:
@@ -128,53 +82,6 @@ def demand_model(cal: CalibrationResult, full: Panel, settings: DemandSettings) 
         settings=settings,
         shock=ShockProcess(sigma=cal.estimates.sigma, rho=cal.estimates.rho),
     )
-
-
-def _shelves(
-    full: Panel, plan: Plan, assortment: pd.DataFrame, settings: DemandSettings, start: int, fill: float
-) -> WindowShelves:
-    parts = []
-    if len(plan.inventory):
-        parts.append(recorded_shelves(full, settings, start, plan.inventory, fill))
-    if len(plan.pre_window):
-        parts.append(pre_window_shelves(full, assortment, settings, start, plan.pre_window, fill))
-    return WindowShelves.concat(parts)
-
-
-@dataclass
-class _Run:
-    """What the scoring steps share."""
-
-    grid: EvalGrid
-    shelves: WindowShelves
-    model: DemandModel
-    level: LevelChoice | None
-    replay: ReplaySettings
-    scorer: Scorer
-    seconds: float = 0.0
-
-    def multiplier(self, shelves: WindowShelves) -> np.ndarray | float:
-        if self.level is None or not self.level.follows:
-            return 1.0
-        pos = np.searchsorted(self.level.machines, shelves.m)
-        return self.level.multiplier[pos]
-
-    def play(
-        self,
-        name: str,
-        rates: np.ndarray,
-        *,
-        shelves: WindowShelves | None = None,
-        shock: bool = True,
-        model: DemandModel | None = None,
-        level: bool = True,
-    ) -> Forecast:
-        sh = self.shelves if shelves is None else shelves
-        r = rates * (self.multiplier(sh) if level else 1.0)
-        f, sec = replay(name, self.grid, sh, r, (model or self.model).shock, self.replay, shock=shock)
-        if name == "model":
-            self.seconds = sec
-        return f
 
 
 # the steps of `validate` and their shares of its time (autovend.progress)
@@ -222,8 +129,8 @@ def validate(
     train = build_panel(source, until)
     if train.days["date"].iat[0] != full.days["date"].iat[0]:
         raise InsufficientDataError("the training panel must start on the records' first day")
-    assortment = pre_window_assortment(train, full, config.shelf_weeks)
-    plan = _plan(full, train_days, assortment, config)
+    outlook = Outlook.of(cal, train, full, n_test, config)
+    plan = make_plan(full, train_days, outlook.assortment["m"].unique(), config)
     if len(plan.machines) == 0:
         raise InsufficientDataError(
             "validation needs machines with enough training days and a shelf in the test window "
@@ -237,22 +144,19 @@ def validate(
         )
     fill = cal.estimates.typical_fill
     step("shelves")
-    shelves = _shelves(full, plan, assortment, settings, train_days, fill)
+    pre, stock, shelves = window_shelves(full, plan, outlook, source.inventory, settings, train_days, fill)
     sales = window_sales(full, train_days, plan.machines)
     model = demand_model(cal, full, settings)
     g2_names = sorted(full.products["category_l2"].unique())
     g2 = pd.Series(np.arange(len(g2_names)), index=g2_names).reindex(full.products["category_l2"]).to_numpy()
     persist_pairs = persistence_pairs(full, train_days, plan.machines, config.persistence_weeks)
+    paper = recorded_shelves(full, settings, train_days, plan.inventory, fill) if len(plan.inventory) else None
+    extra = [persist_pairs[["m", "k"]].to_numpy()]
+    if paper is not None:  # the paper protocol's shelf pairs (reconstructed with the window's sales) are scored too
+        extra.append(np.column_stack([paper.m, paper.k]))
     stub = make_grid(plan.machines, sales, shelves, full.n_products, g2, len(g2_names))
-    grid = make_grid(
-        plan.machines,
-        sales,
-        shelves,
-        full.n_products,
-        g2,
-        len(g2_names),
-        extra_keys=(stub.keys(persist_pairs["m"].to_numpy(), persist_pairs["k"].to_numpy()),),
-    )
+    keys = tuple(stub.keys(e[:, 0], e[:, 1]) for e in extra if len(e))
+    grid = make_grid(plan.machines, sales, shelves, full.n_products, g2, len(g2_names), extra_keys=keys)
     md = full.machine_days
     step("level backtests")
     level = (
@@ -260,23 +164,19 @@ def validate(
         if config.level == "backtest"
         else None
     )
-    run = _Run(
+    run = Window(
         grid,
-        shelves,
+        pre,
+        stock,
+        outlook,
         model,
         level,
         ReplaySettings(config.seeds, config.seed),
         Scorer(grid, config.bootstrap, config.seed),
+        fill,
     )
-
-    def base_rates(m: DemandModel) -> np.ndarray:
-        """The model's cell rates, pre-window machines at their training level (`training_level_anchor`)."""
-        anchor = training_level_anchor(train, full, m, plan.machines, assortment, fill)
-        on_pre = np.isin(shelves.m, plan.pre_window)
-        return expected_rates(shelves, m) * np.where(on_pre, anchor[grid.m_pos(shelves.m)], 1.0)
-
     step("model replay")
-    rates = base_rates(model)
+    rates = run.pre_rates(model)
     forecasts: dict[str, Forecast] = {"model": run.play("model", rates)}
     step("references")
     forecasts["persistence"] = persistence(grid, full, train_days, persist_pairs, config.persistence_weeks)
@@ -287,15 +187,23 @@ def validate(
     variants: dict[str, Forecast] = {}
     if level is not None and level.follows:
         variants["model_without_level"] = run.play("model_without_level", rates, level=False)
+    if paper is not None:  # the paper's reconstruction: the counts less the window's own sales (never a verdict)
+        both = WindowShelves.concat([p for p in (paper, pre) if len(p.m)])
+        paper_rates = expected_rates(both, model) * np.where(np.isin(both.m, plan.pre_window), 0.0, 1.0)
+        paper_rates[np.isin(both.m, plan.pre_window)] = rates
+        mult = run.multiplier(both.m)
+        f, _ = replay("paper_protocol", grid, both, paper_rates * mult, model.shock, run.replay)
+        variants["paper_protocol"] = f
     if len(plan.pre_window):
         oracle = recorded_shelves(full, settings, train_days, plan.pre_window, fill)
         oracle_grid_ok = np.isin(grid.keys(oracle.m, oracle.k), grid.pair_key)
         if not oracle_grid_ok.all():  # the sales rule's shelf pairs all sold in the window, so they are on the grid
             raise ValueError("a sales-rule shelf pair is off the grid")
         oracle_rates = expected_rates(oracle, model)
-        variants["sales_rule_upper_bound"] = run.play("sales_rule_upper_bound", oracle_rates, shelves=oracle)
+        f, _ = replay("sales_rule_upper_bound", grid, oracle, oracle_rates, model.shock, run.replay)
+        variants["sales_rule_upper_bound"] = f
     step("other estimators")
-    by_estimator = _estimators(run, source, until, settings, full, estimators, notes, base_rates)
+    by_estimator = _estimators(run, source, until, settings, full, estimators, notes)
     step("scores")
     return summarise(
         run.scorer,
@@ -330,30 +238,44 @@ def _coverage(grid: EvalGrid, shelves: WindowShelves) -> float:
     return float(grid.real_pair[on_shelf].sum() / total) if total > 0 else float("nan")
 
 
-def _controls(run: _Run, cal: CalibrationResult, full: Panel, rates: np.ndarray, seed: int) -> dict[str, Forecast]:
+def _controls(run: Window, cal: CalibrationResult, full: Panel, rates: np.ndarray, seed: int) -> dict[str, Forecast]:
     skus = full.products["sku_id"].to_numpy()
     omega, exposed = ctl.omega_by_code(cal.popularity, skus)
     g2 = full.products["category_l2"].astype(str).to_numpy()
     _, g2_code = np.unique(g2, return_inverse=True)
     out = {}
+    stock = run.stock
     for name in ctl.POPULARITY_CONTROLS:
         new = ctl.control_omega(name, omega, exposed, g2_code, seed)
-        out[name] = run.play(name, ctl.popularity_rates(run.shelves, run.model, rates, omega, new))
+        ratio = np.divide(new, omega, out=np.ones_like(new), where=omega > 0)
+        split_b = None
+        if stock is not None:
+            sm = StockModel.of(run.model, stock)
+            split_b = sm.b * np.where(stock.products >= 0, ratio[np.maximum(stock.products, 0)], 0.0)
+        pre_rates = ctl.popularity_rates(run.pre, run.model, rates, omega, new) if len(rates) else rates
+        out[name] = run.play(name, pre_rates, split_b=split_b)
     kappa = cal.machines.set_index("machine_id")["kappa"].reindex(full.machines["machine_id"]).to_numpy(dtype=float)
-    out["flat_machine_scale"] = run.play("flat_machine_scale", ctl.flat_scale_rates(run.shelves, rates, kappa))
+    decided = stock.shelves() if stock is not None else None
+    stock_rates = expected_rates(decided, run.model) if decided is not None else np.zeros(0)
+    common = ctl.flat_scale_common(
+        np.concatenate([rates, stock_rates]),
+        kappa[np.concatenate([run.pre.m, decided.m if decided is not None else np.zeros(0, np.int64)])],
+    )
+    flat_pre = rates * common / kappa[run.pre.m] if len(rates) else rates
+    flat_stock = None if stock is None else common / kappa[stock.machines]
+    out["flat_machine_scale"] = run.play("flat_machine_scale", flat_pre, stock_factor=flat_stock)
     out["no_shock"] = run.play("no_shock", rates, shock=False)
     return {k: out[k] for k in ctl.CONTROLS}
 
 
 def _estimators(
-    run: _Run,
+    run: Window,
     source: Source,
     until: CalibrationConfig,
     settings: DemandSettings,
     full: Panel,
     estimators: tuple[str, ...],
     notes: list[str],
-    base_rates: Callable[[DemandModel], np.ndarray],
 ) -> dict[str, EstimatorRun]:
     """Each estimator's training calibration on the same shelves, seeds and level rule."""
     out: dict[str, EstimatorRun] = {}
@@ -367,7 +289,7 @@ def _estimators(
             out[name] = EstimatorRun(estimates=None, forecast=None)
             continue
         alt_model = demand_model(alt, full, settings)
-        f = run.play(f"estimator_{name}", base_rates(alt_model), model=alt_model)
+        f = run.play(f"estimator_{name}", run.pre_rates(alt_model), model=alt_model)
         out[name] = EstimatorRun(estimates=alt.estimates, forecast=f)
     return out
 

@@ -97,3 +97,15 @@ def test_a_day_with_a_sale_is_on_and_a_long_zero_run_of_a_fast_seller_is_not():
     slow = forward_backward(chains, sold, np.full(n, 0.05), T_A[None], INIT[:1], 1)
     assert slow.on[1:6].min() > 0.7  # at 0.05 a day, zero days are what ON predicts: the transitions decide
     assert OUT != ABSENT  # the two off states are told apart only by their transitions
+
+
+def test_unseen_pairs_gross_up_the_exposure_as_a_zero_truncated_count():
+    """Two pairs of exposure 1 that sold 2 and 1 units: the zero-truncated Poisson MLE solves
+    lambda / (1 - exp(-lambda)) = 1.5, lambda = 0.87422 (not the plain 3 / 2 = 1.5)."""
+    from autovend.calibration.unseen import unseen_corrected
+
+    omega, exposure = unseen_corrected(np.array([3.0, 50.0]), np.array([0, 0, 1]), np.array([1.0, 1.0, 10.0]), 0.0)
+    assert omega[0] == pytest.approx(0.874217, rel=1e-5)
+    assert exposure[0] == pytest.approx(3.0 / omega[0], rel=1e-9)  # units / exposure = omega at the root
+    # a fast seller (one pair, 50 units in exposure 10: exp(-50) unseen pairs) is not moved
+    assert omega[1] == pytest.approx(5.0, rel=1e-12)

@@ -130,3 +130,22 @@ def test_the_calibration_keeps_the_shrunk_popularity_not_the_raw_one(synthetic_c
     assert (ratio > 3).all() and ratio.median() > 20
     busy = pop.nlargest(50, "exposure")
     assert (np.abs(np.log(busy["omega"] / busy["omega_raw"])) < 0.2).all()
+
+
+def test_a_small_subcategory_borrows_the_pooled_shape_at_its_own_level():
+    """Subcategory 1 has two exposed products (fewer than 5): its prior is Gamma with the pooled fit's shape and its
+    own units per exposure as mean (6 units over 3 of exposure: 2.0), so its posterior means are
+    (a + y) / (a / 2 + e)."""
+    from autovend.calibration.popularity import fit_prior, shrink
+
+    rng = np.random.default_rng(4)
+    big_e = rng.uniform(5, 50, 40)
+    big_u = rng.poisson(rng.gamma(2.0, 0.5, 40) * big_e).astype(float)
+    units = np.r_[big_u, [4.0, 2.0]]
+    exposure = np.r_[big_e, [1.0, 2.0]]
+    groups = np.r_[np.zeros(40, np.int64), [1, 1]]
+    omega, priors = shrink(units, exposure, groups)
+    pooled = fit_prior(units, exposure, ("gamma",))
+    small = priors[1]
+    assert small.family == "gamma" and small.a == pytest.approx(pooled.a) and small.mean == pytest.approx(2.0)
+    np.testing.assert_allclose(omega[40:], (pooled.a + np.array([4.0, 2.0])) / (pooled.a / 2.0 + np.array([1.0, 2.0])))

@@ -77,6 +77,17 @@ def fake_validation(folder: Path, verdict: str = "not_distinguishable", **metric
             "better": None,
         },
         {
+            "against": "persistence",
+            "metric": "wape_product",
+            "model": 0.956,
+            "other": 0.824,
+            "difference": 0.132,
+            "ci_low": 0.05,
+            "ci_high": 0.2,
+            "better": None,
+            "p_value": 0.0625,
+        },
+        {
             "against": "reversed_popularity",
             "metric": "wape_product",
             "model": 0.956,
@@ -85,6 +96,7 @@ def fake_validation(folder: Path, verdict: str = "not_distinguishable", **metric
             "ci_low": -0.105,
             "ci_high": -0.05,
             "better": True,
+            "p_value": 0.03125,
         },
     ]
     (folder / "metrics.json").write_text(json.dumps(metrics))
@@ -106,13 +118,22 @@ def test_shipping_adds_the_verdict_and_results_and_keeps_the_world(bundle, tmp_p
     first = readme.splitlines()[2]
     assert first.startswith("> **Validation verdict: not distinguishable** (pre-window shelves (sales-only records), 5")
     assert "wape against persistence +0.050 [-0.004, +0.127] (not distinguishable)" in first
-    assert "wape_product against reversed_popularity -0.083 [-0.105, -0.050] (better)" in first
+    assert (
+        "wape_product against persistence +0.132 [+0.050, +0.200] (not distinguishable, sign-flip p = 0.0625)" in first
+    )
+    assert "wape_product against reversed_popularity -0.083 [-0.105, -0.050] (better, sign-flip p = 0.0312)" in first
     assert "| machine-week WAPE | 0.320 | [0.238, 0.474] | 0.270 / 0.327 |" in readme
     assert "| volume error | +21.4% | [+10.8%, +35.4%] | – / – |" in readme
     assert readme.index("| 1 | 100.00 |") < readme.index("| 2 | 110.00 |") < readme.index("| 3 | 120.00 |")
     assert "Mean 110.00 CNY, standard deviation 10.00." in readme
     assert manifest["validation"]["verdict"] == "not_distinguishable"
-    assert [c["against"] for c in manifest["validation"]["key"]] == ["persistence", "naive", "reversed_popularity"]
+    key = [(c["against"], c["metric"]) for c in manifest["validation"]["key"]]
+    assert key == [
+        ("persistence", "wape"),
+        ("naive", "wape"),
+        ("persistence", "wape_product"),
+        ("reversed_popularity", "wape_product"),
+    ]
     assert unshipped_readme(readme) == (bundle / "README.md").read_text().rstrip("\n")
     # shipping again (new results, no validation) replaces the verdict and the section instead of adding more
     again = ship_world(out, tmp_path / "again", runs=runs[:1])

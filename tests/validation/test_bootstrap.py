@@ -122,3 +122,16 @@ def test_too_few_machines_give_no_interval():
     score = s.scores("a")["wape"]
     assert score.value > 0 and np.isnan(score.ci_low) and np.isnan(score.ci_high)
     assert s.compare("a", "b", "wape").better is None  # a single machine's difference is no result
+
+
+def test_the_interval_is_the_central_95_percent_of_the_resamples():
+    """0, 1, ..., 999: the 2.5th and 97.5th percentiles (linear) are 24.975 and 974.025; a 90% interval would be
+    49.95 and 949.05."""
+    from autovend.validation.bootstrap import LEVEL, interval
+
+    assert LEVEL == 0.95
+    assert interval(np.arange(1000.0)) == pytest.approx((24.975, 974.025), abs=1e-9)
+    # fewer than half finite: no interval
+    values = np.r_[np.arange(9.0), np.full(12, np.nan)]  # 9 finite of 21
+    lo, hi = interval(values)
+    assert np.isnan(lo) and np.isnan(hi)

@@ -76,3 +76,11 @@ def test_flat_machine_scale_keeps_the_total_and_equalises_rate_per_kappa():
     assert flat.sum() == pytest.approx(rates.sum())
     # every cell is multiplied by common / kappa of its machine: the ratio between machines is 0.5 / 2 = 1/4
     np.testing.assert_allclose(flat[:6] / rates[:6] * 4, flat[6:] / rates[6:])
+
+
+def test_reversed_popularity_with_an_unexposed_product_first_gives_values_only_to_the_exposed():
+    """An unexposed product in the first place keeps its value; the exposed ones swap by rank among themselves."""
+    omega = np.array([9.0, 0.5, 2.0, 1.0])
+    exposed = np.array([False, True, True, True])
+    out = control_omega("reversed_popularity", omega, exposed, np.zeros(4, np.int64), seed=0)
+    np.testing.assert_array_equal(out, [9.0, 2.0, 0.5, 1.0])  # 2.0 > 1.0 > 0.5 take 0.5, 1.0, 2.0

@@ -34,15 +34,20 @@ from autovend.validation.validate import validate
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_paper_protocol_on_the_embedded_operator_beats_both_references(synthetic_validation):
+def test_the_embedded_operator_beats_both_references_from_its_visits_alone(synthetic_validation):
+    """The 67 inventory machines simulated from their visits and counts (the window's sales unseen) beat both
+    references; the paper's reconstruction (counts less the window's own sales) is a variant beside it."""
     m, v = synthetic_validation.metrics, synthetic_validation.verdict
     assert m["n_machines"] == 67 and m["n_machine_weeks"] == 67 * 8 and m["n_machines_pre_window"] == 0
     assert v["shelves"] == "inventory" and v["verdict"] == "validated"
     assert m["wape"] < m["persistence"]["wape"] and m["wape"] < m["naive"]["wape"]
+    assert m["wape_product"] < m["persistence"]["wape_product"]
     assert m["tvd"] < m["naive"]["tvd"] and m["controls"]["uniform_popularity"]["tvd"] > m["tvd"]
-    assert abs(m["volume_error"]) <= 0.02
-    # the paper's numbers of this source are those of the protocol before the controls and intervals came
-    assert (round(m["wape"], 3), round(m["tvd"], 3), round(m["spearman"], 3)) == (0.203, 0.009, 0.923)
+    assert abs(m["volume_error"]) <= 0.03
+    assert (round(m["wape"], 3), round(m["tvd"], 3), round(m["spearman"], 3)) == (0.186, 0.009, 0.934)
+    # the paper's protocol, as this source scored before the replay from visits (never in the verdict)
+    paper = m["variants"]["paper_protocol"]
+    assert (round(paper["wape"], 3), round(paper["tvd"], 3), round(paper["spearman"], 3)) == (0.203, 0.009, 0.923)
 
 
 def test_every_metric_has_an_interval_around_it_and_a_spread_over_seeds(synthetic_validation):
@@ -189,7 +194,11 @@ def test_verdict_json_has_the_documented_form(tmp_path, synthetic_validation):
     assert {c["against"] for c in v["comparisons"]} == against | {"persistence", "naive"}
     assert {c["metric"] for c in v["comparisons"]} == {"wape", "tvd", "spearman", "wape_product", "crps"}
     for c in v["comparisons"]:
-        assert set(c) == {"against", "metric", "model", "other", "difference", "ci_low", "ci_high", "better"}
+        assert set(c) == {
+            *("against", "metric", "model", "other", "difference", "ci_low", "ci_high", "better"),
+            *("p_value", "p_min"),  # the exact sign-flip test's, below 20 machines (null with 67)
+        }
+        assert c["p_value"] is None
         assert c["better"] in (True, False, None)
     text = (tmp_path / "val" / "validation.md").read_text()
     assert text.splitlines()[2].startswith("**Validated**: wape against persistence -0.1")
@@ -258,11 +267,11 @@ def coffee_only(tmp_path_factory):
 
 @pytest.mark.slow
 def test_one_machine_gives_no_interval_and_no_verdict_beyond_not_distinguishable(coffee_only):
-    """One evaluated machine: the model loses to the references on its numbers, but a single machine is no
-    sample, so there is no interval and no comparison is a result."""
+    """One evaluated machine: whatever its numbers (the model beats both references on them: WAPE 0.45 against
+    naive's 0.70), a single machine is no sample, so there is no interval and no comparison is a result."""
     res, out, _ = coffee_only
     m, v = res.metrics, res.verdict
-    assert m["n_machines"] == 1 and m["wape"] > m["naive"]["wape"] and m["wape"] > m["persistence"]["wape"]
+    assert m["n_machines"] == 1 and m["wape"] < m["naive"]["wape"]
     assert m["tvd"] == m["naive"]["tvd"] == 0.0  # one subcategory: every prediction has its mix
     assert all(c["better"] is None for c in v["comparisons"]) and v["verdict"] == "not_distinguishable"
     assert math.isnan(m["intervals"]["wape"]["low"])
@@ -272,8 +281,8 @@ def test_one_machine_gives_no_interval_and_no_verdict_beyond_not_distinguishable
     assert prov["not_computed"]["intervals.wape.low"] == "intervals need at least 3 machines; 1 evaluated"
     text = (out / "validation.md").read_text()
     head = text.splitlines()[2]
-    assert head.startswith("**Not distinguishable**: wape against persistence +0.")
-    assert head.count("(no interval)") == 3
+    assert head.startswith("**Not distinguishable**: wape against persistence -0.250 (no interval)")
+    assert head.count("(no interval)") == 4
     assert "With 1 machine no interval is computed" in text
 
 
