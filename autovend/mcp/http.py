@@ -3,17 +3,21 @@
 Over streamable HTTP every MCP session plays an episode of its own, keyed by the client's run name
 (the URL's query `?run=NAME`, so a later session, or a client of a restarted server, continues that
 run) or else by its session id. Over stdio (and the SDK's in-memory client) there is one episode,
-the default one (key None). `Plays.get` opens an episode on its first call; a session that ends with
-an HTTP DELETE releases an episode keyed by its id (one whose session ends otherwise, e.g. by the
-SDK's idle timeout, stays open until the server stops), and `close_all` releases all at shutdown.
+the default one (key None). `Plays.get` opens an episode on its first call. A session that ends with
+an HTTP DELETE releases its own unnamed episode, and nothing else: only when the SDK ended a session
+it knew by that DELETE (200; an unknown or ended session id gets 404 and releases nothing), and only
+the episode that session opened under its own id. A named run is never released by a DELETE (it
+stays for the next session, and a run's name is no session id), and an episode whose session ends
+otherwise (e.g. by the SDK's idle timeout) stays open until the server stops; `close_all` releases
+all at shutdown.
 
 `Gate` wraps the streamable-HTTP app: with a token, every HTTP request must carry
 `Authorization: Bearer TOKEN` (else 401); a POST body is read by the JSON rules of every door
 (`autovend.tools.guard.loads`: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text;
 else 400 with a JSON-RPC Parse error) and a request whose id is not a string or an integer is
 answered with an Invalid Request error (400; the SDK would take it for a notification and never
-answer); after a DELETE it releases that session's episode. The token check and the token's source
-(`autovend.access`) are shared with the web console.
+answer); after a DELETE that ended a session it releases that session's own episode. The token check
+and the token's source (`autovend.access`) are shared with the web console.
 """
 
 from __future__ import annotations
@@ -58,6 +62,11 @@ def play_key(request: Any) -> str | None:
     return session_id
 
 
+def owns_its_episode(request: Any) -> bool:
+    """True if a request plays the unnamed episode of its own MCP session (no `?run=`, a session id)."""
+    return request is not None and RUN_QUERY not in request.query_params and bool(request.headers.get(SESSION_HEADER))
+
+
 class Plays:
     """The episodes of one server by key (see the module docstring); `make(key)` opens one."""
 
@@ -65,11 +74,18 @@ class Plays:
         self._make = make
         self._plays: dict[str | None, Play] = {}
         self._opening: dict[str | None, threading.Lock] = {}
+        self._sessions: set[str] = set()  # the keys of episodes opened by a session under its own id
         self._lock = threading.Lock()
 
-    def get(self, key: str | None) -> Play:
-        """The episode of `key`, opened on first use (blocking: call it off the event loop)."""
+    def get(self, key: str | None, own_session: bool = False) -> Play:
+        """The episode of `key`, opened on first use (blocking: call it off the event loop).
+
+        own_session: `key` is the id of the MCP session asking, which plays its own unnamed episode
+        (`owns_its_episode`); only such an episode can be released by `end_session`.
+        """
         with self._lock:
+            if own_session and key is not None and key not in self._plays:
+                self._sessions.add(key)
             play = self._plays.get(key)
             if play is not None:
                 return play
@@ -92,8 +108,21 @@ class Plays:
         """Close and forget the episode of `key` (if open)."""
         with self._lock:
             play = self._plays.pop(key, None)
+            if key is not None:
+                self._sessions.discard(key)
         if play is not None:
             play.close()
+
+    def end_session(self, session_id: str) -> bool:
+        """Release the episode the MCP session `session_id` opened under its own id; True if there was one.
+
+        A named run, or an episode of another session, is left alone.
+        """
+        with self._lock:
+            if session_id not in self._sessions:
+                return False
+        self.release(session_id)
+        return True
 
     def close_all(self) -> None:
         """Close every episode."""
@@ -193,8 +222,16 @@ class Gate:
             receive = await self._checked(scope, receive, send)
             if receive is None:
                 return
-        await self.app(scope, receive, send)
-        if scope.get("method") == "DELETE":
-            session = dict(scope.get("headers") or []).get(SESSION_HEADER.encode())
-            if session:  # the client ended its session: its unnamed episode goes (a named one stays for later)
-                await anyio.to_thread.run_sync(self.plays.release, session.decode("latin-1"))
+        session = headers.get(SESSION_HEADER.encode())
+        if scope.get("method") != "DELETE" or not session:
+            await self.app(scope, receive, send)
+            return
+
+        async def ending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                # the SDK ended a session it knew: that session's own episode goes (a named run stays), before
+                # the client reads the answer
+                await anyio.to_thread.run_sync(self.plays.end_session, session.decode("latin-1"))
+            await send(message)
+
+        await self.app(scope, receive, ending)

@@ -46,7 +46,7 @@ from mcp.shared.message import SessionMessage
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
-from autovend.mcp.http import Gate, Plays, loopback_security, play_key
+from autovend.mcp.http import Gate, Plays, loopback_security, owns_its_episode, play_key
 from autovend.mcp.jsonrpc import bad_line_error, id_problem, parse_error
 from autovend.mcp.play import Play, ScoredPlay, SessionPlay, refusal
 from autovend.mcp.stdio import GuardedLines, refusal_of
@@ -319,7 +319,9 @@ def build_server(
     async def play_of(ctx: ServerRequestContext[Any]) -> Play:
         key = play_key(ctx.request)
         play = plays.opened(key)  # an open episode at once; opening one (a run folder, a world) in a thread
-        return play if play is not None else await anyio.to_thread.run_sync(plays.get, key)
+        if play is not None:
+            return play
+        return await anyio.to_thread.run_sync(plays.get, key, owns_its_episode(ctx.request))
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         extra = extras.get(params.name)

@@ -322,3 +322,71 @@ def test_any_loopback_address_gets_the_host_and_origin_checks():
         own = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp")})
     assert (rebound.status_code, origin.status_code) == (421, 403)
     assert own.status_code not in (421, 403)
+
+
+# ----------------------------------------------------------------------------------- DELETE ends one's own session
+
+
+def _raw_session(url: str) -> tuple[str, dict[str, str]]:
+    """Open an MCP session over raw HTTP: (its id, the headers its later requests carry)."""
+    import httpx2
+
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    answer = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=HEADERS)
+    assert answer.status_code == 200, answer.text
+    headers = {**HEADERS, "mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    assert httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).is_success
+    return headers["mcp-session-id"], headers
+
+
+def _raw_call(url: str, headers: dict[str, str], tool: str, arguments: dict) -> dict:
+    """One tools/call over raw HTTP; its JSON-RPC answer (the SDK answers a POST as an event stream)."""
+    import httpx2
+
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    answer = httpx2.post(url, json=call, headers=headers, timeout=30)
+    data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(data[-1])
+
+
+def test_a_delete_releases_only_the_episode_of_the_session_it_ends():
+    """Before, `DELETE /mcp` with `mcp-session-id: alice` released the run named alice (the SDK answered 404)."""
+    import httpx2
+
+    from autovend.mcp.server import build_server
+    from autovend.world.toy import toy_world
+
+    app = build_server(toy_world(3, 12, seed=0), seed=1)
+
+    async def alice_and_a_stranger(url: str) -> dict:
+        async with streamable_http_client(f"{url}?run=alice") as (r, w), ClientSession(r, w) as alice:
+            await alice.initialize()
+            await alice.call_tool("write_memory", {"text": "alice's note"})
+            await alice.call_tool("end_day", {})
+            async with httpx2.AsyncClient() as stranger:
+                forged = {
+                    who: (await stranger.delete(url, headers={**HEADERS, "mcp-session-id": who})).status_code
+                    for who in ("alice", "0" * 32, "", "ALICE")
+                }
+                by_query = await stranger.delete(f"{url}?run=alice", headers={**HEADERS, "mcp-session-id": "alice"})
+            kept = app.plays.opened("alice") is not None
+            memory = json.loads(_text(await alice.call_tool("read_memory", {})))["text"]
+            day = json.loads(_text(await alice.call_tool("get_weather", {})))["day"]
+        return {"forged": forged, "by_query": by_query.status_code, "kept": kept, "memory": memory, "day": day}
+
+    with served_over_http(app) as url:
+        seen = anyio.run(alice_and_a_stranger, url)
+        after_her_own_end = app.plays.opened("alice") is not None  # her client ended its session (DELETE)
+        mine, headers = _raw_session(url)
+        assert _raw_call(url, headers, "write_memory", {"text": "mine"})["result"]["isError"] is False
+        opened = app.plays.opened(mine) is not None
+        again_alice = httpx2.delete(url, headers={**headers, "mcp-session-id": "alice"})
+        alice_left = app.plays.opened("alice") is not None
+        ended = httpx2.delete(url, headers=headers)
+        released = app.plays.opened(mine) is None
+        twice = httpx2.delete(url, headers=headers)
+    assert set(seen["forged"].values()) == {404} and seen["by_query"] == 404  # no session of that id
+    assert seen["kept"] and (seen["memory"], seen["day"]) == ("alice's note", 2)  # nothing of her day was lost
+    assert after_her_own_end  # a named run stays for her next session, even when her own session ends
+    assert opened and (again_alice.status_code, alice_left) == (404, True)
+    assert (ended.status_code, released, twice.status_code) == (200, True, 404)
