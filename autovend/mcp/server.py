@@ -54,6 +54,7 @@ from autovend.session import ToolResult, ToolSession
 from autovend.tools.errors import refusal_content
 from autovend.tools.prompts import system_prompt
 from autovend.tools.schemas import quote
+from autovend.webserve import READ_TIMEOUT_S, serve
 from autovend.world.model import World
 
 if TYPE_CHECKING:
@@ -239,11 +240,20 @@ class MCPApp:
         )
         return Gate(app, self.plays, token)
 
-    def run_http(self, port: int, host: str = HTTP_HOST, token: str | None = None, log_level: str = "warning") -> None:
-        """Serve streamable HTTP on http://{host}:{port}/mcp until interrupted (blocking)."""
-        import uvicorn
+    def run_http(
+        self,
+        port: int,
+        host: str = HTTP_HOST,
+        token: str | None = None,
+        log_level: str = "warning",
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        """Serve streamable HTTP on http://{host}:{port}/mcp until interrupted (blocking).
 
-        uvicorn.run(self.http_app(host, token), host=host, port=port, log_level=log_level)
+        A request whose headers and body have not arrived in full within `read_timeout_s` seconds gets 408
+        and its connection is closed (`autovend.webserve`).
+        """
+        serve(self.http_app(host, token), host, port, read_timeout_s=read_timeout_s, log_level=log_level)
 
     def close(self) -> None:
         """Close every episode (trajectory files, SQL workers; scored runs keep their checkpoints)."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -165,6 +167,35 @@ def test_a_hostile_body_is_refused_with_a_clear_message_and_changes_nothing(serv
     assert len(answer["error"]) < 500
     assert request(url, "GET", "/")[0] == 200 and request(url, "GET", "/api/state")[0] == 200
     assert episode.state().snapshot.notebook == ""
+
+
+def test_a_post_whose_body_is_cut_short_is_answered_408_and_changes_nothing(tmp_path):
+    """Before, a POST declaring Content-Length 1000 that sent 10 bytes held its connection open forever."""
+    episode = PlayEpisode(small_world(), 1, tmp_path / "run", days=2).start()
+    try:
+        with running(play_app(episode), read_timeout_s=1.0) as url:
+            parts = urlsplit(url)
+            head = (
+                f"POST /api/tools/write_memory HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json"
+                f"\r\nX-AutoVend-CSRF: {csrf(url)}\r\nContent-Length: 1000\r\n\r\n"
+            )
+            start = time.monotonic()
+            with socket.create_connection((parts.hostname, parts.port)) as hanging:
+                hanging.sendall(head.encode() + b'{"text": "')
+                meanwhile = request(url, "GET", "/api/state")
+                answered_at = time.monotonic() - start
+                hanging.settimeout(6)
+                answer = b""
+                while chunk := hanging.recv(65536):  # until the console closes the connection
+                    answer += chunk
+            seconds = time.monotonic() - start
+        status_line, _, body = answer.partition(b"\r\n\r\n")
+        assert status_line.startswith(b"HTTP/1.1 408") and 0.95 <= seconds <= 4
+        assert json.loads(body)["error"].startswith("the request did not arrive in full within 1 s")
+        assert meanwhile[0] == 200 and answered_at < 1.0  # the page was served at once meanwhile
+        untouched(episode)
+    finally:
+        episode.close()
 
 
 # ----------------------------------------------------------------------------------- the bricked episode

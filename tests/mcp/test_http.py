@@ -22,6 +22,7 @@ from autovend.tools.trajectory import read_trajectory
 from tests.mcp_http import served_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
+READ_TIMEOUT_S = 1.5  # the served CLI's --read-timeout
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def http_server():
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "autovend.cli", "serve", "--toy", "3x12", "--days", "5", "--transport", "http",
-         "--port", str(port)],
+         "--port", str(port), "--read-timeout", str(READ_TIMEOUT_S)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -66,6 +67,33 @@ def test_http_binds_loopback_only(http_server):
     if not Path("/proc/net/tcp").exists():
         pytest.skip("no /proc/net/tcp to inspect")
     assert addrs == ["0100007F"]  # 127.0.0.1, nothing on 0.0.0.0 or ::
+
+
+def test_a_request_cut_short_is_answered_408_within_the_read_timeout_and_others_are_served(http_server):
+    """Before, a POST declaring Content-Length 1000 that sent 10 bytes held its connection open forever."""
+    import httpx2
+
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", http_server)) as hanging:
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{http_server}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+        )
+        hanging.sendall(head.encode() + b'{"jsonrpc":')
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+        meanwhile = httpx2.post(f"http://127.0.0.1:{http_server}/mcp", json=opening, headers=HEADERS, timeout=10)
+        answered_at = time.monotonic() - start
+        hanging.settimeout(READ_TIMEOUT_S + 5)
+        answer = b""
+        while chunk := hanging.recv(65536):  # until the server closes the connection
+            answer += chunk
+    seconds = time.monotonic() - start
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 Request Timeout") and b"connection: close" in head
+    assert json.loads(body)["error"].startswith("the request did not arrive in full within 1.5 s")
+    assert READ_TIMEOUT_S - 0.05 <= seconds <= READ_TIMEOUT_S + 3
+    assert meanwhile.status_code == 200 and answered_at < READ_TIMEOUT_S  # another client was answered at once
 
 
 def test_http_serves_the_same_tools(http_server):
