@@ -14,10 +14,12 @@ all at shutdown.
 `Gate` wraps the streamable-HTTP app: with a token, every HTTP request must carry
 `Authorization: Bearer TOKEN` (else 401); a POST body is read by the JSON rules of every door
 (`autovend.tools.guard.loads`: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text;
-else 400 with a JSON-RPC Parse error) and a request whose id is not a string or an integer is
-answered with an Invalid Request error (400; the SDK would take it for a notification and never
-answer); after a DELETE that ended a session it releases that session's own episode. The token check
-and the token's source (`autovend.access`) are shared with the web console.
+else 400 with a JSON-RPC Parse error) and checked as a JSON-RPC message as a stdio line is
+(`autovend.mcp.jsonrpc.message_problem`: 400 with an Invalid Request for a batch, `"jsonrpc": "1.0"`
+or a request whose id is not a string or an integer, which the SDK would take for a notification and
+never answer; with an Invalid params for params that are no object); after a DELETE that ended a
+session it releases that session's own episode. The token check and the token's source
+(`autovend.access`) are shared with the web console.
 """
 
 from __future__ import annotations
@@ -29,17 +31,20 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from pydantic import ValidationError
 
 from autovend.access import bearer_authorized, is_loopback
 from autovend.errors import ConfigError
-from autovend.mcp.jsonrpc import id_problem, parse_error
+from autovend.mcp.jsonrpc import invalid_message, message_problem, parse_error, wire
 from autovend.mcp.play import Play
 from autovend.tools.guard import InputError, loads
 
 RUN_QUERY = "run"  # ?run=NAME in the server URL names the run a client plays
 SESSION_HEADER = "mcp-session-id"
 MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's limit of a request body (4 MiB; larger: 413)
+BODY = "the request body"  # how an error names what it is about
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -200,11 +205,16 @@ class Gate:
             message = loads(body, "the request body", max_chars=MAX_BODY_BYTES, max_text_chars=MAX_BODY_BYTES)
         except InputError as exc:
             error = parse_error(str(exc))
-            await _json_error(send, 413 if exc.too_large else 400, error.model_dump_json(by_alias=True).encode())
+            await _json_error(send, 413 if exc.too_large else 400, wire(error))
             return None
-        problem = id_problem(message)
+        problem = message_problem(message, BODY)
+        if problem is None:
+            try:  # what the SDK would refuse with a pydantic dump (-32602): a last resort, in words
+                types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+            except ValidationError:
+                problem = invalid_message(BODY)
         if problem is not None:
-            await _json_error(send, 400, problem.model_dump_json(by_alias=True).encode())
+            await _json_error(send, 400, wire(problem))
             return None
         return replay
 
