@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
@@ -40,7 +39,7 @@ from autovend.console.forms import datalists, tool_form
 from autovend.console.html import Html, Json, esc, kpis, money, page, script_json, table
 from autovend.console.results import call_html, result_html, status
 from autovend.console.rules import prompt_html, rules_html
-from autovend.console.security import CSRF_HEADER, ConsoleGate, new_csrf_token
+from autovend.console.security import CSRF_HEADER, gated_app, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
 from autovend.evaluation.rundata import read_calls
@@ -302,4 +301,4 @@ def play_app(
         Route("/api/tools/{name}", call, methods=["POST"]),
         Route("/report", report),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(ConsoleGate, host=host, csrf=csrf, token=token)])
+    return gated_app(routes, host=host, csrf=csrf, token=token)

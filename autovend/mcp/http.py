@@ -11,7 +11,10 @@ stays for the next session, and a run's name is no session id), and an episode w
 otherwise (e.g. by the SDK's idle timeout) stays open until the server stops; `close_all` releases
 all at shutdown.
 
-`Gate` wraps the streamable-HTTP app: with a token, every HTTP request must carry
+`Gate` wraps the streamable-HTTP app: on a loopback address a request's `Host` must name a loopback
+address (else 421) and its `Origin`, if sent, too (else 403), by the rules the console keeps
+(`autovend.access`; the SDK's own check, `loopback_security`, stays behind it); with a token, every HTTP
+request must carry
 `Authorization: Bearer TOKEN` (else 401); a POST body is read by the JSON rules of every door
 (`autovend.tools.guard.loads`: no key twice, no NaN, integers within 2^53, 32 levels, Unicode text;
 else 400 with a JSON-RPC Parse error) and checked as a JSON-RPC message as a stdio line is
@@ -35,7 +38,7 @@ import mcp_types as types
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from pydantic import ValidationError
 
-from autovend.access import bearer_authorized, is_loopback
+from autovend.access import bearer_authorized, host_allowed, is_loopback, origin_allowed
 from autovend.errors import ConfigError
 from autovend.mcp.jsonrpc import invalid_message, message_problem, parse_error, wire
 from autovend.mcp.play import Play
@@ -182,10 +185,27 @@ async def _read_body(receive: Any, limit: int) -> tuple[bytes, bool]:
 class Gate:
     """ASGI wrapper of the streamable-HTTP app (see the module docstring)."""
 
-    def __init__(self, app: Any, plays: Plays, token: str | None = None) -> None:
+    def __init__(self, app: Any, plays: Plays, token: str | None = None, host: str = "127.0.0.1") -> None:
         self.app = app
         self.plays = plays
         self._token = None if token is None else token.encode()
+        self._loopback = is_loopback(host)
+
+    def _refused(self, headers: dict[bytes, bytes]) -> tuple[int, str] | None:
+        """(status, message) for a request that may not reach a server on loopback (`autovend.access`), else None."""
+        if not self._loopback:  # off loopback the bearer token is the gate
+            return None
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not host_allowed(host, loopback=True):
+            return 421, (
+                "this MCP server answers only requests addressed to this machine (127.0.0.1, localhost, [::1]), "
+                f"not to Host {host[:80]!r}: connect to http://127.0.0.1:<port>/mcp"
+            )
+        origin = headers.get(b"origin")
+        if origin is not None and not origin_allowed(origin.decode("latin-1"), host, loopback=True):
+            text = origin.decode("latin-1")[:80]
+            return 403, f"requests from the page of another site ({text!r}) are refused: this server is this machine's"
+        return None
 
     async def _checked(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         """The receive channel replaying a POST body that passed the checks; None if an error was sent."""
@@ -224,6 +244,10 @@ class Gate:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        refused = self._refused(headers)
+        if refused is not None:
+            await _json_error(send, refused[0], json.dumps({"error": refused[1]}).encode())
+            return
         if not bearer_authorized(headers, self._token):
             body = json.dumps({"error": "unauthorized: send the header Authorization: Bearer <token>"}).encode()
             await _json_error(send, 401, body, [(b"www-authenticate", b'Bearer realm="autovend"')])

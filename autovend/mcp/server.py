@@ -244,7 +244,7 @@ class MCPApp:
         app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH, host=host, transport_security=loopback_security(host)
         )
-        return Gate(app, self.plays, token)
+        return Gate(app, self.plays, token, host)
 
     def run_http(
         self,

@@ -348,8 +348,15 @@ def test_any_loopback_address_gets_the_host_and_origin_checks():
         rebound = httpx2.post(url, json=ping, headers={**HEADERS, "Host": "evil.example"})
         origin = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": "http://evil.example"})
         own = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp")})
+        # what the SDK's prefix check ("http://127.0.0.2:*") let through: the exact rules of autovend.access
+        longer = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp") + ".evil.example"})
+        host = url.split("/")[2]
+        at = httpx2.post(url, json=ping, headers={**HEADERS, "Host": f"{host}@evil.example"})
     assert (rebound.status_code, origin.status_code) == (421, 403)
     assert own.status_code not in (421, 403)
+    assert (longer.status_code, at.status_code) == (403, 421)
+    assert "requests from the page of another site" in longer.json()["error"]
+    assert "answers only requests addressed to this machine" in at.json()["error"]
 
 
 # ----------------------------------------------------------------------------------- DELETE ends one's own session
