@@ -43,7 +43,7 @@ from autovend.console.security import CSRF_HEADER, gated_app, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
 from autovend.evaluation.rundata import read_calls
-from autovend.tools.guard import MAX_TEXT_CHARS, InputError, loads
+from autovend.tools.guard import MAX_TEXT_CHARS, InputError, kind_of, loads
 
 MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
 
@@ -275,7 +275,8 @@ def play_app(
             status = 413 if exc.too_large else 400
             return Json({"error": f"{exc}; send the arguments as a JSON object. Nothing was done"}, status)
         if not isinstance(args, dict):
-            return Json({"error": f"the arguments must be a JSON object, got {type(args).__name__}"}, 400)
+            error = f'the arguments must be a JSON object, got {kind_of(args)}; send them as {{"name": value, ...}}'
+            return Json({"error": f"{error}. Nothing was done"}, 400)
         from starlette.concurrency import run_in_threadpool
 
         try:

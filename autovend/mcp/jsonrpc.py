@@ -18,7 +18,6 @@ check of a method's params, and its "Method not found", are put in words by the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +25,8 @@ import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
+
+from autovend.tools.guard import kind_of
 
 NOTIFICATION_PREFIX = "notifications/"
 MAX_REASON_CHARS = 400  # characters of a parser's reason quoted in a parse error
@@ -92,24 +93,6 @@ def id_problem(message: Any) -> types.JSONRPCError | None:
 REQUEST_EXAMPLE = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 
 
-def kind(value: Any) -> str:
-    """What a decoded JSON value is, in words: `a string ("x")`, `an array`, `null`, ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:40] + "..."
-        return f"a string ({json.dumps(shown)})"
-    if isinstance(value, int):
-        return f"an integer ({value})" if abs(value) < 10**15 else "an integer"
-    if isinstance(value, float):
-        return f"a number ({value:g})"
-    if isinstance(value, list):
-        return f"an array of {len(value)} item{'' if len(value) == 1 else 's'}"
-    return "an object"
-
-
 def _is_id(value: Any) -> bool:
     return type(value) in (str, int)  # type(): true and false are no ids
 
@@ -126,17 +109,17 @@ def message_problem(message: Any, where: str) -> types.JSONRPCError | None:
     if isinstance(message, list):
         return error(
             types.INVALID_REQUEST,
-            f"Invalid Request: {where} is a batch ({kind(message)}); MCP takes one JSON-RPC message at a time: "
+            f"Invalid Request: {where} is a batch ({kind_of(message)}); MCP takes one JSON-RPC message at a time: "
             f"send each on its own ({'one per line' if where == 'the line' else 'one per POST'})",
         )
     if not isinstance(message, Mapping):
         return error(
             types.INVALID_REQUEST,
-            f"Invalid Request: {where} is {kind(message)}, not a JSON-RPC message: send one JSON object such as "
+            f"Invalid Request: {where} is {kind_of(message)}, not a JSON-RPC message: send one JSON object such as "
             f"{REQUEST_EXAMPLE}",
         )
     if message.get("jsonrpc") != "2.0":
-        got = f"got {kind(message['jsonrpc'])}" if "jsonrpc" in message else "it is missing"
+        got = f"got {kind_of(message['jsonrpc'])}" if "jsonrpc" in message else "it is missing"
         return error(
             types.INVALID_REQUEST, f'Invalid Request: "jsonrpc" in {where} must be "2.0" (JSON-RPC 2.0); {got}'
         )
@@ -146,7 +129,7 @@ def message_problem(message: Any, where: str) -> types.JSONRPCError | None:
     if not isinstance(method, str):
         return error(
             types.INVALID_REQUEST,
-            f'Invalid Request: "method" in {where} must be a string (the method\'s name), got {kind(method)}',
+            f'Invalid Request: "method" in {where} must be a string (the method\'s name), got {kind_of(method)}',
         )
     problem = id_problem(message)
     if problem is not None:
@@ -156,7 +139,7 @@ def message_problem(message: Any, where: str) -> types.JSONRPCError | None:
         answer = error(
             types.INVALID_PARAMS,
             f'Invalid params: "params" of {_shown(method)} in {where} must be a JSON object (or left out), '
-            f"got {kind(params)}",
+            f"got {kind_of(params)}",
         )
         return answer.model_copy(update={"id": message.get("id") if _is_id(message.get("id")) else None})
     return None
@@ -180,7 +163,7 @@ def _response_problem(message: Mapping[str, Any], where: str) -> types.JSONRPCEr
         return error(
             types.INVALID_REQUEST,
             f'Invalid Request: the "result" of a response in {where} must be a JSON object, '
-            f"got {kind(message['result'])}",
+            f"got {kind_of(message['result'])}",
         )
     fault = message.get("error")
     if has_error and not (
@@ -228,10 +211,10 @@ def _param_problem(detail: Mapping[str, Any], method: str) -> str:
     if reason == "missing":
         return f"{path} is missing (it is required)"
     if reason in _EXPECTED:
-        return f"{path} must be {_EXPECTED[reason]}, got {kind(detail.get('input'))}"
+        return f"{path} must be {_EXPECTED[reason]}, got {kind_of(detail.get('input'))}"
     if reason == "literal_error":
         expected = (detail.get("ctx") or {}).get("expected", "?")
-        return f"{path} must be one of {expected}, got {kind(detail.get('input'))}"
+        return f"{path} must be one of {expected}, got {kind_of(detail.get('input'))}"
     if reason == "extra_forbidden":
         return f"{path} is not a parameter of {_shown(method)}"
     return f"{path}: {detail.get('msg', 'not valid')}"
