@@ -200,3 +200,17 @@ def test_every_door_is_served_with_the_deadline(monkeypatch):
     serve_console(Echo(), read_timeout_s=0.5)  # type: ignore[arg-type]
     assert [c.http.read_timeout_s for c in configs] == [30.0, 30.0, 7.0, 0.5]
     assert all(issubclass(c.http, DeadlineH11Protocol) for c in configs)
+
+
+def test_a_client_waiting_for_100_continue_is_told_to_go_on_and_answered(served):
+    """curl sends `Expect: 100-continue` with a body over 1 KiB and waits for the go-ahead before sending it."""
+    address, _ = served
+    with socket.create_connection(address) as s:
+        s.settimeout(TIMEOUT_S + MARGIN_S)
+        s.sendall(b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        go_on = s.recv(65536)
+        s.sendall(b"hello")
+        answer = b""
+        while b'{"bytes": 5}' not in answer:
+            answer += s.recv(65536)
+    assert go_on.startswith(b"HTTP/1.1 100 Continue") and b"HTTP/1.1 200 OK" in answer
