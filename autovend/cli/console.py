@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from autovend.cli.app import app
+from autovend.webserve import READ_TIMEOUT_S, check_read_timeout
 
 TOKEN_ENV = "AUTOVEND_CONSOLE_TOKEN"
 
@@ -28,6 +29,11 @@ def console_cmd(
     token_env: str = typer.Option(
         TOKEN_ENV, "--token-env", help="Environment variable holding the bearer token every request must carry."
     ),
+    read_timeout: float = typer.Option(
+        READ_TIMEOUT_S,
+        "--read-timeout",
+        help="Seconds a request's headers and body may take to arrive; slower ones get 408 and are closed.",
+    ),
 ) -> None:
     """A local web console: replay runs with a day slider, or play an episode through the 18 tools."""
     from autovend.access import bearer_token
@@ -38,6 +44,7 @@ def console_cmd(
     if runs and (world is not None or out is not None):
         raise ConfigError("give either --run RUN (replay) or --world W --out RUN (play), not both")
     token = bearer_token(host, token_env)  # the same rule as `autovend serve`: off loopback a token is required
+    seconds = check_read_timeout(read_timeout)
     login = f" (open http://{host}:{port}/?token=<the token in ${token_env}> once)" if token else ""
     if runs:
         from autovend.console.replay import replay_app
@@ -47,7 +54,7 @@ def console_cmd(
         typer.echo(
             f"AutoVend console: replay of {len(loaded)} run(s) on http://{host}:{port}/{login} (Ctrl-C stops it)"
         )
-        serve(replay_app(loaded, host=host, token=token), host, port)
+        serve(replay_app(loaded, host=host, token=token), host, port, read_timeout_s=seconds)
         return
     if world is None or out is None:
         raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
@@ -66,6 +73,6 @@ def console_cmd(
             "(Ctrl-C stops; run the same command again to continue from the last settled day)"
         )
         title = f"AutoVend · play {path.name} seed {seed} → {out}"
-        serve(play_app(episode, title=title, host=host, token=token), host, port)
+        serve(play_app(episode, title=title, host=host, token=token), host, port, read_timeout_s=seconds)
     finally:
         episode.close()

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from autovend.cli.app import app
+from autovend.webserve import READ_TIMEOUT_S, check_read_timeout
 
 _TOY = re.compile(r"^(\d+)x(\d+)$")
 TOKEN_ENV = "AUTOVEND_MCP_TOKEN"
@@ -47,6 +48,11 @@ def serve(
     days: int | None = typer.Option(
         None, "--days", min=1, help="Days to play with --out (default: the horizon); with --toy, the toy's horizon."
     ),
+    read_timeout: float = typer.Option(
+        READ_TIMEOUT_S,
+        "--read-timeout",
+        help="HTTP: seconds a request's headers and body may take to arrive; slower ones get 408 and are closed.",
+    ),
 ) -> None:
     """Serve episodes over MCP: the 18 tools, the system prompt and the daily prompt (docs/mcp-clients.md)."""
     from autovend.access import bearer_token
@@ -67,6 +73,7 @@ def serve(
     if finish and (out is None or force):
         raise ConfigError("--finish scores the runs in --out as they stand: give --out RUN, and no --force")
     token = bearer_token(host, token_env) if transport == "http" else None
+    seconds = check_read_timeout(read_timeout)
     from autovend.mcp.server import build_server
 
     world_path = None
@@ -114,7 +121,7 @@ def serve(
         else:
             what = f", runs in {out}/<run name or session id>" if out is not None else ""
             typer.echo(f"AutoVend MCP server on http://{host}:{port}/mcp{what} (Ctrl-C stops it)", err=True)
-            served.run_http(port, host=host, token=token)
+            served.run_http(port, host=host, token=token, read_timeout_s=seconds)
     finally:
         served.close()
 

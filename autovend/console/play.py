@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
@@ -40,11 +39,11 @@ from autovend.console.forms import datalists, tool_form
 from autovend.console.html import Html, Json, esc, kpis, money, page, script_json, table
 from autovend.console.results import call_html, result_html, status
 from autovend.console.rules import prompt_html, rules_html
-from autovend.console.security import CSRF_HEADER, ConsoleGate, new_csrf_token
+from autovend.console.security import CSRF_HEADER, gated_app, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
 from autovend.evaluation.rundata import read_calls
-from autovend.tools.guard import MAX_TEXT_CHARS, InputError, loads
+from autovend.tools.guard import MAX_TEXT_CHARS, InputError, kind_of, loads
 
 MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
 
@@ -276,7 +275,8 @@ def play_app(
             status = 413 if exc.too_large else 400
             return Json({"error": f"{exc}; send the arguments as a JSON object. Nothing was done"}, status)
         if not isinstance(args, dict):
-            return Json({"error": f"the arguments must be a JSON object, got {type(args).__name__}"}, 400)
+            error = f'the arguments must be a JSON object, got {kind_of(args)}; send them as {{"name": value, ...}}'
+            return Json({"error": f"{error}. Nothing was done"}, 400)
         from starlette.concurrency import run_in_threadpool
 
         try:
@@ -302,4 +302,4 @@ def play_app(
         Route("/api/tools/{name}", call, methods=["POST"]),
         Route("/report", report),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(ConsoleGate, host=host, csrf=csrf, token=token)])
+    return gated_app(routes, host=host, csrf=csrf, token=token)

@@ -14,14 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.routing import Route
 
 from autovend.console.chart import Series, line_chart
 from autovend.console.html import PALETTE, Html, Json, esc, kpis, money, page, table
 from autovend.console.results import call_html
-from autovend.console.security import ConsoleGate, new_csrf_token
+from autovend.console.security import gated_app, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.console.timeline import DayView, Timeline
 from autovend.evaluation.rundata import RunData
@@ -202,5 +201,4 @@ def replay_app(runs: Sequence[RunData], *, host: str = DEFAULT_HOST, token: str 
         Route("/api/runs", runs_json),
         Route("/api/runs/{run:int}/days/{day:int}", day_json),
     ]
-    gate = Middleware(ConsoleGate, host=host, csrf=new_csrf_token(), token=token)
-    return Starlette(routes=routes, middleware=[gate])
+    return gated_app(routes, host=host, csrf=new_csrf_token(), token=token)

@@ -24,10 +24,15 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode
 
-from autovend.access import bearer_authorized, is_loopback
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import BaseRoute
+
+from autovend.access import bearer_authorized, host_allowed, is_loopback, origin_allowed
 
 CSRF_HEADER = "x-autovend-csrf"
 TOKEN_COOKIE = "autovend_console_token"
@@ -40,14 +45,16 @@ def new_csrf_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def _hostname(netloc: str) -> str | None:
-    """The host name of `host[:port]` (lower case, IPv6 without brackets), None if it is not one."""
-    try:
-        parts = urlsplit(f"//{netloc}")
-        _ = parts.port  # raises for a port that is not a number
-    except ValueError:
-        return None
-    return parts.hostname or None
+def own_location(path: str, query: str = "") -> str:
+    """A `Location` on the console's own origin for a request's (decoded) `path` and a `query` already encoded.
+
+    The path is percent-encoded (a backslash, CR, LF or any non-ASCII character cannot pass as itself) and
+    starts with exactly one '/': `//evil.example/`, `///evil.example`, a slash and a backslash before a name,
+    or an absolute-form `http://evil.example/` can only name a path of this console, never another site (an
+    open redirect would carry the visitor, and a token in the address, away).
+    """
+    encoded = quote(path, safe="/;=,:@!$&'()*+-._~")
+    return "/" + encoded.lstrip("/") + (f"?{query}" if query else "")
 
 
 def _cookie(headers: dict[bytes, bytes], name: str) -> bytes | None:
@@ -68,6 +75,7 @@ class ConsoleGate:
             raise ValueError(f"a console on {host} (not loopback) needs a bearer token")
         self.csrf = csrf.encode()
         self.token = None if token is None else token.encode()
+        self.cookie = b"" if token is None else quote(token, safe="").encode("ascii")  # the token, as a cookie holds it
 
     async def _refuse(
         self, send: Any, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
@@ -80,23 +88,15 @@ class ConsoleGate:
     def _problem(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> tuple[int, str] | None:
         """(status, message) for a request that may not pass, None for one that may."""
         host = headers.get(b"host", b"").decode("latin-1")
-        if self.loopback:
-            name = _hostname(host)
-            if name is None or not is_loopback(name):
-                return 421, (
-                    f"this console answers only requests addressed to this machine (127.0.0.1, localhost, [::1]), "
-                    f"not to Host {host[:80]!r}: open it as http://127.0.0.1:<port>/"
-                )
+        if not host_allowed(host, self.loopback):
+            return 421, (
+                f"this console answers only requests addressed to this machine (127.0.0.1, localhost, [::1]), "
+                f"not to Host {host[:80]!r}: open it as http://127.0.0.1:<port>/"
+            )
         origin = headers.get(b"origin")
         if origin is not None:
             text = origin.decode("latin-1")
-            parts = urlsplit(text)
-            if self.loopback:
-                name = _hostname(parts.netloc) if parts.scheme in ("http", "https") else None
-                allowed = name is not None and is_loopback(name)
-            else:
-                allowed = parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
-            if not allowed:
+            if not origin_allowed(text, host, self.loopback):
                 return 403, (
                     f"requests from the page of another site ({text[:80]!r}) are refused: use the console's own page"
                 )
@@ -109,7 +109,7 @@ class ConsoleGate:
         if bearer_authorized(headers, self.token):
             return True, True
         cookie = _cookie(headers, TOKEN_COOKIE)
-        return cookie is not None and hmac.compare_digest(cookie, self.token), False
+        return cookie is not None and hmac.compare_digest(cookie, self.cookie), False
 
     async def _login(self, scope: dict[str, Any], send: Any) -> bool:
         """`?token=TOKEN` on a GET: set the cookie and reload the address without it; True if answered."""
@@ -117,12 +117,12 @@ class ConsoleGate:
             return False
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [v for k, v in query if k == TOKEN_QUERY]
-        if not given or not hmac.compare_digest(given[0].encode("latin-1"), self.token):
+        if not given or not hmac.compare_digest(given[0].encode("utf-8"), self.token):
             return False
         rest = urlencode([(k, v) for k, v in query if k != TOKEN_QUERY])
-        location = scope.get("root_path", "") + scope["path"] + (f"?{rest}" if rest else "")
-        cookie = f"{TOKEN_COOKIE}={given[0]}; HttpOnly; SameSite=Strict; Path=/"
-        headers = [(b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode("latin-1"))]
+        location = own_location(scope.get("root_path", "") + scope["path"], rest)
+        cookie = f"{TOKEN_COOKIE}={self.cookie.decode('ascii')}; HttpOnly; SameSite=Strict; Path=/"
+        headers = [(b"location", location.encode("ascii")), (b"set-cookie", cookie.encode("ascii"))]
         await send({"type": "http.response.start", "status": 303, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
         return True
@@ -161,3 +161,14 @@ class ConsoleGate:
                 )
                 return
         await self.app(scope, receive, send)
+
+
+def gated_app(routes: Sequence[BaseRoute], *, host: str, csrf: str, token: str | None) -> Starlette:
+    """A console app: `routes` behind `ConsoleGate`, and no redirect but the gate's own (`own_location`).
+
+    Starlette would answer a path with a trailing slash (`/api/state/`) with a redirect to an absolute address
+    built from the request's `Host`; here it is a 404, as any path that is not a route.
+    """
+    app = Starlette(routes=list(routes), middleware=[Middleware(ConsoleGate, host=host, csrf=csrf, token=token)])
+    app.router.redirect_slashes = False
+    return app

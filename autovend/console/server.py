@@ -1,50 +1,35 @@
-"""Serving a console app with uvicorn: in the foreground (`serve`) or on a background thread (`running`).
+"""Serving a console app: in the foreground (`serve`) or on a background thread (`running`).
 
 The console binds to 127.0.0.1 unless another host is given. Who may use it is decided by the apps' own gate
-(`autovend.console.security.ConsoleGate`: Host and Origin, a CSRF token, a bearer token off loopback).
+(`autovend.console.security.ConsoleGate`: Host and Origin, a CSRF token, a bearer token off loopback); how long
+a request may take to arrive, by the web door's server (`autovend.webserve`: a request whose headers and body
+have not arrived in full within `read_timeout_s` seconds gets 408 and its connection is closed).
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import uvicorn
 from starlette.applications import Starlette
 
+from autovend import webserve
+from autovend.webserve import READ_TIMEOUT_S, free_port
+
 DEFAULT_HOST = "127.0.0.1"
-START_TIMEOUT_S = 30.0
+
+__all__ = ["DEFAULT_HOST", "READ_TIMEOUT_S", "free_port", "running", "serve"]
 
 
-def serve(app: Starlette, host: str = DEFAULT_HOST, port: int = 8770) -> None:
+def serve(app: Starlette, host: str = DEFAULT_HOST, port: int = 8770, read_timeout_s: float = READ_TIMEOUT_S) -> None:
     """Serve `app` until Ctrl-C (uvicorn, warnings only in the log)."""
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-
-
-def free_port(host: str = DEFAULT_HOST) -> int:
-    """A TCP port free on `host` at this moment."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
+    webserve.serve(app, host, port, read_timeout_s=read_timeout_s)
 
 
 @contextmanager
-def running(app: Starlette, host: str = DEFAULT_HOST, port: int | None = None) -> Iterator[str]:
+def running(
+    app: Starlette, host: str = DEFAULT_HOST, port: int | None = None, read_timeout_s: float = READ_TIMEOUT_S
+) -> Iterator[str]:
     """Serve `app` on a thread for the duration of the block; yields its base URL (ending in /)."""
-    port = free_port(host) if port is None else port
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name=f"autovend-console-{port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"the console server did not start on {host}:{port}")
-        time.sleep(0.02)
-    try:
-        yield f"http://{host}:{port}/"
-    finally:
-        server.should_exit = True
-        thread.join()
+    with webserve.running(app, host, port, read_timeout_s=read_timeout_s, lifespan="off") as url:
+        yield url

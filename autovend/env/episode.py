@@ -29,7 +29,7 @@ from autovend.io import write_pickle
 from autovend.sim import Simulator
 from autovend.sim.checkpoint import read_payload
 from autovend.tools.context import ToolContext, ToolError
-from autovend.tools.guard import InputError, check_arguments
+from autovend.tools.guard import InputError, check_arguments, kind_of
 from autovend.tools.observation import build_observation
 from autovend.tools.prompts import daily_prompt, prompt_facts, system_prompt
 from autovend.tools.registry import STATE_READ_TOOLS, TOOLS_BY_NAME, ToolDef, tool_facts, tool_listing
@@ -133,7 +133,7 @@ class Episode:
                 arguments = recorded = {}
             if not isinstance(arguments, Mapping):
                 raise ToolError(
-                    f"{name}: arguments must be a JSON object of named parameters, got {type(arguments).__name__}",
+                    f"{name}: arguments must be a JSON object of named parameters, got {kind_of(arguments)}",
                     "invalid_arguments",
                 )
             raw = dict(arguments)

@@ -21,10 +21,12 @@ one session does not hold up the others; a read-only call whose answer is kept f
 token can be required (`run_http(token=...)`).
 
 The system prompt is the server's `instructions` and, with today's daily prompt, is also offered as
-the prompts `system` and `daily`. Over stdio, a line that is not a JSON-RPC message is answered with
-a JSON-RPC error (-32700 parse error, or -32600 for JSON that is no message or a request whose id is
-not a string or an integer; id null) and serving goes on (`autovend.mcp.jsonrpc`); every line is first read
-by the JSON rules of every door, and a line over 4 MiB is skipped unread (`autovend.mcp.stdio`).
+the prompts `system` and `daily`. A line (stdio) or a body (HTTP) that is not a JSON-RPC message is
+answered with the same JSON-RPC error on both doors, in words (-32700 parse error; -32600 for JSON that
+is no message, a batch or a request whose id is not a string or an integer, id null; -32602 for params
+that are no object, or that do not fit the method) and serving goes on (`autovend.mcp.jsonrpc`); every
+message is first read by the JSON rules of every door, and a line over 4 MiB is skipped unread
+(`autovend.mcp.stdio`).
 """
 
 from __future__ import annotations
@@ -46,14 +48,15 @@ from mcp.shared.message import SessionMessage
 from autovend import __version__
 from autovend.env.environment import VendingEnv
 from autovend.errors import AutoVendError, BundleError
-from autovend.mcp.http import Gate, Plays, loopback_security, play_key
-from autovend.mcp.jsonrpc import bad_line_error, id_problem, parse_error
+from autovend.mcp.http import Gate, Plays, loopback_security, owns_its_episode, play_key
+from autovend.mcp.jsonrpc import PlainErrors, bad_line_error, id_problem
 from autovend.mcp.play import Play, ScoredPlay, SessionPlay, refusal
-from autovend.mcp.stdio import GuardedLines, refusal_of
+from autovend.mcp.stdio import ByteSource, GuardedLines, refusal_of
 from autovend.session import ToolResult, ToolSession
 from autovend.tools.errors import refusal_content
 from autovend.tools.prompts import system_prompt
 from autovend.tools.schemas import quote
+from autovend.webserve import READ_TIMEOUT_S, serve
 from autovend.world.model import World
 
 if TYPE_CHECKING:
@@ -143,8 +146,9 @@ class AnswerBadLines:
 
     The SDK's stdio transport puts the exception of a line it cannot parse on the read stream, and
     the server drops it silently; here each such exception is answered on the write stream with
-    `bad_line_error` (or, for a line the guarded stdin refused, a Parse error with the guard's reason:
-    `autovend.mcp.stdio`) and the next message is read, so the client learns of it and serving goes on.
+    `bad_line_error` (or, for a line the guarded stdin refused, its answer: a Parse error with the guard's
+    reason, or the Invalid Request or Invalid params of `autovend.mcp.jsonrpc.message_problem`, as over
+    HTTP; `autovend.mcp.stdio`) and the next message is read, so the client learns of it and serving goes on.
     A request whose id is not a string or an integer reads as a notification (which gets no answer):
     it is answered with an Invalid Request error (`autovend.mcp.jsonrpc.id_problem`).
     """
@@ -169,8 +173,8 @@ class AnswerBadLines:
         while True:
             item = await self._inner.receive()
             if isinstance(item, Exception):
-                reason = refusal_of(item, self._lines)
-                answer = bad_line_error(item) if reason is None else parse_error(reason)
+                refused = refusal_of(item, self._lines)
+                answer = bad_line_error(item) if refused is None else refused
                 await self._answers.send(SessionMessage(answer))
                 continue
             message = item.message
@@ -220,12 +224,15 @@ class MCPApp:
         """Open the default episode now (a scored one: resume or refuse before serving)."""
         return self.plays.get(None)
 
-    async def run_stdio(self) -> None:
-        """Serve on stdin/stdout until the client closes the connection."""
+    async def run_stdio(self, source: ByteSource | None = None, out: Any = None) -> None:
+        """Serve on stdin/stdout until the client closes the connection.
+
+        source, out: in place of stdin's bytes and stdout (an object with async `write(text)` and `flush()`).
+        """
         from mcp.server.stdio import stdio_server
 
-        lines = GuardedLines(anyio.wrap_file(sys.stdin.buffer))
-        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lines = GuardedLines(anyio.wrap_file(sys.stdin.buffer) if source is None else source)
+        async with stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream):  # type: ignore[arg-type]
             answering = AnswerBadLines(read_stream, write_stream, lines)
             await self.server.run(answering, write_stream, self.server.create_initialization_options())
 
@@ -237,13 +244,22 @@ class MCPApp:
         app = self.server.streamable_http_app(
             streamable_http_path=HTTP_PATH, host=host, transport_security=loopback_security(host)
         )
-        return Gate(app, self.plays, token)
+        return Gate(app, self.plays, token, host)
 
-    def run_http(self, port: int, host: str = HTTP_HOST, token: str | None = None, log_level: str = "warning") -> None:
-        """Serve streamable HTTP on http://{host}:{port}/mcp until interrupted (blocking)."""
-        import uvicorn
+    def run_http(
+        self,
+        port: int,
+        host: str = HTTP_HOST,
+        token: str | None = None,
+        log_level: str = "warning",
+        read_timeout_s: float = READ_TIMEOUT_S,
+    ) -> None:
+        """Serve streamable HTTP on http://{host}:{port}/mcp until interrupted (blocking).
 
-        uvicorn.run(self.http_app(host, token), host=host, port=port, log_level=log_level)
+        A request whose headers and body have not arrived in full within `read_timeout_s` seconds gets 408
+        and its connection is closed (`autovend.webserve`).
+        """
+        serve(self.http_app(host, token), host, port, read_timeout_s=read_timeout_s, log_level=log_level)
 
     def close(self) -> None:
         """Close every episode (trajectory files, SQL workers; scored runs keep their checkpoints)."""
@@ -319,7 +335,9 @@ def build_server(
     async def play_of(ctx: ServerRequestContext[Any]) -> Play:
         key = play_key(ctx.request)
         play = plays.opened(key)  # an open episode at once; opening one (a run folder, a world) in a thread
-        return play if play is not None else await anyio.to_thread.run_sync(plays.get, key)
+        if play is not None:
+            return play
+        return await anyio.to_thread.run_sync(plays.get, key, owns_its_episode(ctx.request))
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         extra = extras.get(params.name)
@@ -375,4 +393,5 @@ def build_server(
         on_get_prompt=get_prompt,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools if t.name == name), None),
     )
+    server.middleware.append(PlainErrors())  # the SDK's errors about a request's params, in words (both doors)
     return MCPApp(server=server, plays=plays)

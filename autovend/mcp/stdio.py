@@ -4,9 +4,12 @@ The SDK's stdio transport reads stdin line by line with no bound on a line's len
 pydantic, which takes the last of two equal keys and reads NaN. Here stdin is read in chunks: a line longer
 than `MAX_LINE_BYTES` (the SDK's own limit of an HTTP request body, 4 MiB) is skipped to its end without
 being held, and every other line is first read by `autovend.tools.guard.loads` (no key twice, no NaN or
-infinity, integers within 2^53, at most 32 levels, UTF-8 text). A line either refuses is handed to the SDK
-as a line that is not JSON, and its reason waits in `refusals`; `autovend.mcp.server.AnswerBadLines`
-answers it with a Parse error (-32700, id null) that carries the reason, and serving goes on.
+infinity, integers within 2^53, at most 32 levels, UTF-8 text), then checked as a JSON-RPC message
+(`autovend.mcp.jsonrpc.message_problem`: no batch, an object with "jsonrpc": "2.0", a string method, a valid
+id on a request, params an object). A line refused is handed to the SDK as a line that is not JSON, and its
+answer waits in `refusals`: a Parse error (-32700, id null) that carries the guard's reason, or the message's
+Invalid Request (-32600) or Invalid params (-32602); `autovend.mcp.server.AnswerBadLines` sends it, and
+serving goes on. Over HTTP the gate (`autovend.mcp.http.Gate`) gives a body the same answers.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+import mcp_types as types
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from pydantic import ValidationError
 
+from autovend.mcp.jsonrpc import message_problem, parse_error
 from autovend.tools.guard import InputError, loads
 
 MAX_LINE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # 4 MiB, as a request body over HTTP
@@ -35,12 +40,12 @@ class ByteSource(Protocol):
 
 
 class GuardedLines:
-    """stdin's lines for the SDK's stdio transport (module docstring); `refusals` holds the reasons in order."""
+    """stdin's lines for the SDK's stdio transport (module docstring); `refusals` holds the answers in order."""
 
     def __init__(self, source: ByteSource, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         self._source = source
         self.max_line_bytes = max_line_bytes
-        self.refusals: deque[str] = deque()
+        self.refusals: deque[types.JSONRPCError] = deque()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -81,21 +86,28 @@ class GuardedLines:
 
     def _checked(self, line: bytes) -> str:
         try:
-            loads(line, "the line", max_chars=self.max_line_bytes, max_text_chars=self.max_line_bytes)
+            message = loads(line, "the line", max_chars=self.max_line_bytes, max_text_chars=self.max_line_bytes)
         except InputError as exc:
-            self.refusals.append(str(exc))
+            self.refusals.append(parse_error(str(exc)))
+            return REFUSED_LINE
+        problem = message_problem(message, "the line")
+        if problem is not None:
+            self.refusals.append(problem)
             return REFUSED_LINE
         return line.decode("utf-8-sig") + "\n"
 
     def _too_long(self, size: int) -> str:
         self.refusals.append(
-            f"the line is {size:,} bytes, over the limit of {self.max_line_bytes:,}; it was skipped without being read"
+            parse_error(
+                f"the line is {size:,} bytes, over the limit of {self.max_line_bytes:,}; it was skipped without "
+                "being read"
+            )
         )
         return REFUSED_LINE
 
 
-def refusal_of(item: Exception, lines: GuardedLines | None) -> str | None:
-    """The guard's reason for the unreadable line `item` stands for, if it was one of the refused lines."""
+def refusal_of(item: Exception, lines: GuardedLines | None) -> types.JSONRPCError | None:
+    """The answer to the unreadable line `item` stands for, if it was one of the refused lines."""
     if lines is None or not lines.refusals or not isinstance(item, ValidationError):
         return None
     if any(e.get("type") == "json_invalid" for e in item.errors()):

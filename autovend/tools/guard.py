@@ -71,6 +71,28 @@ def _short_repr(text: str, limit: int = 40) -> str:
     return repr(text[:limit])[:-1] + f"...' ({len(text):,} characters)"
 
 
+def kind_of(value: Any) -> str:
+    """What a value read from JSON is, in JSON's words: `a string ("x")`, `an integer (5)`, `an array of 2 items`.
+
+    Every door names what it got with it (never Python's `str`, `list` or `NoneType`).
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"a string ({json.dumps(value if len(value) <= 40 else value[:40] + '...')})"
+    if isinstance(value, int):
+        return f"an integer ({value})" if abs(value) < 10**15 else "an integer"
+    if isinstance(value, float):
+        return f"a number ({value:g})"
+    if isinstance(value, list | tuple):
+        return f"an array of {len(value)} item{'' if len(value) == 1 else 's'}"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a Python {type(value).__name__}, which is no JSON value"
+
+
 def where_of(root: str, path: tuple[object, ...]) -> str:
     """A place in a value: `root` itself, or e.g. "items[2].qty in the arguments"; a very deep one is shortened."""
     if not path:

@@ -69,3 +69,11 @@ def test_help_lists_the_options():
     options = ("--world", "--seed", "--transport", "--port", "--host", "--token-env", "--out", "--force", "--finish")
     for option in (*options, "--trajectory", "--toy", "--days"):
         assert option in result.output
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf"])
+def test_the_read_timeout_is_a_number_of_seconds_above_0(seconds):
+    for command in (["serve", "--toy", "3x12", "--transport", "http"], ["console", "--run", "r"]):
+        result = CliRunner().invoke(app, [*command, "--read-timeout", seconds])
+        assert isinstance(result.exception, ConfigError), (command, result.output)
+        assert str(result.exception).startswith("--read-timeout must be a number of seconds above 0 (default 30)")

@@ -54,7 +54,18 @@ def test_a_tool_call_returns_the_tools_result(served):
             "api/tools/sell_everything", {}, "application/json", 404, "there is no tool 'sell_everything'", id="no-tool"
         ),
         pytest.param(
-            "api/tools/get_weather", [1], "application/json", 400, "must be a JSON object, got list", id="list"
+            "api/tools/get_weather",
+            [1],
+            "application/json",
+            400,
+            "must be a JSON object, got an array of 1 item",
+            id="list",
+        ),
+        pytest.param(
+            "api/tools/get_weather", None, "application/json", 400, "must be a JSON object, got null", id="null"
+        ),
+        pytest.param(
+            "api/tools/get_weather", "x", "application/json", 400, 'must be a JSON object, got a string ("x")', id="str"
         ),
         pytest.param("api/tools/get_weather", {}, "text/plain", 415, "Content-Type: application/json", id="plain"),
     ],

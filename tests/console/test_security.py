@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -167,6 +169,35 @@ def test_a_hostile_body_is_refused_with_a_clear_message_and_changes_nothing(serv
     assert episode.state().snapshot.notebook == ""
 
 
+def test_a_post_whose_body_is_cut_short_is_answered_408_and_changes_nothing(tmp_path):
+    """Before, a POST declaring Content-Length 1000 that sent 10 bytes held its connection open forever."""
+    episode = PlayEpisode(small_world(), 1, tmp_path / "run", days=2).start()
+    try:
+        with running(play_app(episode), read_timeout_s=1.0) as url:
+            parts = urlsplit(url)
+            head = (
+                f"POST /api/tools/write_memory HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json"
+                f"\r\nX-AutoVend-CSRF: {csrf(url)}\r\nContent-Length: 1000\r\n\r\n"
+            )
+            start = time.monotonic()
+            with socket.create_connection((parts.hostname, parts.port)) as hanging:
+                hanging.sendall(head.encode() + b'{"text": "')
+                meanwhile = request(url, "GET", "/api/state")
+                answered_at = time.monotonic() - start
+                hanging.settimeout(6)
+                answer = b""
+                while chunk := hanging.recv(65536):  # until the console closes the connection
+                    answer += chunk
+            seconds = time.monotonic() - start
+        status_line, _, body = answer.partition(b"\r\n\r\n")
+        assert status_line.startswith(b"HTTP/1.1 408") and 0.95 <= seconds <= 4
+        assert json.loads(body)["error"].startswith("the request did not arrive in full within 1 s")
+        assert meanwhile[0] == 200 and answered_at < 1.0  # the page was served at once meanwhile
+        untouched(episode)
+    finally:
+        episode.close()
+
+
 # ----------------------------------------------------------------------------------- the bricked episode
 
 
@@ -219,6 +250,114 @@ def test_off_loopback_every_request_needs_the_token_and_a_browser_logs_in_once(s
     assert "HttpOnly" in login[1]["set-cookie"] and "SameSite=Strict" in login[1]["set-cookie"]
     assert page[0] == 200  # off loopback any Host passes: the token is the gate
     assert (no_csrf[0], with_csrf[0], api[0], foreign[0]) == (403, 200, 200, 403)
+
+
+@pytest.fixture(scope="module")
+def off_loopback(served):
+    """The gate's rules for a console on 0.0.0.0 with the token s3cret (served on 127.0.0.1)."""
+    _, episode = served
+    with running(play_app(episode, host="0.0.0.0", token="s3cret")) as url:
+        yield url, episode
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://vending.lan:8770.evil.example",  # contains the Host: a check loosened to "contains" lets it by
+        "http://evil.example/vending.lan:8770",
+        "http://vending.lan:8770@evil.example",
+        "http://xvending.lan:8770",
+        "http://vending.lan:877",
+        "http://vending.lan",
+        "null",
+    ],
+)
+def test_off_loopback_an_origin_must_be_exactly_the_consoles_own(off_loopback, origin):
+    url, episode = off_loopback
+    calls = len(read_calls(episode.run_dir / "trajectory.jsonl"))
+    headers = {"Authorization": "Bearer s3cret", "Content-Type": "application/json", "Host": "vending.lan:8770"}
+    refused = request(url, "POST", "/api/tools/get_weather", b"{}", {**headers, "Origin": origin})
+    own = request(url, "POST", "/api/tools/get_weather", b"{}", {**headers, "Origin": "http://vending.lan:8770"})
+    assert refused[0] == 403 and "the page of another site" in refused[2]["error"]
+    assert own[0] == 200 and len(read_calls(episode.run_dir / "trajectory.jsonl")) == calls + 1  # only the own
+
+
+@pytest.mark.parametrize(
+    "target,location",
+    [
+        ("//evil.example/?token=s3cret", "/evil.example/"),  # before: //evil.example/, another site
+        ("///evil.example?token=s3cret&x=1", "/evil.example?x=1"),
+        ("/%2F%2Fevil.example?token=s3cret", "/evil.example"),
+        ("/\\evil.example/?token=s3cret", "/%5Cevil.example/"),  # a browser reads /\ as //
+        ("/%5Cevil.example/?token=s3cret", "/%5Cevil.example/"),
+        ("http://evil.example/?token=s3cret", "/http://evil.example/"),  # an absolute-form target
+        ("/%0d%0aSet-Cookie:%20x=1?token=s3cret", "/%0D%0ASet-Cookie:%20x=1"),  # before: the connection dropped
+        ("/%E2%82%AC?token=s3cret", "/%E2%82%AC"),  # before: 500 (the path in latin-1)
+        ("/?x=%E2%82%AC&token=s3cret", "/?x=%E2%82%AC"),
+    ],
+)
+def test_the_login_redirect_stays_on_the_consoles_own_origin(off_loopback, target, location):
+    url, _ = off_loopback
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port)) as s:
+        s.sendall(f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode("latin-1"))
+        s.settimeout(10)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head = answer.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    fields = dict(line.split(": ", 1) for line in head[1:])
+    assert head[0] == "HTTP/1.1 303 See Other" and fields["location"] == location
+    assert fields["set-cookie"].startswith("autovend_console_token=s3cret; HttpOnly")
+
+
+@pytest.mark.parametrize("given", ["%E2%82%AC", "s3cre", "s3cret2", "S3CRET", "s3cret%00", ""])
+def test_a_wrong_token_in_the_address_is_401_never_a_crash(off_loopback, given):
+    url, _ = off_loopback
+    status, headers, body = request(url, "GET", f"/?token={given}")
+    assert status == 401 and "location" not in headers and "?token=<token>" in body["error"]
+
+
+def test_no_redirect_but_the_login(off_loopback):
+    url, _ = off_loopback
+    bearer = {"Authorization": "Bearer s3cret"}
+    for path in ("/api/state/", "/api/state//", "//evil.example/api/state/", "/report/"):
+        assert request(url, "GET", path, headers=bearer)[0] == 404, path  # before: 307 to an address from Host
+
+
+@pytest.mark.parametrize("change", ["cut", "longer", "upper"])
+def test_the_csrf_token_and_the_cookie_must_be_exact(served, off_loopback, change):
+    def changed(token: str) -> str:
+        return {"cut": token[:-1], "longer": token + "x", "upper": token.upper()}[change]
+
+    url, episode = served
+    real, calls = csrf(url), len(read_calls(episode.run_dir / "trajectory.jsonl"))
+    assert request(url, "POST", "/api/tools/end_day", b"{}", {"X-AutoVend-CSRF": changed(real)})[0] == 403
+    assert episode.state().day == 1 and len(read_calls(episode.run_dir / "trajectory.jsonl")) == calls
+    url, _ = off_loopback
+    assert (
+        request(url, "GET", "/api/state", headers={"Cookie": f"autovend_console_token={changed('s3cret')}"})[0] == 401
+    )
+    assert request(url, "GET", "/api/state", headers={"Cookie": "autovend_console_token=s3cret"})[0] == 200
+
+
+def test_the_tokens_are_compared_in_constant_time(off_loopback, monkeypatch):
+    import hmac
+
+    url, _ = off_loopback
+    seen, real = [], hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        seen.append(b)
+        return real(a, b)
+
+    monkeypatch.setattr("autovend.console.security.hmac.compare_digest", spy)
+    request(url, "GET", "/?token=guess")  # the address's token
+    request(url, "GET", "/api/state", headers={"Cookie": "autovend_console_token=guess"})  # the cookie
+    page = request(url, "GET", "/", headers={"Authorization": "Bearer s3cret"})[2]  # the bearer token
+    token = page.split('name="autovend-csrf" content="')[1].split('"')[0]
+    request(url, "POST", "/api/tools/get_weather", b"{}", {"Cookie": "autovend_console_token=s3cret"})  # cookie, CSRF
+    assert seen == [b"s3cret", b"s3cret", b"s3cret", b"s3cret", token.encode()]
 
 
 def test_a_console_off_loopback_without_a_token_cannot_be_built():

@@ -22,6 +22,7 @@ from autovend.tools.trajectory import read_trajectory
 from tests.mcp_http import served_over_http
 
 ROOT = Path(__file__).resolve().parents[2]
+READ_TIMEOUT_S = 1.5  # the served CLI's --read-timeout
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def http_server():
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "autovend.cli", "serve", "--toy", "3x12", "--days", "5", "--transport", "http",
-         "--port", str(port)],
+         "--port", str(port), "--read-timeout", str(READ_TIMEOUT_S)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -66,6 +67,33 @@ def test_http_binds_loopback_only(http_server):
     if not Path("/proc/net/tcp").exists():
         pytest.skip("no /proc/net/tcp to inspect")
     assert addrs == ["0100007F"]  # 127.0.0.1, nothing on 0.0.0.0 or ::
+
+
+def test_a_request_cut_short_is_answered_408_within_the_read_timeout_and_others_are_served(http_server):
+    """Before, a POST declaring Content-Length 1000 that sent 10 bytes held its connection open forever."""
+    import httpx2
+
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", http_server)) as hanging:
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{http_server}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+        )
+        hanging.sendall(head.encode() + b'{"jsonrpc":')
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+        opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+        meanwhile = httpx2.post(f"http://127.0.0.1:{http_server}/mcp", json=opening, headers=HEADERS, timeout=10)
+        answered_at = time.monotonic() - start
+        hanging.settimeout(READ_TIMEOUT_S + 5)
+        answer = b""
+        while chunk := hanging.recv(65536):  # until the server closes the connection
+            answer += chunk
+    seconds = time.monotonic() - start
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 Request Timeout") and b"connection: close" in head
+    assert json.loads(body)["error"].startswith("the request did not arrive in full within 1.5 s")
+    assert READ_TIMEOUT_S - 0.05 <= seconds <= READ_TIMEOUT_S + 3
+    assert meanwhile.status_code == 200 and answered_at < READ_TIMEOUT_S  # another client was answered at once
 
 
 def test_http_serves_the_same_tools(http_server):
@@ -320,5 +348,80 @@ def test_any_loopback_address_gets_the_host_and_origin_checks():
         rebound = httpx2.post(url, json=ping, headers={**HEADERS, "Host": "evil.example"})
         origin = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": "http://evil.example"})
         own = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp")})
+        # what the SDK's prefix check ("http://127.0.0.2:*") let through: the exact rules of autovend.access
+        longer = httpx2.post(url, json=ping, headers={**HEADERS, "Origin": url.removesuffix("/mcp") + ".evil.example"})
+        host = url.split("/")[2]
+        at = httpx2.post(url, json=ping, headers={**HEADERS, "Host": f"{host}@evil.example"})
     assert (rebound.status_code, origin.status_code) == (421, 403)
     assert own.status_code not in (421, 403)
+    assert (longer.status_code, at.status_code) == (403, 421)
+    assert "requests from the page of another site" in longer.json()["error"]
+    assert "answers only requests addressed to this machine" in at.json()["error"]
+
+
+# ----------------------------------------------------------------------------------- DELETE ends one's own session
+
+
+def _raw_session(url: str) -> tuple[str, dict[str, str]]:
+    """Open an MCP session over raw HTTP: (its id, the headers its later requests carry)."""
+    import httpx2
+
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    answer = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}, headers=HEADERS)
+    assert answer.status_code == 200, answer.text
+    headers = {**HEADERS, "mcp-session-id": answer.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    assert httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers).is_success
+    return headers["mcp-session-id"], headers
+
+
+def _raw_call(url: str, headers: dict[str, str], tool: str, arguments: dict) -> dict:
+    """One tools/call over raw HTTP; its JSON-RPC answer (the SDK answers a POST as an event stream)."""
+    import httpx2
+
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    answer = httpx2.post(url, json=call, headers=headers, timeout=30)
+    data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(data[-1])
+
+
+def test_a_delete_releases_only_the_episode_of_the_session_it_ends():
+    """Before, `DELETE /mcp` with `mcp-session-id: alice` released the run named alice (the SDK answered 404)."""
+    import httpx2
+
+    from autovend.mcp.server import build_server
+    from autovend.world.toy import toy_world
+
+    app = build_server(toy_world(3, 12, seed=0), seed=1)
+
+    async def alice_and_a_stranger(url: str) -> dict:
+        async with streamable_http_client(f"{url}?run=alice") as (r, w), ClientSession(r, w) as alice:
+            await alice.initialize()
+            await alice.call_tool("write_memory", {"text": "alice's note"})
+            await alice.call_tool("end_day", {})
+            async with httpx2.AsyncClient() as stranger:
+                forged = {
+                    who: (await stranger.delete(url, headers={**HEADERS, "mcp-session-id": who})).status_code
+                    for who in ("alice", "0" * 32, "", "ALICE")
+                }
+                by_query = await stranger.delete(f"{url}?run=alice", headers={**HEADERS, "mcp-session-id": "alice"})
+            kept = app.plays.opened("alice") is not None
+            memory = json.loads(_text(await alice.call_tool("read_memory", {})))["text"]
+            day = json.loads(_text(await alice.call_tool("get_weather", {})))["day"]
+        return {"forged": forged, "by_query": by_query.status_code, "kept": kept, "memory": memory, "day": day}
+
+    with served_over_http(app) as url:
+        seen = anyio.run(alice_and_a_stranger, url)
+        after_her_own_end = app.plays.opened("alice") is not None  # her client ended its session (DELETE)
+        mine, headers = _raw_session(url)
+        assert _raw_call(url, headers, "write_memory", {"text": "mine"})["result"]["isError"] is False
+        opened = app.plays.opened(mine) is not None
+        again_alice = httpx2.delete(url, headers={**headers, "mcp-session-id": "alice"})
+        alice_left = app.plays.opened("alice") is not None
+        ended = httpx2.delete(url, headers=headers)
+        released = app.plays.opened(mine) is None
+        twice = httpx2.delete(url, headers=headers)
+    assert set(seen["forged"].values()) == {404} and seen["by_query"] == 404  # no session of that id
+    assert seen["kept"] and (seen["memory"], seen["day"]) == ("alice's note", 2)  # nothing of her day was lost
+    assert after_her_own_end  # a named run stays for her next session, even when her own session ends
+    assert opened and (again_alice.status_code, alice_left) == (404, True)
+    assert (ended.status_code, released, twice.status_code) == (200, True, 404)

@@ -259,6 +259,9 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
         assert (parse["id"], parse["error"]["code"]) == (None, -32700)
         assert "Parse error" in parse["error"]["message"]
         assert ask('{"jsonrpc": "2.0", "id": 1}')["error"]["code"] == -32600  # JSON, but no request
+        batch = ask('[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]')  # before: -32600 naming nothing
+        assert (batch["id"], batch["error"]["code"]) == (None, -32600)
+        assert batch["error"]["message"].startswith("Invalid Request: the line is a batch (an array of 1 item)")
         init = ask(
             json.dumps(
                 {
@@ -288,6 +291,14 @@ def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
             )
         )
         assert call["id"] == 2 and json.loads(call["result"]["content"][0]["text"])["rows"] == [[12]]
+        call = (
+            '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_weather", "arguments": "x"}}'
+        )
+        named = ask(call)  # before: "Invalid request parameters", naming nothing
+        assert (named["id"], named["error"]["code"]) == (3, -32602)
+        assert named["error"]["message"] == (
+            "Invalid params of 'tools/call': params.arguments must be a JSON object, got a string (\"x\")"
+        )
 
 
 @pytest.mark.slow

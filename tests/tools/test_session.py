@@ -452,7 +452,11 @@ def test_after_the_last_day_every_tool_says_over(short_world):
 
 def test_unknown_tool_and_bad_arguments(session):
     assert "there is no tool 'sell'; the tools are: place_order" in fail(session, "sell", {})
-    assert "arguments must be a JSON object" in fail(session, "get_weather", ["x"])
+    assert "arguments must be a JSON object of named parameters, got an array of 1 item" in fail(
+        session, "get_weather", ["x"]
+    )  # in JSON's words, not Python's (before: "got list")
+    assert 'got a string ("x")' in fail(session, "get_weather", "x")
+    assert "got a Python set, which is no JSON value" in fail(session, "get_weather", {1})
     assert session.call("get_weather", None).ok
     assert "this tool takes no arguments" in fail(session, "end_day", {"now": True})
     assert session.day == 1
