@@ -26,19 +26,23 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, field_validator
 
 from autovend.agents.plugins import is_plugin_file
-from autovend.config import read_yaml_value
+from autovend.config import problem_lines, read_yaml_value
 from autovend.errors import ConfigError
+from autovend.rng import run_seed
 
 LLM_PREFIX = "openai:"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CHECKPOINT_DAYS = 5  # for agents whose days cost CPU only: a checkpoint costs about as much as a day
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# a seed is a whole number >= 0: `true` (which would run seed 1), 1.5 or "1" is refused in run_seed's words
+Seed = Annotated[int, BeforeValidator(run_seed)]
+WholePositive = Annotated[int, Strict(), Field(gt=0)]  # days, limits, checkpoint_every: `true` is no 1
 
 
 def slug(text: str) -> str:
@@ -95,7 +99,7 @@ class AgentEntry(BaseModel):
     prices: Path | None = None
     mcp: bool = False
     provider: str | None = None
-    checkpoint_every: PositiveInt | None = None
+    checkpoint_every: WholePositive | None = None
 
     @property
     def checkpoint_days(self) -> int:
@@ -151,9 +155,9 @@ class SweepSpec(BaseModel):
 
     worlds: list[WorldEntry] = Field(min_length=1)
     agents: list[AgentEntry] = Field(min_length=1)
-    seeds: list[NonNegativeInt] = Field(min_length=1)
-    days: PositiveInt | None = None
-    limits: dict[str, PositiveInt] = Field(default_factory=dict)
+    seeds: list[Seed] = Field(min_length=1)
+    days: WholePositive | None = None
+    limits: dict[str, WholePositive] = Field(default_factory=dict)
 
     @field_validator("worlds", mode="before")
     @classmethod
@@ -173,14 +177,6 @@ class SweepSpec(BaseModel):
     def n_runs(self) -> int:
         """The number of runs: worlds x agents x seeds."""
         return len(self.worlds) * len(self.agents) * len(self.seeds)
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    """A pydantic error location as the reader of the YAML sees it: `agents, entry 2, key base_url`."""
-    parts = []
-    for item in loc:
-        parts.append(f"entry {item + 1}" if isinstance(item, int) else f"key {item}")
-    return ", ".join(parts) or "the top level"
 
 
 def check_spec(spec: SweepSpec, where: str) -> None:
@@ -236,7 +232,7 @@ def parse_spec(data: Any, where: str = "the sweep spec") -> SweepSpec:
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
-        lines = [f"  - {_where(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        lines = [f"  - {line}" for line in problem_lines(exc, SweepSpec)]
         raise ConfigError(
             f"{where}: invalid sweep spec:\n" + "\n".join(lines) + "\n(see docs/sweeps.md for the keys)"
         ) from None
