@@ -12,13 +12,16 @@
     seeds: [1, 2, 3]
     days: 20                                       # optional; default: each world's horizon
     limits: {openai: 2}                            # optional; at most 2 runs at once per provider
+    timeout_s: 3600                                # optional; a run still going after an hour is stopped
 
 Paths are read relative to the current directory, like the options of `autovend run`; a bare name
 that is no file there names a shipped world (`autovend.world.names`) or agent config. Every world
 and agent has a label (its `name`, else the world's folder name, or `default_label` of the agent
 string plus the config file's stem), used in run folder names, results.csv and the leaderboard;
 labels must be unique. An agent's `provider` groups LLM agents under one concurrency limit: by
-default `openai` for the OpenAI API and the host:port of a `base_url`.
+default `openai` for the OpenAI API and the host:port of a `base_url`. `timeout_s` is the wall time one run may
+take in one invocation of the sweep (from its start or resume in its own process): a run over it is stopped,
+left resumable from its last checkpoint, and shown as "timed out" in results.csv.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # a seed is a whole number >= 0: `true` (which would run seed 1), 1.5 or "1" is refused in run_seed's words
 Seed = Annotated[int, BeforeValidator(run_seed)]
 WholePositive = Annotated[int, Strict(), Field(gt=0)]  # days, limits, checkpoint_every: `true` is no 1
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 
 
 def slug(text: str) -> str:
@@ -158,6 +162,7 @@ class SweepSpec(BaseModel):
     seeds: list[Seed] = Field(min_length=1)
     days: WholePositive | None = None
     limits: dict[str, WholePositive] = Field(default_factory=dict)
+    timeout_s: Seconds | None = None  # wall seconds a run may take in one invocation; over it, it is stopped
 
     @field_validator("worlds", mode="before")
     @classmethod
