@@ -36,6 +36,7 @@ GRACE_S = 5.0  # after SIGTERM, seconds before SIGKILL
 POLL_S = 0.2  # how often the task looks at its run's process
 STOP_CHECK_S = 1.0  # how often the task asks whether the sweep was interrupted
 ORPHAN_CHECK_S = 0.5  # how often the run's process looks for its parent
+MAX_LINE_BYTES = 1 << 20  # an event line longer than this is dropped
 
 Ending = Literal["outcome", "timed_out", "stopped", "died"]
 
@@ -123,8 +124,12 @@ def _watch(
     last: dict[str, Any] | None = None
     next_stop_check = t0 + STOP_CHECK_S
     open_pipe = True
-    while open_pipe:
-        ready, _, _ = select.select([read_fd], [], [], POLL_S)
+    while proc.poll() is None or open_pipe:  # the pipe may close before the process ends (its code may close it)
+        if open_pipe:
+            ready, _, _ = select.select([read_fd], [], [], POLL_S)
+        else:
+            ready = []
+            time.sleep(POLL_S)
         if ready:
             chunk = os.read(read_fd, 1 << 16)
             open_pipe = bool(chunk)
@@ -133,6 +138,8 @@ def _watch(
                     last = msg
                 else:
                     on_event(msg)
+            if len(buffer) > MAX_LINE_BYTES:  # no event is this long: a run writing nonsense to the pipe
+                buffer.clear()
         now = time.monotonic()
         if timeout_s is not None and now - t0 > timeout_s:
             return ChildResult("timed_out", exit_code=_stop(proc), seconds=now - t0)

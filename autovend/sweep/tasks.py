@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from autovend.agents.plugins import is_plugin_file
 from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
 from autovend.io import atomic_write_text
-from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
+from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, is_finished, run_episode
 from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 from autovend.sweep.agents import build_agent
 from autovend.sweep.spec import LLM_PREFIX, AgentEntry, SweepSpec
@@ -351,6 +351,11 @@ def _run_in_process(task: RunTask, channel: Channel, events: _Events) -> TaskOut
             return TaskOutcome(task.name, "failed", error=str(msg.get("error")))
         log.warning("%s failed in its process:\n%s", task.name, msg.get("log", ""))
         raise RunProcessError(f"run {task.name}: {msg.get('error')}")
+    if not is_finished(Path(task.run_dir)):  # the outcome line is the run's process's word; its folder must agree
+        raise RunProcessError(
+            f"the process of run {task.name} said it finished, but its folder holds no finished run; it resumes "
+            "from its last checkpoint"
+        )
     return TaskOutcome(task.name, "ran", resumed_from=msg.get("resumed_from"))
 
 

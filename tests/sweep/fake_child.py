@@ -32,6 +32,12 @@ def main() -> None:
     elif do == "deaf":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(600)
+    elif do == "mute":
+        out.close()
+        time.sleep(600)
+    elif do == "flood":
+        out.write(b"x" * (3 << 20))
+        out.write(b"\n")
     elif do == "chatty":
         sys.stdout.write("x" * (1 << 20))
         sys.stdout.flush()

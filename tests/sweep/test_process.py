@@ -56,6 +56,17 @@ def test_a_process_that_dies_is_reported_with_its_exit_code_and_nothing_else_die
     assert os.getpid() and _run("ok")[0].ending == "outcome"  # this process (the worker) goes on
 
 
+def test_a_run_that_closes_its_events_pipe_still_has_a_time_limit():
+    """The watch ended at the pipe's end and then waited for the process without a limit."""
+    result, _, seconds = _run("mute", timeout_s=1.0)
+    assert result.ending == "timed_out" and seconds < 1.0 + 2 * process.POLL_S + 1.0
+
+
+def test_a_run_that_floods_its_events_pipe_is_read_in_bounded_memory():
+    result, events, _ = _run("flood")
+    assert result.ending == "outcome" and events == [{"kind": "day", "day": 1, "days": 3}]
+
+
 def test_a_stop_ends_the_run_at_the_next_check(monkeypatch):
     monkeypatch.setattr(process, "STOP_CHECK_S", 0.2)
     asked = time.monotonic() + 0.5

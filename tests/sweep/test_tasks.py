@@ -168,7 +168,8 @@ HOLD = Path({hold!r})
 
 
 class Stuck:
-    """Sleeps in act_day on day 2 while the file HOLD exists; calls os._exit(3) there when it holds "exit"."""
+    """Sleeps in act_day on day 2 while the file HOLD exists; calls os._exit(3) there when it holds "exit", and
+    when it holds "forge" writes a finished outcome to the events pipe of its process and exits 0."""
 
     name = "stuck"
 
@@ -182,6 +183,10 @@ class Stuck:
         if session.day == 2 and HOLD.exists():
             if HOLD.read_text() == "exit":
                 os._exit(3)
+            if HOLD.read_text() == "forge":
+                import sys
+                os.write(int(sys.argv[1]), b'{{"kind": "outcome", "status": "ran", "resumed_from": null}}\\n')
+                os._exit(0)
             time.sleep(600)
         session.call("end_day", {{}})
 
@@ -233,3 +238,11 @@ def test_a_run_whose_process_exits_is_blamed_by_name(stuck_task):
     with pytest.raises(RunProcessError, match=r"the process of run toy20/stuck-s1-d4 ended with exit code 3 before"):
         execute(task, Channel(topic="t", stop="s"))
     assert folder_status(task) == ("unfinished", None)  # this process (a worker's) is still here, and so is day 1
+
+
+def test_a_run_that_forges_its_outcome_is_not_taken_as_finished(stuck_task):
+    """The outcome line is the run's process's word: a folder without a finished run is not a run that ran."""
+    task, hold = stuck_task
+    hold.write_text("forge")
+    with pytest.raises(RunProcessError, match="said it finished, but its folder holds no finished run"):
+        execute(task, Channel(topic="t", stop="s"))
