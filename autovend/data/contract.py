@@ -297,13 +297,14 @@ def _not_duplicated(series: pd.Series) -> pd.Series:
 
 
 def _folded(series: pd.Series) -> pd.Series:
-    return series.astype("string").str.casefold()
+    """Ids as a reader would take them to be the same: upper/lower case and spaces around them set aside."""
+    return series.astype("string").str.strip().str.casefold()
 
 
 def _not_case_variant(series: pd.Series) -> pd.Series:
-    """False where the id is written in another upper/lower case on another row (M1 and m1): ids compare exactly."""
+    """False where the id is written otherwise on another row (M1 and m1, or 'M1 '): ids compare exactly."""
     text = series.astype("string")
-    pairs = pd.DataFrame({"folded": text.str.casefold(), "text": text}).dropna().drop_duplicates()
+    pairs = pd.DataFrame({"folded": _folded(series), "text": text}).dropna().drop_duplicates()
     clash = pairs.loc[pairs["folded"].duplicated(keep=False), "folded"]
     return ~_folded(series).isin(clash.unique()).fillna(False).astype(bool)
 
@@ -330,7 +331,8 @@ def _reference_checks(col: ColumnSpec, ids: Collection[str]) -> list[pa.Check]:
         pa.Check(
             not_case_only,
             name=f"{col.name}:reference-case",
-            error=f"is in {target}.csv only in other upper/lower case (ids are compared exactly)",
+            error=f"is in {target}.csv only written otherwise: in other upper/lower case or with spaces around it "
+            "(ids are compared exactly)",
             description=f"write the {col.name} exactly as {target}.csv does",
         ),
     ]
@@ -409,8 +411,8 @@ def rule_schema(table: TableSpec, keys: Mapping[str, Collection[str]] | None = N
                 pa.Check(
                     _not_case_variant,
                     name=f"{col.name}:case",
-                    error=f"is written in other upper/lower case on another row (ids are compared exactly, so these "
-                    f"would be two {table.stem})",
+                    error="is written otherwise on another row: in other upper/lower case or with spaces around it "
+                    f"(ids are compared exactly, so these would be two {table.stem})",
                     description=f"give each of the {table.stem} one {col.name}, written one way in every table",
                 )
             )

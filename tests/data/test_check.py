@@ -244,9 +244,9 @@ BROKEN = [
         cell("machines", 2, "machine_id", "m01"),
         None,
         [
-            "machines.csv, rows 1, 3, column machine_id: is written in other upper/lower case on another row (ids are "
-            "compared exactly, so these would be two machines) (values 'M01', 'm01'). Fix: give each of the machines "
-            "one machine_id, written one way in every table"
+            "machines.csv, rows 1, 3, column machine_id: is written otherwise on another row: in other upper/lower "
+            "case or with spaces around it (ids are compared exactly, so these would be two machines) (values 'M01', "
+            "'m01'). Fix: give each of the machines one machine_id, written one way in every table"
         ],
         2 + 3,  # and M03's three order lines are now of no machine
         id="machine-ids-differ-only-in-case",
@@ -254,23 +254,38 @@ BROKEN = [
     pytest.param(
         cell("products", 1, "sku_id", "s1"),
         None,
-        ["products.csv, rows 1, 2, column sku_id: is written in other upper/lower case on another row", "'S1', 's1'"],
+        ["products.csv, rows 1, 2, column sku_id: is written otherwise on another row", "'S1', 's1'"],
         2 + 2 + 1,  # and S2's order and inventory lines are now of no product
         id="sku-ids-differ-only-in-case",
     ),
     pytest.param(
         cell("orders", 0, "sku_id", "s1"),
         None,
-        ["orders.csv, row 1, column sku_id: is in products.csv only in other upper/lower case", "value 's1'"],
+        ["orders.csv, row 1, column sku_id: is in products.csv only written otherwise", "value 's1'"],
         1,
         id="sku-in-other-case",
+    ),
+    pytest.param(  # M03 renamed 'M01 ' beside M01: ids are not stripped, so these were two machines
+        cell("machines", 2, "machine_id", "M01 "),
+        None,
+        ["machines.csv, rows 1, 3, column machine_id: is written otherwise on another row", "'M01', 'M01 '"],
+        2 + 3,
+        id="machine-ids-differ-only-in-spaces",
+    ),
+    pytest.param(
+        cell("orders", 0, "machine_id", " M01"),
+        None,
+        ["orders.csv, row 1, column machine_id: is in machines.csv only written otherwise", "value ' M01'"],
+        1,
+        id="machine-in-orders-with-a-space",
     ),
     pytest.param(  # M01 written m01: it was "not in machines.csv"; now the words say what is wrong with it
         cell("inventory", 1, "machine_id", "m01"),
         None,
         [
-            "inventory.csv, row 2, column machine_id: is in machines.csv only in other upper/lower case (ids are "
-            "compared exactly) (value 'm01'). Fix: write the machine_id exactly as machines.csv does"
+            "inventory.csv, row 2, column machine_id: is in machines.csv only written otherwise: in other upper/lower "
+            "case or with spaces around it (ids are compared exactly) (value 'm01'). Fix: write the machine_id exactly "
+            "as machines.csv does"
         ],
         1,
         id="machine-inventory-in-other-case",
