@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -167,6 +168,7 @@ def problem_lines(exc: ValidationError, model: type[BaseModel] | None = None, pr
         where = where_in(loc, prefix)
         kind = err.get("type", "")
         msg = str(err.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        msg = re.sub(r" or instance of \w+", "", msg).replace("a valid dictionary", "a mapping (key: value lines)")
         if kind == "extra_forbidden":
             known = _fields_at(model, loc) if model is not None and loc else []
             names = f" (the keys are: {', '.join(known)})" if known else ""

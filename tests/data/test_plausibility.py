@@ -291,3 +291,16 @@ def test_a_far_block_of_exactly_the_outlier_share_is_an_error_one_line_more_a_wa
     # 990 + 11 lines: 11 > 1% of 1,001, so the far block is only a warning (the machines may really have stopped)
     _, findings = order_period(_ts(["2024-01-01", "2024-09-01"], [990, 11]), settings)
     assert len(findings) == 1 and findings[0].warning is True
+
+
+def test_a_nested_section_names_the_key_path_without_pydantic_class_names(tmp_path):
+    from autovend.demand.settings import load_demand_settings
+
+    params = tmp_path / "p.yaml"
+    params.write_text("demand:\n  eta: -1\n  environment:\n    rain: []\n")
+    with pytest.raises(ConfigError) as err:
+        load_demand_settings(params)
+    message = str(err.value)
+    assert "key demand.eta: Input should be greater than or equal to 0 (got -1); change the value" in message
+    assert "key demand.environment, key rain: Input should be a mapping (key: value lines) (got [])" in message
+    assert "RainSettings" not in message and "instance of" not in message
