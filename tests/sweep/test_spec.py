@@ -81,6 +81,16 @@ def test_load_spec_reads_yaml(tmp_path):
             id="boolean-checkpoint-every",
         ),
         pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "timeout_s": True},
+            "key timeout_s: Input should be a valid number (got True)",
+            id="boolean-timeout",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "timeout_s": 0},
+            "key timeout_s: Input should be greater than 0 (got 0)",
+            id="zero-timeout",
+        ),
+        pytest.param(
             {"worlds": ["w"], "agents": ["baseline"], "seeds": [1, 1]},
             "seeds: seed 1 is listed twice",
             id="seed-twice",
