@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,16 +124,88 @@ def read_yaml(path: str | Path) -> dict:
     return raw
 
 
+def where_in(loc: tuple[Any, ...], prefix: str = "") -> str:
+    """A pydantic error location as the reader of the YAML sees it: `key agents, entry 2, key base_url`.
+
+    `prefix` (a section name) goes before the first key: `key check.max_qty_per_line`.
+    """
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"entry {item + 1}")
+        else:
+            parts.append(f"key {prefix}.{item}" if prefix and not parts else f"key {item}")
+    return ", ".join(parts) or (f"the `{prefix}` section" if prefix else "the top level")
+
+
+def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The setting names of the (nested) model a location's last key belongs to, when it is a model."""
+    current: Any = model
+    for part in loc[:-1]:
+        fields = getattr(current, "model_fields", None)
+        if not isinstance(part, str) or not fields or part not in fields:
+            return []
+        current = fields[part].annotation
+    fields = getattr(current, "model_fields", None)
+    return list(fields) if isinstance(fields, dict) else []
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def problem_lines(exc: ValidationError, model: type[BaseModel] | None = None, prefix: str = "") -> list[str]:
+    """One line in words per problem of a pydantic validation: where, what is wrong, what was given, the fix.
+
+    The one reader of pydantic errors for settings files (params sections, the sweep spec, agent configs,
+    mapping files), so that none shows pydantic's own dump. `model` names the known keys of an unknown one;
+    `prefix` is the section the keys are in.
+    """
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err.get("loc", ()))
+        where = where_in(loc, prefix)
+        kind = err.get("type", "")
+        msg = str(err.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        msg = re.sub(r" or instance of \w+", "", msg).replace("a valid dictionary", "a mapping (key: value lines)")
+        if kind == "extra_forbidden":
+            known = _fields_at(model, loc) if model is not None and loc else []
+            names = f" (the keys are: {', '.join(known)})" if known else ""
+            lines.append(f"{where}: is no setting here; remove it or correct its spelling{names}")
+        elif kind == "missing":
+            lines.append(f"{where}: is missing; add it")
+        elif not loc:  # a rule across keys (a model validator): its message names them
+            lines.append(f"{where}: {msg}; change the values it names")
+        elif kind in ("value_error", "assertion_error"):  # our own words, which say what was given
+            lines.append(f"{where}: {msg}")
+        else:
+            lines.append(f"{where}: {msg} (got {_shown(err.get('input'))}); change the value")
+    return lines
+
+
 def load_section(model: type[M], path: str | Path | None, section: str) -> M:
     """Validate section `section` of the YAML file at `path` as `model`.
 
-    The model's defaults when `path` is None or the section is missing; a ConfigError naming the file,
-    the section and the bad keys when it does not validate.
+    The model's defaults when `path` is None or the section is missing (or empty); a ConfigError naming the
+    file, the section, each bad key, what is wrong with it and the fix when it does not validate (a section
+    that is no mapping, say `check: 3`, is refused too).
     """
     if path is None:
         return model()
-    raw = read_yaml(path).get(section) or {}
+    raw = read_yaml(path).get(section)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"params file {path}: the `{section}` section must be a mapping of setting names to values, got "
+            f"{_shown(raw)}; write one `name: value` per line under `{section}:` (or remove the section)"
+        )
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `{section}` settings:\n{exc}") from exc
+        lines = "\n".join(f"  - {line}" for line in problem_lines(exc, model, section))
+        raise ConfigError(
+            f"params file {path}: invalid `{section}` settings:\n{lines}\n"
+            f"Fix: correct these keys under `{section}:` in {path}"
+        ) from None

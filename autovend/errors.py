@@ -47,6 +47,10 @@ class OutputExistsError(AutoVendError):
     """An output folder is not empty: choose another folder, or pass `--force` to replace it."""
 
 
+class OutputBusyError(AutoVendError):
+    """Another command is writing the output folder: wait for it to end, then run the command again."""
+
+
 class OutputWriteError(AutoVendError):
     """An output folder cannot be made or written (no such place, no permission, no space): choose another."""
 

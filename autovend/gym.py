@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium
@@ -42,6 +43,7 @@ from gymnasium import spaces
 
 from autovend.env import VendingEnv
 from autovend.env.types import Observation
+from autovend.rng import run_seed
 from autovend.tools.guard import InputError, loads
 from autovend.tools.result import ToolResult
 from autovend.world.model import World
@@ -110,15 +112,27 @@ class AutoVendEnv(gymnasium.Env[dict[str, Any], str]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode: `seed` is the run seed (None: drawn from the env's generator).
 
-        options: {"notebook": text} starts with a notebook.
+        options: {"notebook": text} starts with a notebook. A seed that is no whole number >= 0 (a
+        boolean, a float, text; a numpy integer is its int), options that are no mapping and a notebook
+        that is no text are refused with a ValueError, and the episode under way goes on.
         """
-        super().reset(seed=seed)
+        if seed is not None:
+            seed = run_seed(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict such as {{'notebook': 'text'}}, got a {type(options).__name__}")
         opts = dict(options or {})
         unknown = set(opts) - {"notebook"}
         if unknown:
             raise ValueError(f"unknown reset options {sorted(unknown)}; the only option is 'notebook'")
-        run_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        obs = self._env.reset(run_seed, notebook=str(opts.get("notebook", "")))
+        notebook = opts.get("notebook", "")
+        if not isinstance(notebook, str):
+            raise ValueError(
+                f"options['notebook'] must be text (a str), got a value of type {type(notebook).__name__}; the "
+                "notebook is what write_memory writes, a string: pass json.dumps(value) to keep a structure in it"
+            )
+        super().reset(seed=seed)
+        episode_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        obs = self._env.reset(episode_seed, notebook=notebook)
         self._started = True
         return self._report(obs), {"ok": True, "error": None, "tool": None}
 
@@ -132,9 +146,10 @@ class AutoVendEnv(gymnasium.Env[dict[str, Any], str]):
         tool, args = parsed
         if tool != "end_day":
             return self._result(self._env.call(tool, args), tool, 0.0)
-        step = self._env.end_day()
-        if "error" in step.info:  # the episode was already over
-            return self._result(ToolResult(False, {"error": step.info["error"]}, step.info["error"]), tool, 0.0)
+        result = self._env.call("end_day", args)  # checked by the tool's own code, as ToolSession.call does
+        if not result.ok:  # arguments refused, or the episode is over: the same result ToolSession gives
+            return self._result(result, tool, 0.0)
+        step = self._env.day_step(result)
         info = {"ok": True, "error": None, "tool": tool, "settled": step.info["settled"]}
         return self._report(step.observation), step.reward, step.terminated, step.truncated, info
 

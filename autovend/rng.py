@@ -9,6 +9,24 @@ import numpy as np
 KeyPart = str | int
 
 
+def run_seed(value: object, what: str = "seed") -> int:
+    """`value` as a run seed (a whole number >= 0, a numpy integer as the same int), or a ValueError saying why not.
+
+    A boolean is no seed (True would quietly run seed 1), nor a float (1.5 would run seed 1), nor text: every
+    door that takes a seed (the gym and vector envs, ToolSession, the simulator, a sweep's `seeds`) refuses them
+    in these words. `what` names the argument in the message.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{what} must be a whole number >= 0, got {value!r} (a boolean); pass an integer such as 1")
+    if not isinstance(value, (int, np.integer)):
+        raise ValueError(
+            f"{what} must be a whole number >= 0, got {value!r} (a {type(value).__name__}); pass an integer such as 1"
+        )
+    if value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, got {int(value)}; pass 0 or more")
+    return int(value)
+
+
 def _key_int(part: KeyPart) -> int:
     """Map one key part to a stable 32-bit integer (Python's hash() is salted per process)."""
     if isinstance(part, (int, np.integer)):

@@ -38,6 +38,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from autovend.env.boundary import episode_of
 from autovend.errors import EpisodeOver
 from autovend.gym import MAX_TEXT, AutoVendEnv, _ascii_json, parse_action
+from autovend.rng import run_seed
 from autovend.sim import Simulator
 from autovend.tools.result import ToolResult
 from autovend.world.model import World
@@ -80,8 +81,9 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
         days: int | None = None,
         render_mode: str | None = None,
     ) -> None:
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}; pass an integer such as 8")
+        num_envs = int(num_envs)
         worlds: list[WorldArg] = list(world) if isinstance(world, (list, tuple)) else [world] * num_envs  # type: ignore[list-item]
         if len(worlds) != num_envs:
             raise ValueError(f"world lists {len(worlds)} worlds for {num_envs} environments; give one or {num_envs}")
@@ -104,15 +106,12 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every sub-environment: seed None (each draws its own), an int (seed + i) or a list of N."""
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, int):
-            seeds = [seed + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise ValueError(f"seed lists {len(seeds)} seeds for {self.num_envs} environments")
+        """Reset every sub-environment: seed None (each draws its own), an int (seed + i) or a list of N.
+
+        Seeds are checked before any sub-environment is reset (`autovend.rng.run_seed`: a numpy integer is
+        its int; a boolean, a float or text is refused with a ValueError naming the seed).
+        """
+        seeds = self._seeds(seed)
         infos: dict[str, Any] = {}
         for i, (env, one) in enumerate(zip(self.envs, seeds, strict=True)):
             self._env_obs[i], info = env.reset(seed=one, options=options)
@@ -121,6 +120,24 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
         self._truncations[:] = False
         self._autoreset_envs[:] = False
         return self._batch(), infos
+
+    def _seeds(self, seed: Any) -> list[int | None]:
+        """The seed of each sub-environment from `reset`'s `seed` (see `reset`), or a ValueError."""
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
+            first = run_seed(seed)
+            return [first + i for i in range(self.num_envs)]
+        if not isinstance(seed, (Sequence, np.ndarray)):
+            raise ValueError(
+                f"seed must be None, a whole number >= 0 or a list of {self.num_envs}, got a {type(seed).__name__}"
+            )
+        seeds = [None if s is None else run_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+        if len(seeds) != self.num_envs:
+            raise ValueError(
+                f"seed lists {len(seeds)} seeds for {self.num_envs} environments; give one or {self.num_envs}"
+            )
+        return seeds
 
     def step(
         self, actions: Any
@@ -165,7 +182,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
             if self._autoreset_envs[i] or not env._started or not isinstance(action, str) or "end_day" not in action:
                 continue
             parsed = parse_action(action)
-            if isinstance(parsed, str) or parsed[0] != "end_day" or env._env.done:
+            if parsed != ("end_day", {}) or env._env.done:  # end_day with arguments is refused: nothing to draw
                 continue
             sims.append(episode_of(env._env).sim)
         if len(sims) < 2:

@@ -224,3 +224,79 @@ def fuzzed_env(world):
     env.reset(seed=1)
     yield env
     env.close()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        pytest.param('{"tool": "end_day", "args": {"foo": 1}}', id="unknown-argument"),
+        pytest.param('{"tool": "end_day", "args": {"confirm": true}}', id="another-unknown-argument"),
+    ],
+)
+def test_end_day_with_arguments_is_refused_as_tool_session_refuses_it(world, action):
+    """The gym env ended the day whatever the arguments; ToolSession refuses them: now both give the same refusal."""
+    env = AutoVendEnv(world)
+    first, _ = env.reset(seed=3)
+    obs, reward, terminated, truncated, info = env.step(action)
+    session = ToolSession(world, seed=3)
+    refused = session.call("end_day", json.loads(action)["args"])
+    assert not refused.ok and "malformed arguments, nothing was done" in refused.error
+    assert (obs["kind"], reward, terminated, truncated, info["ok"]) == ("result", 0.0, False, False, False)
+    assert info["error"] == refused.error
+    assert json.loads(obs["text"])["content"] == json.loads(refused.to_json())
+    assert env.unwrapped._env.day == session.day == 1  # the day goes on
+    assert env.unwrapped._env.observation().to_json() == first["text"]
+    # the VendingEnv under it takes end_day's arguments the same way
+    step = env.unwrapped._env.end_day(json.loads(action)["args"])
+    assert step.reward == 0.0 and step.info == {"error": refused.error} and step.observation.day == 1
+    assert env.step(END)[0]["day"] == 2  # and a proper end_day still ends it
+    env.close()
+    session.close()
+
+
+@pytest.mark.parametrize(
+    ("seed", "message"),
+    [
+        pytest.param(True, "seed must be a whole number >= 0, got True (a boolean)", id="true"),
+        pytest.param(False, "got False (a boolean)", id="false"),
+        pytest.param(1.5, "got 1.5 (a float)", id="float"),
+        pytest.param(1.0, "got 1.0 (a float)", id="whole-float"),
+        pytest.param("1", "got '1' (a str)", id="text"),
+        pytest.param(-1, "got -1; pass 0 or more", id="negative"),
+    ],
+)
+def test_a_seed_that_is_no_whole_number_is_refused_everywhere(world, seed, message):
+    """reset(seed=True) ran seed 1 and 1.5 crashed in gymnasium; the env, VendingEnv and ToolSession refuse both."""
+    env = AutoVendEnv(world)
+    before, _ = env.reset(seed=2)
+    env.step(END)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        env.reset(seed=seed)
+    assert env.unwrapped._env.day == 2  # the episode under way goes on
+    with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
+        env.unwrapped._env.reset(seed)
+    with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
+        ToolSession(world, seed=seed)
+    env.close()
+
+
+def test_a_numpy_integer_seed_is_its_int(world):
+    import numpy as np
+
+    a, b = AutoVendEnv(world), AutoVendEnv(world)
+    assert a.reset(seed=np.int64(4))[0] == b.reset(seed=4)[0]
+    assert simulator_of(a._env).seed == 4 and type(simulator_of(a._env).seed) is int
+
+
+@pytest.mark.parametrize("notebook", [{"plan": "restock"}, ["a"], 5, None], ids=["dict", "list", "int", "none"])
+def test_a_notebook_that_is_no_text_is_refused_not_stored_as_its_repr(world, notebook):
+    """options={"notebook": {...}} was stored as "{'plan': 'restock'}"; write_memory only ever writes a string."""
+    env = AutoVendEnv(world)
+    with pytest.raises(ValueError, match=r"options\['notebook'\] must be text \(a str\)"):
+        env.reset(seed=1, options={"notebook": notebook})
+    with pytest.raises(ValueError, match=r"notebook must be text \(a str\).*json.dumps"):
+        ToolSession(world, seed=1, notebook=notebook)
+    env.reset(seed=1, options={"notebook": json.dumps({"plan": "restock"})})
+    assert env._env.notebook == '{"plan": "restock"}'
+    with pytest.raises(ValueError, match="options must be a dict"):
+        env.reset(seed=1, options="notebook")  # type: ignore[arg-type]

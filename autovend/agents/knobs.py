@@ -42,9 +42,18 @@ DROP_SHARE = 0.34  # a product selling under this share of the machine's median 
 Plan = Generator[str, dict[str, Any], None]
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
 @dataclass(frozen=True)
 class Knobs:
-    """The five settings of `KnobAgent` (see the module docstring)."""
+    """The five settings of `KnobAgent` (see the module docstring).
+
+    Checked when made: price_mult a finite number > 0, cover_days a finite number >= 0, facing, n_skus
+    and visit_every whole numbers >= 1 (a visit cycle of 0 days has no meaning); anything else is a
+    ValueError naming the knob, before an episode runs.
+    """
 
     price_mult: float = 1.0
     facing: int = 5
@@ -52,10 +61,38 @@ class Knobs:
     cover_days: float = 8.0
     visit_every: int = 3
 
+    def __post_init__(self) -> None:
+        problems = []
+        for name in ("facing", "n_skus", "visit_every"):
+            v = getattr(self, name)
+            if not (_is_number(v) and isinstance(v, (int, np.integer)) and v >= 1):
+                problems.append(f"{name} must be a whole number >= 1, got {v!r}")
+        for name, low, strict in (("price_mult", 0.0, True), ("cover_days", 0.0, False)):
+            v = getattr(self, name)
+            if not (_is_number(v) and np.isfinite(v) and (v > low if strict else v >= low)):
+                problems.append(f"{name} must be a finite number {'>' if strict else '>='} {low:g}, got {v!r}")
+        if problems:
+            raise ValueError("invalid Knobs: " + "; ".join(problems) + " (see autovend.agents.knobs for each knob)")
+
     @classmethod
     def from_vector(cls, theta: npt.ArrayLike) -> Knobs:
-        """Knobs from a vector in [0, 1]^5 (each knob mapped onto its range, whole numbers rounded)."""
-        x = np.clip(np.asarray(theta, dtype=float), 0.0, 1.0)
+        """Knobs from a vector in [0, 1]^5 (each knob mapped onto its range, whole numbers rounded).
+
+        A vector of another length, or with a NaN or infinite entry, is a ValueError saying which.
+        """
+        try:
+            x = np.asarray(theta, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"knob vector must be {len(KNOB_NAMES)} numbers in [0, 1], got {theta!r}") from None
+        if x.shape != (len(KNOB_NAMES),):
+            raise ValueError(
+                f"knob vector must be {len(KNOB_NAMES)} numbers in [0, 1] ({', '.join(KNOB_NAMES)}), "
+                f"got shape {x.shape}"
+            )
+        bad = [f"{KNOB_NAMES[i]} ({x[i]})" for i in np.flatnonzero(~np.isfinite(x))]
+        if bad:
+            raise ValueError(f"knob vector holds non-finite entries: {', '.join(bad)}; give numbers in [0, 1]")
+        x = np.clip(x, 0.0, 1.0)
         v = KNOB_LOW + x * (KNOB_HIGH - KNOB_LOW)
         return cls(float(v[0]), int(round(v[1])), int(round(v[2])), float(v[3]), int(round(v[4])))
 
@@ -69,11 +106,42 @@ def _all_pages(tool: str) -> Generator[str, dict[str, Any], tuple[list[str], lis
     page, pages, cols, rows = 1, 1, [], []
     while page <= pages:
         got = yield _call(tool, page=page, page_size=50)
-        content = got["content"]
+        content = _content(got, tool, "pages", "columns", "rows")
         pages, cols = int(content["pages"]), content["columns"]
         rows += content["rows"]
         page += 1
     return cols, rows
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _read(observation: Any, method: str) -> dict[str, Any]:
+    """The JSON object of an env observation's text, or a ValueError naming what the observation lacks."""
+    text = observation.get("text") if isinstance(observation, dict) else None
+    if not isinstance(text, str):
+        raise ValueError(
+            f"KnobAgent.{method} takes one sub-environment's observation, a dict with 'kind', 'day' and 'text' "
+            f"(the env's JSON), got {_shown(observation)}"
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"KnobAgent.{method}: the observation's text is not JSON ({exc}): {_shown(text)}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"KnobAgent.{method}: the observation's text is no JSON object: {_shown(text)}")
+    return data
+
+
+def _content(got: dict[str, Any], tool: str, *keys: str) -> dict[str, Any]:
+    """A tool result's content holding `keys`, or a RuntimeError with the tool and the error the env gave."""
+    content = got.get("content")
+    if not isinstance(content, dict) or any(k not in content for k in keys):
+        why = got.get("error") or f"no {', '.join(keys)} in {_shown(got)}"
+        raise RuntimeError(f"KnobAgent: {tool} did not answer as expected: {why}")
+    return content
 
 
 def _chunks(items: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -84,12 +152,27 @@ class KnobAgent:
     """One sub-environment's agent: `act(observation)` -> the next action text (see the module docstring)."""
 
     def __init__(self, knobs: Knobs) -> None:
+        if not isinstance(knobs, Knobs):
+            raise TypeError(
+                f"KnobAgent takes a Knobs, got a {type(knobs).__name__}; use Knobs(...) or Knobs.from_vector"
+            )
         self.knobs = knobs
         self._plan: Plan | None = None
 
     def start(self, observation: dict[str, Any]) -> str:
-        """The first action of an episode, given its day-1 report."""
-        self._plan = self._episode(json.loads(observation["text"]))
+        """The first action of an episode, given its day-1 report (a ValueError saying what is wrong with another)."""
+        report = _read(observation, "start")
+        inner = report.get("report")
+        devices = inner.get("devices") if isinstance(inner, dict) else None
+        rows = devices.get("rows") if isinstance(devices, dict) else None
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows):
+            raise ValueError(
+                "KnobAgent.start takes the day-1 report an env's reset gives (kind 'report', its text the "
+                f"observation JSON with report.devices.rows), got {_shown(observation)}"
+            )
+        if not isinstance(report.get("is_workday"), bool):
+            raise ValueError(f"KnobAgent.start: the report has no is_workday flag, got {_shown(observation)}")
+        self._plan = self._episode(report)
         return next(self._plan)
 
     def act(self, observation: dict[str, Any]) -> str:
@@ -97,7 +180,7 @@ class KnobAgent:
         if self._plan is None:
             raise RuntimeError("start(observation) begins an episode")
         try:
-            return self._plan.send(json.loads(observation["text"]))
+            return self._plan.send(_read(observation, "act"))
         except StopIteration:
             return END_DAY
 
@@ -168,7 +251,7 @@ class KnobAgent:
         """Read a machine, take stale units off, swap a weak product for an untried one, fill up to the facing."""
         k = self.knobs
         got = yield _call("get_device_detail", device_id=device, window_days=7)
-        detail = got["content"]
+        detail = _content(got, "get_device_detail", "products")
         cols = detail["products"]["columns"]
         iu, ix, ir = (cols.index(c) for c in ("units", "next_expiry_day", "sold_per_day"))
         ie = cols.index("expired_units")
@@ -291,9 +374,13 @@ def run_episodes(envs: Any, knobs: Sequence[Knobs], seeds: Sequence[int]) -> npt
     """One episode per sub-environment of a vector env, env i with `knobs[i]` and `seeds[i]`; final net assets.
 
     `envs` is any gymnasium vector env of `AutoVend-v0` with NEXT_STEP autoreset (the native one, or
-    sync or async); sub-environments that finish first idle (`IDLE`) until the last one ends.
+    sync or async); sub-environments that finish first idle (`IDLE`) until the last one ends. `knobs` and
+    `seeds` must have one entry per sub-environment (a ValueError before anything runs otherwise).
     """
     n = envs.num_envs
+    for name, given in (("knobs", knobs), ("seeds", seeds)):
+        if len(given) != n:
+            raise ValueError(f"run_episodes: {name} has {len(given)} entries for {n} environments; give {n}")
     agents = [KnobAgent(k) for k in knobs]
     obs, _ = envs.reset(seed=list(seeds))
     actions = [agents[i].start(_one(obs, i)) for i in range(n)]

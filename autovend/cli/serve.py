@@ -11,7 +11,7 @@ import typer
 from autovend.cli.app import app
 from autovend.webserve import READ_TIMEOUT_S, check_read_timeout
 
-_TOY = re.compile(r"^(\d+)x(\d+)$")
+_TOY = re.compile(r"^(\d{1,9})x(\d{1,9})$")
 TOKEN_ENV = "AUTOVEND_MCP_TOKEN"
 
 
@@ -79,12 +79,27 @@ def serve(
     world_path = None
     scored_days = days
     if toy is not None:
+        from autovend.world.model import Economics
+        from autovend.world.toy import (
+            MAX_TOY_DAYS,
+            MAX_TOY_MACHINES,
+            MAX_TOY_PAIRS,
+            MAX_TOY_PRODUCTS,
+            toy_size_problem,
+            toy_world,
+        )
+
+        fix = (
+            f"give --toy MACHINESxPRODUCTS with 1 to {MAX_TOY_MACHINES:,} machines and 1 to {MAX_TOY_PRODUCTS:,} "
+            f"products, at most {MAX_TOY_PAIRS:,} pairs (e.g. 3x12), and --days up to {MAX_TOY_DAYS:,}; or serve a "
+            "world bundle with --world"
+        )
         m = _TOY.match(toy)
         if m is None:
-            raise ConfigError(f"--toy must look like 3x12 (machines x products), got {toy!r}")
-        from autovend.world.model import Economics
-        from autovend.world.toy import toy_world
-
+            raise ConfigError(f"--toy must look like 3x12 (machines x products), got {toy!r}; {fix}")
+        problem = toy_size_problem(int(m.group(1)), int(m.group(2)), days)
+        if problem is not None:
+            raise ConfigError(f"--toy {toy}{'' if days is None else f' --days {days}'}: {problem}; {fix}")
         extra = {} if days is None else {"economics": Economics(horizon_days=days)}
         source = toy_world(int(m.group(1)), int(m.group(2)), seed=0, **extra)
         scored_days = None

@@ -29,6 +29,7 @@ def _clock(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+AGAIN = "run the same command again: finished runs are kept and interrupted ones resume from their checkpoints"
 _STATES = {"new": "to start", "unfinished": "to resume from its checkpoint", "finished": "finished: kept"}
 
 
@@ -79,7 +80,9 @@ def sweep_cmd(
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
     resume from their checkpoints. --out must be new, empty or an earlier sweep's folder (its marker
     .autovend-output.json); --force writes into another (results.csv and the leaderboards are replaced).
-    Exit 1 when runs failed or the cost limit left runs undone. --dry-run checks the spec, its worlds
+    Exit 1 when runs failed, timed out (the spec's timeout_s) or the cost limit left runs undone. Ctrl-C stops
+    the runs under way within seconds (they resume next time), writes what finished and exits 130. --dry-run
+    checks the spec, its worlds
     and agents and the folder the same way, lists the runs with their state, and starts no cluster.
     """
     from rich.console import Console
@@ -132,6 +135,7 @@ def sweep_cmd(
         detail += f", waiting {st.waiting}" if st.waiting else ""
         detail += f", restarted {st.restarts}" if st.restarts else ""
         detail += f", skipped {st.skipped}" if st.skipped else ""
+        detail += f", timed out {st.timed_out}" if st.timed_out else ""
         detail += f", cost {st.cost_usd:.4f} USD" if st.cost_usd else ""
         detail += f", ETA {_clock(st.eta_s)}"
         progress.update(bar[0], total=st.total, completed=st.finished_before + st.done, detail=detail)
@@ -150,12 +154,9 @@ def sweep_cmd(
             force=force,
             inputs=(spec,),
         )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the runs were submitted (or a second Ctrl-C while the results were written)
         progress.stop()
-        console.print(
-            "[yellow]interrupted[/]; run the same command again: finished runs are kept and interrupted ones "
-            "resume from their checkpoints"
-        )
+        console.print(f"[yellow]interrupted[/]; {AGAIN}")
         raise typer.Exit(130) from None
     finally:
         progress.stop()
@@ -163,6 +164,8 @@ def sweep_cmd(
         console.print("nothing to run")
     for name, why in outcome.failures.items():
         console.print(f"[bold red]failed:[/] {escape(name)}: {escape(why)}", soft_wrap=True)
+    for name, why in outcome.timed_out.items():
+        console.print(f"[yellow]timed out:[/] {escape(name)}: {escape(why)}", soft_wrap=True)
     if outcome.cost_stopped:
         console.print(
             f"[yellow]cost limit reached[/]: {outcome.cost_usd:.4f} USD >= {max_cost_usd:.4f} USD; "
@@ -175,5 +178,8 @@ def sweep_cmd(
     )
     written = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
     console.print("wrote " + ", ".join(escape(str(p)) for p in written))
+    if outcome.interrupted:
+        console.print(f"[yellow]interrupted[/]; {AGAIN}")
+        raise typer.Exit(130)
     if not outcome.complete:
         raise typer.Exit(1)

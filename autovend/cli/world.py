@@ -36,7 +36,9 @@ def export_world_cmd(
         None, "--machines", min=1, help="Only N of the source's own machines (seeded, stratified by site type)."
     ),
     force: bool = typer.Option(
-        False, "--force", help="Replace an output folder that holds other files than an earlier bundle."
+        False,
+        "--force",
+        help="Replace an output folder that holds other files than a bundle export-world wrote (a shipped world too).",
     ),
 ) -> None:
     """Freeze a calibration into a world bundle: devices, catalog, demand, economics, weather, calendar, manifest."""
@@ -181,7 +183,11 @@ def ship(
     oracle_runs: list[Path] = typer.Option(
         [], "--oracle-run", help="A finished run of the privileged oracle (--agent oracle) on the bundle, per seed."
     ),
-    force: bool = typer.Option(False, "--force", help="Replace a non-empty output folder that is not a bundle."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace an output folder holding anything but a shipped copy of this world (another world, an export).",
+    ),
 ) -> None:
     """Ship a world: copy the bundle with its validation and baseline results in the README (same world hash).
 

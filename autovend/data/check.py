@@ -290,7 +290,7 @@ def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Viol
     try:
         raw = read_table_file(path, spec.column_names)
     except TableReadError as exc:
-        return None, [Violation(path.name, exc.problem, exc.fix, column=exc.column)]
+        return None, [Violation(path.name, exc.problem, exc.fix, column=exc.column, rows=exc.rows)]
     violations: list[Violation] = []
     if spec.required and raw.empty:
         violations.append(Violation(path.name, "has no rows", f"{spec.stem} must hold at least one row"))

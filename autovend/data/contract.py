@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 import zoneinfo
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -129,6 +129,7 @@ class TableSpec:
     columns: tuple[ColumnSpec, ...]
     key: str | None = None  # column other tables refer to
     check_location: bool = False  # machines: location must read `site_type/detail`
+    same_within: tuple[str, str] | None = None  # (group, column): every row of a group has one value of column
     column_names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -206,6 +207,7 @@ PRODUCTS = TableSpec(
 ORDERS = TableSpec(
     stem="orders",
     required=True,
+    same_within=("order_id", "machine_id"),  # an order is one transaction at one machine
     columns=(
         ColumnSpec("order_id", Kind.STRING),
         ColumnSpec("machine_id", Kind.STRING, references="machines"),
@@ -294,6 +296,70 @@ def _not_duplicated(series: pd.Series) -> pd.Series:
     return ~series.duplicated(keep=False)
 
 
+def _folded(series: pd.Series) -> pd.Series:
+    """Ids as a reader would take them to be the same: upper/lower case and spaces around them set aside."""
+    return series.astype("string").str.strip().str.casefold()
+
+
+def _not_case_variant(series: pd.Series) -> pd.Series:
+    """False where the id is written otherwise on another row (M1 and m1, or 'M1 '): ids compare exactly."""
+    text = series.astype("string")
+    pairs = pd.DataFrame({"folded": _folded(series), "text": text}).dropna().drop_duplicates()
+    clash = pairs.loc[pairs["folded"].duplicated(keep=False), "folded"]
+    return ~_folded(series).isin(clash.unique()).fillna(False).astype(bool)
+
+
+def _reference_checks(col: ColumnSpec, ids: Collection[str]) -> list[pa.Check]:
+    """The id must be one of `ids`; one written in another upper/lower case than there gets its own words."""
+    target = TABLES_BY_STEM[str(col.references)].stem
+    known = pd.Index(list(ids), dtype="string")
+    folded = known.str.casefold()
+
+    def found_or_case(series: pd.Series) -> pd.Series:
+        return (series.isin(known) | _folded(series).isin(folded)).fillna(True).astype(bool)
+
+    def not_case_only(series: pd.Series) -> pd.Series:
+        return (series.isin(known) | ~_folded(series).isin(folded)).fillna(True).astype(bool)
+
+    return [
+        pa.Check(
+            found_or_case,
+            name=f"{col.name}:reference",
+            error=f"is not in {target}.csv",
+            description=f"add the {col.name} to {target}.csv or correct the id",
+        ),
+        pa.Check(
+            not_case_only,
+            name=f"{col.name}:reference-case",
+            error=f"is in {target}.csv only written otherwise: in other upper/lower case or with spaces around it "
+            "(ids are compared exactly)",
+            description=f"write the {col.name} exactly as {target}.csv does",
+        ),
+    ]
+
+
+def _same_within(group: str, column: str, valid: Collection[str] | None = None) -> Callable[[pd.DataFrame], pd.Series]:
+    """False on every row of a group (rows sharing `group`) that holds more than one value of `column`.
+
+    Only values in `valid` count when it is given (a machine id that is not in machines.csv is its own error).
+    """
+
+    def check(frame: pd.DataFrame) -> pd.Series:
+        if group not in frame.columns or column not in frame.columns:
+            return pd.Series(True, index=frame.index)
+        g, _ = pd.factorize(frame[group])
+        c, _ = pd.factorize(frame[column])
+        codes = pd.DataFrame({"g": g, "c": c}, index=frame.index)
+        counted = (g >= 0) & (c >= 0)
+        if valid is not None:
+            counted &= frame[column].isin(pd.Index(list(valid), dtype="string")).fillna(False).to_numpy(dtype=bool)
+        known = codes[counted]
+        spread = known.groupby("g")["c"].transform("nunique")
+        return (spread <= 1).reindex(frame.index, fill_value=True)
+
+    return check
+
+
 def rule_schema(table: TableSpec, keys: Mapping[str, Collection[str]] | None = None) -> pa.DataFrameSchema:
     """The pandera schema of a typed table's value rules (bounds, allowed values, uniqueness, references).
 
@@ -340,18 +406,34 @@ def rule_schema(table: TableSpec, keys: Mapping[str, Collection[str]] | None = N
                     description=f"keep one row per {col.name}",
                 )
             )
-        if col.references is not None and col.references in keys:
-            target = TABLES_BY_STEM[col.references]
+        if col.unique and col.name == table.key:  # an id: M1 and m1 would be two machines to every stage
             checks.append(
-                pa.Check.isin(
-                    keys[col.references],
-                    name=f"{col.name}:reference",
-                    error=f"is not in {target.stem}.csv",
-                    description=f"add the {col.name} to {target.stem}.csv or correct the id",
+                pa.Check(
+                    _not_case_variant,
+                    name=f"{col.name}:case",
+                    error="is written otherwise on another row: in other upper/lower case or with spaces around it "
+                    f"(ids are compared exactly, so these would be two {table.stem})",
+                    description=f"give each of the {table.stem} one {col.name}, written one way in every table",
                 )
             )
+        if col.references is not None and col.references in keys:
+            checks += _reference_checks(col, keys[col.references])
         columns[col.name] = pa.Column(checks=checks, nullable=True, required=col.required)
     frame_checks: list[pa.Check] = []
+    if table.same_within is not None:
+        group, column = table.same_within
+        frame_checks.append(
+            pa.Check(
+                _same_within(group, column, keys.get(table.column(column).references or "")),
+                name=f"{group}:same-{column}",
+                title=group,
+                ignore_na=False,
+                error=f"is shared by order lines of more than one {column} (an order is one transaction at one "
+                "machine)",
+                description=f"give each {column}'s transactions their own {group}s (e.g. prefix them with the "
+                f"{column}), or correct the {column} of the lines that are wrong",
+            )
+        )
     if table.check_location:
         frame_checks.append(
             pa.Check(

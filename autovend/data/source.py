@@ -32,6 +32,7 @@ from autovend.data.contract import (
     SourceMeta,
     TableSpec,
 )
+from autovend.data.csvrows import bad_row, lost_rows
 from autovend.errors import SourceError
 
 _INTEGER = r"[+-]?\d+"
@@ -61,11 +62,13 @@ def resave_utf8(encoding: str) -> str:
 class TableReadError(SourceError):
     """A table file cannot be read as a table: what is wrong, what to fix, and the column if one is to blame."""
 
-    def __init__(self, problem: str, fix: str, column: str | None = None) -> None:
-        super().__init__(problem)
+    def __init__(self, problem: str, fix: str, column: str | None = None, rows: tuple[int, ...] = ()) -> None:
+        where = ", ".join([*(f"row {r}" for r in rows), *([f"column {column}"] if column else [])])
+        super().__init__(f"{where}: {problem}. Fix: {fix}" if where else problem)
         self.problem = problem
         self.fix = fix
         self.column = column
+        self.rows = rows  # 1-based, header excluded
 
 
 @dataclass(frozen=True)
@@ -130,10 +133,16 @@ def read_table_file(path: Path, columns: Collection[str] | None = None) -> pd.Da
         raise TableReadError("the file is empty (not even a header row)", export_again) from exc
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        bad = bad_row(path) if path.suffix == ".csv" and "CSV parse error" in detail or "straddl" in detail else None
+        if bad is not None:  # the row to blame, in words (pyarrow names none, and suggests a larger block size)
+            raise TableReadError(bad.problem, bad.fix, column=bad.column, rows=(bad.row,)) from None
         if "UTF8" in detail or "utf-8" in detail.lower():
             fix = resave_utf8("GB18030") + " (-f CP1252 for Western European text)"
             raise TableReadError(f"cannot be read as a table: {detail} (save the file as UTF-8)", fix) from exc
         raise TableReadError(f"cannot be read as a table: {detail}", export_again) from exc
+    lost = lost_rows(path, len(frame)) if path.suffix == ".csv" else None
+    if lost is not None:  # the reader dropped rows without a word (a quote never closed, in a large file)
+        raise TableReadError(lost.problem, lost.fix, column=lost.column, rows=(lost.row,) if lost.row else ())
     names = [str(c) for c in frame.columns]
     header = _csv_header(path) if path.suffix == ".csv" else names
     repeated = sorted({n for n in header if header.count(n) > 1})

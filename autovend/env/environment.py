@@ -21,6 +21,7 @@ from typing import Any
 from autovend.env.boundary import Sealed, episode_of, seal, sealed
 from autovend.env.episode import Episode
 from autovend.env.types import DayStep, Observation, Rules
+from autovend.rng import run_seed
 from autovend.sim import Simulator
 from autovend.tools.prompts import prompt_facts, system_prompt
 from autovend.tools.registry import tool_facts, tool_listing
@@ -66,7 +67,17 @@ class VendingEnv:
         return episode_of(self).observation()
 
     def begin(self, seed: int = 0, *, notebook: str = "", trajectory_path: str | Path | None = None) -> None:
-        """`reset` without building day 1's report (a tool session reads it only when asked)."""
+        """`reset` without building day 1's report (a tool session reads it only when asked).
+
+        A seed that is no whole number >= 0 (a boolean, a float, text) and a notebook that is no text are
+        refused with a ValueError before the previous episode is touched.
+        """
+        seed = run_seed(seed)
+        if not isinstance(notebook, str):
+            raise ValueError(
+                f"notebook must be text (a str), got a value of type {type(notebook).__name__}; the notebook is "
+                "what write_memory writes, a string: pass json.dumps(value) to keep a structure in it"
+            )
         if not notebook.isascii():
             try:
                 notebook.encode("utf-8")
@@ -79,7 +90,7 @@ class VendingEnv:
         if record.episode is not None:
             record.episode.close()
             record.episode = None
-        sim = Simulator(record.world, seed=int(seed))
+        sim = Simulator(record.world, seed=seed)
         record.episode = Episode(sim, notebook, trajectory_path, self._sql_time_limit_s)
 
     @classmethod
@@ -122,14 +133,20 @@ class VendingEnv:
             return None
         return episode.call_if_kept(tool, args)
 
-    def end_day(self) -> DayStep:
+    def end_day(self, arguments: Mapping[str, Any] | None = None) -> DayStep:
         """Settle the day (the end_day tool) and return the next day's report with the day's reward.
 
         The reward is the settled day's net result, i.e. the change in net assets since the close of
-        the previous day (the start cash before day 1); a refused end_day (after the episode) gives 0.
+        the previous day (the start cash before day 1). `arguments` go to the end_day tool as in
+        `call("end_day", arguments)`, so they are checked by the same code: anything but {} (or None)
+        is refused and the day goes on. A refused end_day (bad arguments, after the episode) gives 0
+        and info {"error": ...}.
         """
+        return self.day_step(self.call("end_day", arguments))
+
+    def day_step(self, result: ToolResult) -> DayStep:
+        """The `DayStep` of an end_day call's result (`call("end_day", ...)`): see `end_day`."""
         episode = episode_of(self)
-        result = self.call("end_day", {})
         if result.ok:
             settled = result.content["settled"]
             reward, info = float(settled["net"]), {"settled": settled}

@@ -38,6 +38,7 @@ from autovend.export.params import ExportParams, load_economics, load_export_par
 from autovend.export.readme import Provenance, readme_text
 from autovend.export.source import SourceTables, read_source_tables
 from autovend.progress import step, stepped
+from autovend.runlock import hold_output_folder
 from autovend.shipped import NETWORKS, resolve_shipped
 from autovend.world.bundle import (
     FORECAST_COLUMNS,
@@ -355,11 +356,27 @@ def export_world(
     """Read a calibration and its source, build the world and write it as a bundle named after `out_dir`.
 
     `network` is a network file (devices mapped onto calibrated machines); without it the world has
-    the source's own machines, all of them or `n_machines`. An existing bundle at `out_dir` is replaced;
-    another non-empty folder only with `force`.
+    the source's own machines, all of them or `n_machines`. An existing exported bundle at `out_dir` is
+    replaced; a shipped world or another non-empty folder only with `force` (`autovend.world.owner`). The
+    folder is locked from the check to the write (`OutputBusyError` for a second export meanwhile).
     """
+    with hold_output_folder(out_dir, "autovend export-world"):  # one writer of the folder from check to write
+        return _export(
+            calibration_dir, source_dir, Path(out_dir), params_path, settings_path, network, n_machines, force
+        )
+
+
+def _export(
+    calibration_dir: str | Path,
+    source_dir: str | Path,
+    out_dir: Path,
+    params_path: str | Path | None,
+    settings_path: str | Path | None,
+    network: str | Path | None,
+    n_machines: int | None,
+    force: bool,
+) -> ExportResult:
     t0 = time.perf_counter()
-    out_dir = Path(out_dir)
     network = None if network is None else resolve_shipped(network, NETWORKS)  # a file, or a shipped name
     check_output(out_dir, force, (calibration_dir, source_dir, params_path, settings_path, network))
     if network is not None and n_machines is not None:

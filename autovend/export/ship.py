@@ -25,6 +25,7 @@ from typing import Any
 
 from autovend.errors import ExportError
 from autovend.export.validation import ShippedValidation, read_validation, validation_lines, verdict_lines
+from autovend.runlock import hold_output_folder
 from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle, write_bundle
 
 RESULTS_HEADING = "## Results"
@@ -175,10 +176,21 @@ def ship_world(
     force: bool = False,
     oracle_runs: list[Path] | tuple[Path, ...] = (),
 ) -> dict[str, Any]:
-    """Copy the bundle at `bundle_dir` to `out_dir` with the Results section; returns the new manifest."""
-    src, out = Path(bundle_dir), Path(out_dir)
+    """Copy the bundle at `bundle_dir` to `out_dir` with the Results section; returns the new manifest.
+
+    `out_dir` must be absent, empty or an earlier shipped copy of the same world unless `force`
+    (`autovend.world.owner`), and is locked while it is checked and written: a second ship to it meanwhile
+    stops at once (`OutputBusyError`).
+    """
+    with hold_output_folder(out_dir, "autovend world ship"):
+        return _ship(Path(bundle_dir), Path(out_dir), validation, list(runs), list(oracle_runs), force)
+
+
+def _ship(
+    src: Path, out: Path, validation: str | Path | None, runs: list[Path], oracle_runs: list[Path], force: bool
+) -> dict[str, Any]:
     manifest = verify_bundle(src)
-    check_output(out, force, (src, validation, *runs, *oracle_runs))
+    check_output(out, force, (src, validation, *runs, *oracle_runs), shipping=manifest)
     settings = json.loads((src / "settings.json").read_text(encoding="utf-8"))
     currency = str(settings.get("economics", {}).get("currency", ""))
     shipped = read_validation(validation) if validation is not None else None
@@ -208,7 +220,7 @@ def ship_world(
     new["manifest_hash"] = manifest_hash(new)
     files = {p.name: p.read_bytes() for p in sorted(src.iterdir()) if p.name not in (README, MANIFEST)}
     files[README] = text.encode("utf-8")
-    write_bundle(out, files, new, force=force)
+    write_bundle(out, files, new, force=force, shipping=True)
     verify_bundle(out)
     return new
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from autovend.rng import run_seed
 from autovend.sim import checkpoint
 from autovend.sim.accounting import Accounts
 from autovend.sim.actions import Actions
@@ -111,9 +112,7 @@ class Simulator:
         """
         if seed is None:
             seed = self._state.seed if hasattr(self, "_state") else 0
-        seed = int(seed)
-        if seed < 0:
-            raise ValueError(f"seed must be >= 0, got {seed}")
+        seed = run_seed(seed)
         if hasattr(self, "records"):
             self.records.close()
         self._wire(initial_state(self._facts, seed), RecordStore(RECORD_TABLES), HiddenLog())

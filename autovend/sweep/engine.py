@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import os
 import queue
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autovend.errors import AutoVendError, BundleError, ConfigError
 from autovend.sweep.agents import check_agent
+from autovend.sweep.cluster import SchedulerError as SchedulerError  # where the CLI and tests find it
+from autovend.sweep.cluster import connect
 from autovend.sweep.folder import check_sweep_folder, mark_sweep_folder
 from autovend.sweep.leaderboard import write_leaderboard
 from autovend.sweep.leaderboard_html import write_leaderboard_html
@@ -44,6 +45,8 @@ from autovend.sweep.results import ResultRow, read_result, write_results
 from autovend.sweep.spec import AgentEntry, SweepSpec
 from autovend.sweep.standing import standing_cells, write_paired
 from autovend.sweep.tasks import (
+    STOP_COST,
+    STOP_INTERRUPT,
     AgentIdentity,
     Channel,
     FolderState,
@@ -56,13 +59,8 @@ from autovend.sweep.tasks import (
 )
 
 DEFAULT_RETRIES = 2
-CONNECT_TIMEOUT = "30s"  # to reach an existing scheduler
-WORKER_WAIT_S = 120.0  # how long to wait for the workers of an existing scheduler
 POLL_S = 0.5
-
-
-class SchedulerError(AutoVendError):
-    """The Dask scheduler cannot be reached or has no workers: check the address, start `dask worker ADDRESS`."""
+INTERRUPT_WAIT_S = 10.0  # after Ctrl-C: how long the runs under way get to stop (their tasks stop them)
 
 
 @dataclass(frozen=True)
@@ -97,6 +95,7 @@ class SweepOutcome:
     leaderboard_path: Path
     leaderboard_html_path: Path
     cluster: str | None  # what ran the tasks, None when nothing was submitted
+    interrupted: bool = False  # Ctrl-C stopped it: the runs under way were stopped (they resume next time)
 
     @property
     def ran(self) -> list[str]:
@@ -111,8 +110,13 @@ class SweepOutcome:
         ]
 
     @property
+    def timed_out(self) -> dict[str, str]:
+        """The runs the spec's timeout_s stopped in this invocation, and why."""
+        return {n: o.error or "" for n, o in self.outcomes.items() if o.status == "timed_out"}
+
+    @property
     def complete(self) -> bool:
-        """True when every run of the spec has a result."""
+        """True when every run of the spec has a result (`rows`: the finished runs)."""
         return len(self.rows) == len(self.plan.tasks)
 
 
@@ -205,63 +209,6 @@ def check_and_plan(
     return make_plan(spec, out_dir)
 
 
-@contextlib.contextmanager
-def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator[tuple[Any, str]]:
-    """A Dask client: to `scheduler` (waiting for `workers` workers, at least one), or to a new LocalCluster.
-
-    The local cluster has `workers` processes (default: the CPUs, at most one per run to do) of one
-    thread each, no dashboard and no profiler; it is closed on exit.
-    """
-    import logging
-
-    from distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerError(
-                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and "
-                "give its address (tcp://HOST:PORT)"
-            ) from None
-        try:
-            want = max(workers or 1, 1)
-            try:
-                client.wait_for_workers(want, timeout=WORKER_WAIT_S)
-            except TimeoutError:
-                have = len(client.scheduler_info(n_workers=-1)["workers"])
-                raise SchedulerError(
-                    f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
-                    f"start workers with `dask worker {scheduler} --nthreads 1`"
-                ) from None
-            yield client, f"scheduler {scheduler}: {_describe(client)}"
-        finally:
-            client.close()
-        return
-    import dask
-
-    n = workers or max(1, min(os.cpu_count() or 1, n_todo))
-    # the workers' sampling profiler feeds only the dashboard, which is not started; it costs CPU on pure-Python runs
-    with dask.config.set({"distributed.worker.profile.enabled": False}):
-        cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
-        )
-    try:
-        client = Client(cluster)
-        try:
-            yield client, f"local cluster: {_describe(client)}"
-        finally:
-            client.close()
-    finally:
-        cluster.close()
-
-
-def _describe(client: Any) -> str:
-    info = client.scheduler_info(n_workers=-1)["workers"]
-    threads = sum(int(w.get("nthreads", 0)) for w in info.values())
-    return f"{len(info)} workers, {threads} threads"
-
-
 def _failure(future: Any) -> str:
     """Why a Dask future ended in error, in words."""
     from distributed import KilledWorker
@@ -310,6 +257,16 @@ class _Gate:
         return out
 
 
+@dataclass
+class Watched:
+    """What `submit_and_watch` saw: outcomes and failures by run, and why it stopped early (if it did)."""
+
+    outcomes: dict[str, TaskOutcome] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # run name -> why it failed
+    cost_stopped: bool = False  # the cost limit was reached: runs not started were skipped
+    interrupted: bool = False  # Ctrl-C: the runs under way were stopped (resumable), none was started
+
+
 def submit_and_watch(
     client: Any,
     todo: list[RunTask],
@@ -319,12 +276,14 @@ def submit_and_watch(
     max_cost_usd: float | None,
     retries: int,
     on_update: Callable[[SweepStatus], None] | None = None,
-) -> tuple[dict[str, TaskOutcome], dict[str, str], bool]:
-    """Submit `todo` and follow it to the end: (outcomes by run, failures by run, whether the cost limit stopped it).
+) -> Watched:
+    """Submit `todo` and follow it to the end (or to Ctrl-C): the outcomes, the failures, why it stopped early.
 
     Runs of a provider with a limit are submitted as earlier ones end, no more at once than the
     limit; once the cost limit is reached the held runs are not submitted and the tasks not started
-    yet return at once (`skipped`).
+    yet return at once (`skipped`). On KeyboardInterrupt the stop flag says "interrupt": tasks not started
+    return at once and the runs under way are stopped by their tasks (`autovend.sweep.process`); they are
+    waited for at most `INTERRUPT_WAIT_S` (a second Ctrl-C waits no more), so the sweep ends within seconds.
     """
     from distributed import Variable, wait
 
@@ -334,20 +293,31 @@ def submit_and_watch(
     client.subscribe_topic(channel.topic, events.put)
     stop = Variable(channel.stop, client=client)
     stop.set(False)
-    stopped = False
     gate = _Gate(dict(limits))
     futures: dict[Any, RunTask] = {}
+    seen = Watched()
 
     def submit(task: RunTask) -> Any:
         future = client.submit(execute, task, channel, key=f"{task.name}#{sweep_id}", retries=retries, pure=False)
         futures[future] = task
         return future
 
+    def record(f: Any) -> None:
+        task = futures[f]
+        out = f.result() if f.status == "finished" else TaskOutcome(task.name, "failed", error=_failure(f))
+        seen.outcomes[task.name] = out
+        if out.status == "failed":
+            seen.failures[task.name] = out.error or "failed"
+        tracker.outcome(task.name, out.status)
+
+    def drop_held() -> None:
+        for t in gate.drop():
+            seen.outcomes[t.name] = TaskOutcome(t.name, "skipped")
+            tracker.outcome(t.name, "skipped")
+
     for t in todo:
         if gate.admit(t):
             submit(t)
-    outcomes: dict[str, TaskOutcome] = {}
-    failures: dict[str, str] = {}
     pending = set(futures)
     try:
         while pending:
@@ -362,40 +332,45 @@ def submit_and_watch(
                     break
                 tracker.event(msg)
             for f in done:
-                task = futures[f]
-                out = f.result() if f.status == "finished" else TaskOutcome(task.name, "failed", error=_failure(f))
-                outcomes[task.name] = out
-                if out.status == "failed":
-                    failures[task.name] = out.error or "failed"
-                tracker.outcome(task.name, out.status)
-                after = gate.release(task)
+                record(f)
+                after = gate.release(futures[f])
                 if after is not None:  # nothing is held once the cost limit is reached
                     pending.add(submit(after))
-            if max_cost_usd is not None and not stopped and tracker.cost_usd >= max_cost_usd:
-                stop.set(True)
-                stopped = True
-                for t in gate.drop():
-                    outcomes[t.name] = TaskOutcome(t.name, "skipped")
-                    tracker.outcome(t.name, "skipped")
+            if max_cost_usd is not None and not seen.cost_stopped and tracker.cost_usd >= max_cost_usd:
+                stop.set(STOP_COST)
+                seen.cost_stopped = True
+                drop_held()
             if on_update is not None:
                 on_update(tracker.status())
+    except KeyboardInterrupt:
+        seen.interrupted = True
+        stop.set(STOP_INTERRUPT)  # tasks not started return; the runs under way are stopped by their tasks
+        drop_held()
+        with contextlib.suppress(TimeoutError, KeyboardInterrupt):  # a second Ctrl-C waits no more
+            wait(pending, timeout=INTERRUPT_WAIT_S)
+        for f in [f for f in pending if f.done()]:
+            record(f)
+            pending.discard(f)
     finally:
         client.cancel(list(pending))
         client.unsubscribe_topic(channel.topic)
         with contextlib.suppress(Exception):
             stop.delete()
-    return outcomes, failures, stopped
+    return seen
 
 
 def collect(sweep: SweepPlan, out_dir: str | Path) -> tuple[list[ResultRow], list[str]]:
-    """The results of the spec's finished runs (spec order) and the names of the others."""
+    """The rows of the spec's finished and timed-out runs (spec order), and the runs without a result.
+
+    A timed-out run is among the runs without a result too, with why it stopped.
+    """
     rows, missing = [], []
     for t in sweep.tasks:
         row = read_result(t, out_dir)
-        if row is None:
-            missing.append(t.name)
-        else:
+        if row is not None:
             rows.append(row)
+        if row is None or not row.finished:
+            missing.append(t.name if row is None else f"{t.name} (timed out: {row.note})")
     return rows, missing
 
 
@@ -433,16 +408,14 @@ def run_sweep(
         prior_cost=sweep.prior_cost_usd,
         total=len(sweep.tasks),
     )
-    outcomes: dict[str, TaskOutcome] = {}
-    failures: dict[str, str] = {}
-    stopped = max_cost_usd is not None and bool(todo) and sweep.prior_cost_usd >= max_cost_usd
+    seen = Watched(cost_stopped=max_cost_usd is not None and bool(todo) and sweep.prior_cost_usd >= max_cost_usd)
     cluster = None
-    if todo and not stopped:
+    if todo and not seen.cost_stopped:
         out.mkdir(parents=True, exist_ok=True)
         with connect(scheduler, workers, len(todo)) as (client, cluster):
             if on_start is not None:
                 on_start(cluster)
-            outcomes, failures, stopped = submit_and_watch(
+            seen = submit_and_watch(
                 client,
                 todo,
                 tracker,
@@ -451,21 +424,24 @@ def run_sweep(
                 retries=retries,
                 on_update=on_update,
             )
-    rows, missing = collect(sweep, out)
+    listed, missing = collect(sweep, out)  # what finished is written even after Ctrl-C
+    rows = [r for r in listed if r.finished]
+    standing = dict(zip((r.run_dir for r in rows), standing_cells(rows), strict=True))
     out.mkdir(parents=True, exist_ok=True)
-    results = write_results(rows, out, standing_cells(rows))
+    results = write_results(listed, out, [standing.get(r.run_dir, (None, None, None)) for r in listed])
     write_paired(rows, out)
     board = write_leaderboard(rows, out, missing, len(sweep.tasks))
     board_html = write_leaderboard_html(rows, out, missing, len(sweep.tasks))
     return SweepOutcome(
         plan=sweep,
-        outcomes=outcomes,
-        failures=failures,
+        outcomes=seen.outcomes,
+        failures=seen.failures,
         cost_usd=tracker.cost_usd,
-        cost_stopped=stopped,
+        cost_stopped=seen.cost_stopped,
         rows=tuple(rows),
         results_path=results,
         leaderboard_path=board,
         leaderboard_html_path=board_html,
         cluster=cluster,
+        interrupted=seen.interrupted,
     )

@@ -31,6 +31,7 @@ class SweepStatus:
     running: int  # started (or resumed) and not ended
     failed: int
     skipped: int  # not started because the cost limit was reached
+    timed_out: int  # stopped by the spec's timeout_s (resumable)
     waiting: int  # submitted, not started yet
     restarts: int  # runs started again after their worker was lost (or the task failed and was retried)
     cost_usd: float
@@ -68,7 +69,7 @@ class Tracker:
     def event(self, msg: Mapping[str, Any]) -> None:
         """Take one task event (a dict with `run` and `kind`; see the module docstring); unknown runs are ignored."""
         run = self._runs.get(str(msg.get("run")))
-        if run is None or run.state in ("done", "failed", "skipped"):
+        if run is None or run.state in ("done", "failed", "skipped", "timed_out"):
             return
         kind = msg.get("kind")
         if kind == "start":
@@ -86,11 +87,12 @@ class Tracker:
             run.cost = float(msg["cost"])
 
     def outcome(self, name: str, status: str) -> None:
-        """Record how a run's task ended: ran, finished, skipped or failed."""
+        """Record how a run's task ended: ran, finished, skipped, failed, timed_out or interrupted."""
         run = self._runs.get(name)
         if run is None:
             return
-        run.state = {"ran": "done", "finished": "done", "skipped": "skipped"}.get(status, "failed")
+        states = {"ran": "done", "finished": "done", "skipped": "skipped", "timed_out": "timed_out"}
+        run.state = states.get(status, "failed")
         if run.state == "done":
             run.day = run.days
 
@@ -121,6 +123,7 @@ class Tracker:
             running=states.count("running"),
             failed=states.count("failed"),
             skipped=states.count("skipped"),
+            timed_out=states.count("timed_out"),
             waiting=states.count("waiting"),
             restarts=sum(max(r.starts - 1, 0) for r in self._runs.values()),
             cost_usd=self.cost_usd,

@@ -1,4 +1,7 @@
-"""results.csv of a sweep: one row per finished run, read back from its run folder (run.json and metrics.json).
+"""results.csv of a sweep: one row per finished run, and one per run the time limit stopped.
+
+A finished run's row is read back from its run folder (run.json and metrics.json); a run the spec's `timeout_s`
+stopped has a row of status "timed out" with its values empty (it resumes when the sweep runs again).
 
 Columns: world (label), world_hash, agent (label), agent_name (as run.json records it), seed, days,
 horizon_days, every headline metric of metrics.json (`autovend.evaluation.definitions.HEADLINE`, in its
@@ -8,7 +11,8 @@ of the group with the highest mean net assets) and paired_difference (net assets
 the same seed), then the failure-mode counts, the token counts and api_cost_usd of LLM runs,
 wall_time_s, resumed_from_day, privileged (true for the oracle, which reads the hidden demand model),
 verified (true / false: `autovend verify` re-simulated the run and found it equal / not; empty: not
-verified) and the run folder relative to the sweep's folder. Rows follow the spec's order; an empty
+verified), status ("finished", or "timed out" for a run stopped by the time limit, whose other values are empty)
+and the run folder relative to the sweep's folder. Rows follow the spec's order; an empty
 cell is a value the run does not have (a metric that cannot be computed, tokens of a baseline).
 Nothing non-finite is written.
 """
@@ -26,7 +30,7 @@ from typing import Any
 from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE
 from autovend.evaluation.verify import recorded_verification
 from autovend.io import atomic_write_text
-from autovend.sweep.tasks import RunTask, read_run_json
+from autovend.sweep.tasks import TIMED_OUT_FILE, RunTask, read_run_json
 
 RESULTS_FILE = "results.csv"
 TOKEN_KEYS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
@@ -49,8 +53,10 @@ COLUMNS = (
     "resumed_from_day",
     "privileged",
     "verified",
+    "status",
     "run_dir",
 )
+FINISHED, TIMED_OUT = "finished", "timed out"  # the values of the status column
 
 Number = int | float | None
 
@@ -76,6 +82,13 @@ class ResultRow:
     meta: dict[str, Any]  # run.json, for the comparability rules of the leaderboard
     verified: bool | None = None  # RUN/verify.json (`autovend.evaluation.verify`); None: not verified
     daily_fees: float | None = None  # the daily fees paid over the run (what the hold policy pays)
+    status: str = FINISHED  # or TIMED_OUT: a run stopped by the spec's timeout_s (no values but its identity)
+    note: str = ""  # why a run that did not finish stopped
+
+    @property
+    def finished(self) -> bool:
+        """True for a finished run (a row with values); False for a timed-out one."""
+        return self.status == FINISHED
 
     @property
     def privileged(self) -> bool:
@@ -103,6 +116,7 @@ class ResultRow:
             self.resumed_from_day,
             self.privileged,
             self.verified,
+            self.status,
             self.run_dir,
         ]
 
@@ -120,12 +134,49 @@ def _number(value: Any) -> Number:
     return x if math.isfinite(x) else None
 
 
+def _relative(run_dir: Path, out_dir: str | Path) -> str:
+    try:
+        return str(run_dir.relative_to(Path(out_dir).resolve()))
+    except ValueError:
+        return str(run_dir)
+
+
+def timed_out_row(task: RunTask, out_dir: str | Path) -> ResultRow | None:
+    """The row of a run the spec's time limit stopped (RUN/timed_out.json), or None if the last try was not."""
+    run_dir = Path(task.run_dir)
+    try:
+        note = json.loads((run_dir / TIMED_OUT_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    why = str(note.get("why", "")) if isinstance(note, dict) else ""
+    empty = dict.fromkeys(METRIC_KEYS)
+    return ResultRow(
+        world=task.world,
+        world_hash=task.world_hash,
+        agent=task.agent.label,
+        agent_name="",
+        seed=task.seed,
+        days=task.days,
+        horizon_days=task.horizon_days,
+        metrics=empty,
+        failures=dict.fromkeys(FAILURE_LABELS),
+        tokens=dict.fromkeys(TOKEN_KEYS),
+        api_cost_usd=None,
+        wall_time_s=None,
+        resumed_from_day=None,
+        run_dir=_relative(run_dir, out_dir),
+        meta={},
+        status=TIMED_OUT,
+        note=why,
+    )
+
+
 def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
-    """The result of a task whose run folder holds a finished run, else None."""
+    """The row of a task whose run folder holds a finished run (or one the time limit stopped), else None."""
     run_dir = Path(task.run_dir)
     meta = read_run_json(run_dir)
     if meta is None or not meta.get("finished"):
-        return None
+        return timed_out_row(task, out_dir)
     try:
         metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
@@ -133,10 +184,7 @@ def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
     usage = meta.get("token_usage") or {}
     failures = metrics.get("failure_counts") or {}
     resumed = meta.get("resumed_from_day")
-    try:
-        rel = str(run_dir.relative_to(Path(out_dir).resolve()))
-    except ValueError:
-        rel = str(run_dir)
+    rel = _relative(run_dir, out_dir)
     return ResultRow(
         world=task.world,
         world_hash=str(meta.get("world_hash") or ""),

@@ -12,13 +12,16 @@
     seeds: [1, 2, 3]
     days: 20                                       # optional; default: each world's horizon
     limits: {openai: 2}                            # optional; at most 2 runs at once per provider
+    timeout_s: 3600                                # optional; a run still going after an hour is stopped
 
 Paths are read relative to the current directory, like the options of `autovend run`; a bare name
 that is no file there names a shipped world (`autovend.world.names`) or agent config. Every world
 and agent has a label (its `name`, else the world's folder name, or `default_label` of the agent
 string plus the config file's stem), used in run folder names, results.csv and the leaderboard;
 labels must be unique. An agent's `provider` groups LLM agents under one concurrency limit: by
-default `openai` for the OpenAI API and the host:port of a `base_url`.
+default `openai` for the OpenAI API and the host:port of a `base_url`. `timeout_s` is the wall time one run may
+take in one invocation of the sweep (from its start or resume in its own process): a run over it is stopped,
+left resumable from its last checkpoint, and shown as "timed out" in results.csv.
 """
 
 from __future__ import annotations
@@ -26,19 +29,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, field_validator
 
 from autovend.agents.plugins import is_plugin_file
-from autovend.config import read_yaml_value
+from autovend.config import problem_lines, read_yaml_value
 from autovend.errors import ConfigError
+from autovend.rng import run_seed
 
 LLM_PREFIX = "openai:"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CHECKPOINT_DAYS = 5  # for agents whose days cost CPU only: a checkpoint costs about as much as a day
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# a seed is a whole number >= 0: `true` (which would run seed 1), 1.5 or "1" is refused in run_seed's words
+Seed = Annotated[int, BeforeValidator(run_seed)]
+WholePositive = Annotated[int, Strict(), Field(gt=0)]  # days, limits, checkpoint_every: `true` is no 1
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 
 
 def slug(text: str) -> str:
@@ -95,7 +103,7 @@ class AgentEntry(BaseModel):
     prices: Path | None = None
     mcp: bool = False
     provider: str | None = None
-    checkpoint_every: PositiveInt | None = None
+    checkpoint_every: WholePositive | None = None
 
     @property
     def checkpoint_days(self) -> int:
@@ -151,9 +159,10 @@ class SweepSpec(BaseModel):
 
     worlds: list[WorldEntry] = Field(min_length=1)
     agents: list[AgentEntry] = Field(min_length=1)
-    seeds: list[NonNegativeInt] = Field(min_length=1)
-    days: PositiveInt | None = None
-    limits: dict[str, PositiveInt] = Field(default_factory=dict)
+    seeds: list[Seed] = Field(min_length=1)
+    days: WholePositive | None = None
+    limits: dict[str, WholePositive] = Field(default_factory=dict)
+    timeout_s: Seconds | None = None  # wall seconds a run may take in one invocation; over it, it is stopped
 
     @field_validator("worlds", mode="before")
     @classmethod
@@ -173,14 +182,6 @@ class SweepSpec(BaseModel):
     def n_runs(self) -> int:
         """The number of runs: worlds x agents x seeds."""
         return len(self.worlds) * len(self.agents) * len(self.seeds)
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    """A pydantic error location as the reader of the YAML sees it: `agents, entry 2, key base_url`."""
-    parts = []
-    for item in loc:
-        parts.append(f"entry {item + 1}" if isinstance(item, int) else f"key {item}")
-    return ", ".join(parts) or "the top level"
 
 
 def check_spec(spec: SweepSpec, where: str) -> None:
@@ -236,7 +237,7 @@ def parse_spec(data: Any, where: str = "the sweep spec") -> SweepSpec:
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
-        lines = [f"  - {_where(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()]
+        lines = [f"  - {line}" for line in problem_lines(exc, SweepSpec)]
         raise ConfigError(
             f"{where}: invalid sweep spec:\n" + "\n".join(lines) + "\n(see docs/sweeps.md for the keys)"
         ) from None

@@ -4,11 +4,13 @@
     status = folder_status(task, identity)       # new / unfinished / finished, or a conflict
     outcome = execute(task, channel)             # on a Dask worker: `run_episode(..., resume=True)`
 
-A run's folder is `OUT/runs/<world>/<agent>-s<seed>-d<days>`. `execute` is `autovend run` with the
-same arguments (the same agent builder and `run_episode`), except that it always resumes (a
-finished run is left as it is, an interrupted one continues from its checkpoint, a folder without
-a checkpoint starts afresh) and writes its checkpoints in the run's own process (`sync`: no fork
-inside a threaded worker), every `AgentEntry.checkpoint_days` days. A finished run is then re-checked
+A run's folder is `OUT/runs/<world>/<agent>-s<seed>-d<days>`. `execute` runs it in a process of its own
+(`autovend.sweep.process`, `autovend.sweep.child`: a time limit, a stop, and a process that dies take only
+that run), where it is `autovend run` with the same arguments (the same agent builder and `run_episode`,
+`run_task`), except that it always resumes (a finished run is left as it is, an interrupted one continues
+from its checkpoint, a folder without a checkpoint starts afresh) and writes its checkpoints in the run's
+process (`sync`), every `AgentEntry.checkpoint_days` days. A run stopped by the spec's `timeout_s` comes back
+"timed_out" and leaves RUN/timed_out.json (removed when the run is tried again). A finished run is then re-checked
 on the worker (`autovend verify`: replayed from its folder) and the outcome kept in RUN/verify.json, which
 results.csv and the leaderboards show as `verified` (a run finished earlier without one is checked when
 the sweep comes back to it). Problems that a retry cannot
@@ -18,6 +20,7 @@ raised, so Dask retries the task, which then resumes from the last checkpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -27,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from autovend.agents.plugins import is_plugin_file
 from autovend.errors import AutoVendError, BundleError, CheckpointError, ConfigError, OutputExistsError
-from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, run_episode
+from autovend.io import atomic_write_text
+from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RUN_FILE, DayProgress, is_finished, run_episode
 from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 from autovend.sweep.agents import build_agent
 from autovend.sweep.spec import LLM_PREFIX, AgentEntry, SweepSpec
@@ -38,11 +42,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
+STOP_COST, STOP_INTERRUPT = "cost", "interrupt"  # the values of the client's stop flag
 # errors a retry would only repeat: reported as a failed run at once
 PERMANENT_ERRORS: tuple[type[AutoVendError], ...] = (ConfigError, CheckpointError, OutputExistsError, BundleError)
 
 FolderState = Literal["new", "unfinished", "finished"]
-OutcomeStatus = Literal["ran", "finished", "skipped", "failed"]
+# ran: finished now; finished: before; skipped: the cost limit; failed; timed_out: stopped by the time limit;
+# interrupted: stopped because the sweep was interrupted (Ctrl-C). The last two leave the run resumable.
+OutcomeStatus = Literal["ran", "finished", "skipped", "failed", "timed_out", "interrupted"]
+TIMED_OUT_FILE = "timed_out.json"  # in a run folder: the run was stopped by the sweep's time limit (the last try)
 
 
 @dataclass(frozen=True)
@@ -73,11 +81,23 @@ class RunTask:
     seed: int
     days: int
     run_dir: str
+    timeout_s: float | None = None  # the spec's time limit of one run in one invocation
+    horizon_days: int = 0  # the world's horizon (0: not known)
 
     @property
     def name(self) -> str:
         """The run's name: `<world>/<agent>-s<seed>-d<days>` (its folder below OUT/runs)."""
         return f"{self.world}/{self.agent.label}-s{self.seed}-d{self.days}"
+
+
+def task_to_json(task: RunTask) -> dict[str, Any]:
+    """The task as JSON values, for the run's own process (`autovend.sweep.child`)."""
+    return {**{f: getattr(task, f) for f in RunTask.__dataclass_fields__}, "agent": task.agent.model_dump(mode="json")}
+
+
+def task_from_json(data: dict[str, Any]) -> RunTask:
+    """The task `task_to_json` wrote."""
+    return RunTask(**{**data, "agent": AgentEntry.model_validate(data["agent"])})
 
 
 @dataclass(frozen=True)
@@ -129,9 +149,9 @@ def plan(spec: SweepSpec, out_dir: str | Path, worlds: dict[str, WorldFacts]) ->
             agent = a.model_copy(update=update)
             for seed in spec.seeds:
                 name = f"{a.label}-s{seed}-d{days}"
-                tasks.append(
-                    RunTask(w.label, facts.path, facts.world_hash, agent, seed, days, str(out / w.label / name))
-                )
+                run_dir = str(out / w.label / name)
+                task = RunTask(w.label, facts.path, facts.world_hash, agent, seed, days, run_dir, spec.timeout_s)
+                tasks.append(dataclasses.replace(task, horizon_days=facts.horizon_days))
     return tasks
 
 
@@ -200,14 +220,24 @@ class _Events:
             self._worker.log_event(self.topic, {"run": self.name, "kind": kind, "time": time.time(), **fields})
 
 
-def _stopped(channel: Channel) -> bool:
-    """True once the client has raised the stop flag (cost limit reached)."""
+def _stop_flag(channel: Channel) -> object:
+    """The client's stop flag: False, "cost" (cost limit reached) or "interrupt" (the sweep was interrupted)."""
     try:
         from distributed import Variable
 
-        return bool(Variable(channel.stop).get(timeout=10))
+        return Variable(channel.stop).get(timeout=10)
     except (RuntimeError, ValueError, TimeoutError):  # not inside a Dask task, or the flag is not there
         return False
+
+
+def _stopped(channel: Channel) -> bool:
+    """True once the client has raised the stop flag (cost limit reached, or interrupted): start no run."""
+    return bool(_stop_flag(channel))
+
+
+def _interrupted(channel: Channel) -> bool:
+    """True once the client was interrupted: runs under way stop too."""
+    return _stop_flag(channel) == STOP_INTERRUPT
 
 
 class _Lease:
@@ -268,12 +298,65 @@ def execute(task: RunTask, channel: Channel) -> TaskOutcome:
                 return TaskOutcome(task.name, "finished")
             if _stopped(channel):  # the limit may have been reached while waiting for a lease
                 return TaskOutcome(task.name, "skipped")
-            outcome = _run(task, events)
-            verify_once(task)
+            outcome = _run_in_process(task, channel, events)
+            if outcome.status == "ran":
+                verify_once(task)
             return outcome
     except PERMANENT_ERRORS as exc:
         events.send("failed", error=str(exc))
         return TaskOutcome(task.name, "failed", error=str(exc))
+
+
+class RunProcessError(AutoVendError):
+    """A run's own process ended without its outcome (it died) or with an error a retry may fix."""
+
+
+def _run_in_process(task: RunTask, channel: Channel, events: _Events) -> TaskOutcome:
+    """Run the task in a process of its own (`autovend.sweep.process`) and turn how it ended into an outcome.
+
+    A permanent error is a failed outcome; another error, or a process that died (os._exit, a crash, killed),
+    is raised as `RunProcessError` naming this run, so Dask retries it and it resumes from its checkpoint.
+    """
+    from autovend.sweep.process import describe_exit, run_child
+
+    marker = Path(task.run_dir) / TIMED_OUT_FILE
+    marker.unlink(missing_ok=True)  # a new try: the last one's time-out no longer stands
+    result = run_child(
+        task_to_json(task),
+        on_event=lambda msg: events.send(str(msg.pop("kind", "")), **{k: v for k, v in msg.items() if k != "run"}),
+        timeout_s=task.timeout_s,
+        stop_asked=lambda: _interrupted(channel),
+    )
+    if result.ending == "timed_out":
+        why = (
+            f"stopped after {result.seconds:.0f} s, over the spec's timeout_s of {task.timeout_s:g} s; it resumes from "
+            "its last checkpoint when the sweep runs again"
+        )
+        Path(task.run_dir).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(marker, json.dumps({"timeout_s": task.timeout_s, "why": why}, indent=2) + "\n")
+        events.send("timed_out", error=why)
+        return TaskOutcome(task.name, "timed_out", error=why)
+    if result.ending == "stopped":
+        return TaskOutcome(task.name, "interrupted", error="stopped: the sweep was interrupted")
+    if result.ending == "died":
+        raise RunProcessError(
+            f"the process of run {task.name} ended with {describe_exit(result.exit_code)} before the run did (the "
+            "agent's code called os._exit, crashed the interpreter, or the process was killed, e.g. for memory); "
+            "its folder keeps its last checkpoint"
+        )
+    msg = result.message
+    if msg.get("status") == "failed":
+        if msg.get("permanent"):  # a config or checkpoint problem a retry would only repeat
+            events.send("failed", error=str(msg.get("error")))
+            return TaskOutcome(task.name, "failed", error=str(msg.get("error")))
+        log.warning("%s failed in its process:\n%s", task.name, msg.get("log", ""))
+        raise RunProcessError(f"run {task.name}: {msg.get('error')}")
+    if not is_finished(Path(task.run_dir)):  # the outcome line is the run's process's word; its folder must agree
+        raise RunProcessError(
+            f"the process of run {task.name} said it finished, but its folder holds no finished run; it resumes "
+            "from its last checkpoint"
+        )
+    return TaskOutcome(task.name, "ran", resumed_from=msg.get("resumed_from"))
 
 
 def verify_once(task: RunTask) -> None:
@@ -290,8 +373,11 @@ def verify_once(task: RunTask) -> None:
     record_verification(task.run_dir, result)
 
 
-def _run(task: RunTask, events: _Events) -> TaskOutcome:
-    """`autovend run` of the task, resuming from the folder's checkpoint if there is one."""
+def run_task(task: RunTask, events: Any) -> TaskOutcome:
+    """`autovend run` of the task, resuming from the folder's checkpoint if there is one (in the run's process).
+
+    events: where the run's events go (`send(kind, **fields)`).
+    """
     from autovend.world.bundle import load_world
 
     world = load_world(task.world_path)

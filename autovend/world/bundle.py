@@ -60,13 +60,14 @@ from autovend.data.calendar import CALENDAR_COLUMNS
 from autovend.data.weather import WEATHER_COLUMNS
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
-from autovend.errors import BundleError, NonFiniteError
+from autovend.errors import BundleError, NonFiniteError, OutputExistsError
 from autovend.io import OutputKind, check_output_dir, output_dir
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 from autovend.world.names import resolve_world
+from autovend.world.owner import MANIFEST as MANIFEST  # the name every reader of a bundle imports from here
+from autovend.world.owner import bundle_refusal, exported_files, shipped_files
 
 SCHEMA_VERSION = BUNDLE_SCHEMA_VERSION
-MANIFEST = "manifest.json"
 README = "README.md"
 SETTINGS = "settings.json"
 TABLE_FILES: tuple[str, ...] = (
@@ -243,37 +244,40 @@ def make_manifest(
 
 
 def write_bundle(
-    out_dir: str | Path, files: dict[str, bytes], manifest: dict[str, Any], *, force: bool = False
+    out_dir: str | Path,
+    files: dict[str, bytes],
+    manifest: dict[str, Any],
+    *,
+    force: bool = False,
+    shipping: bool = False,
 ) -> None:
     """Write the files and the manifest to `out_dir`, atomically (an old bundle is replaced whole).
 
-    `out_dir` must be absent, empty or an earlier bundle (`_bundle_files`) unless `force`. A bundle holds
-    no output marker (loading refuses files its manifest does not list): its manifest recognises it.
+    `out_dir` must be absent, empty or a bundle the same command wrote (`autovend.world.owner`: an exported
+    bundle, or with `shipping` a shipped copy of the same world) unless `force`. A bundle holds no output
+    marker (loading refuses files its manifest does not list): its manifest recognises it.
     """
-    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=_bundle_files) as tmp:
+    recognise = shipped_files(manifest["world_hash"]) if shipping else exported_files
+    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=recognise) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
-def _bundle_files(folder: Path) -> frozenset[str] | None:
-    """The files an earlier bundle in `folder` wrote (its manifest and what it lists), or None if it is none.
+def check_output(
+    out_dir: Path, force: bool, inputs: tuple[str | Path | None, ...] = (), shipping: dict[str, Any] | None = None
+) -> None:
+    """Refuse, before any work, an output folder that holds an input, or (without `force`) another's output.
 
-    Any schema is recognised (an older bundle is what one re-exports): a manifest.json holding a JSON
-    object with `world_hash` and a `files` object is enough.
+    Another's output: a folder that is not empty and holds no bundle this command may replace
+    (`autovend.world.owner`; `shipping`: the manifest of the bundle `world ship` ships).
     """
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(manifest, dict) or "world_hash" not in manifest or not isinstance(manifest.get("files"), dict):
-        return None
-    return frozenset([MANIFEST, *manifest["files"]])
-
-
-def check_output(out_dir: Path, force: bool, inputs: tuple[str | Path | None, ...] = ()) -> None:
-    """Refuse, before any work, an output folder that is neither empty nor a bundle, or that holds an input."""
-    check_output_dir(out_dir, OutputKind.WORLD, force=force, inputs=inputs, recognise=_bundle_files)
+    recognise = exported_files if shipping is None else shipped_files(shipping["world_hash"])
+    check_output_dir(out_dir, OutputKind.WORLD, force=True, inputs=inputs)  # an input is never written over
+    reason = None if force else bundle_refusal(Path(out_dir), shipping)
+    if reason is not None:
+        raise OutputExistsError(reason)
+    check_output_dir(out_dir, OutputKind.WORLD, force=force, recognise=recognise)
 
 
 # ---------------------------------------------------------------------------------------------- load

@@ -20,6 +20,38 @@ from autovend.world.model import Economics, World
 
 TOY_START = dt.date(2025, 1, 1)
 TOY_CAPACITY = 200  # units per machine
+# The largest toy world: 1,000,000 machine-product pairs is 36 times cn20's 20 x 1,372 (a world of 200 x 5,000 is
+# built in 0.5 s and holds 200 MB before it is played); 100,000 x 100,000 would allocate 74.5 GiB at once.
+MAX_TOY_MACHINES = 1_000
+MAX_TOY_PRODUCTS = 10_000
+MAX_TOY_PAIRS = 1_000_000
+MAX_TOY_DAYS = 3_660  # ten years; the weather and calendar are built for the whole horizon
+
+
+def _whole(value: object, most: int) -> int | None:
+    """`value` as an int when it is a whole number from 1 to `most` (no boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= most:
+        return None
+    return int(value)
+
+
+def toy_size_problem(n_machines: object, n_products: object, horizon_days: object = None) -> str | None:
+    """What is wrong with a toy world's size (machines, products, horizon), in words with the limits; None if fine."""
+    problems = []
+    m, k = _whole(n_machines, MAX_TOY_MACHINES), _whole(n_products, MAX_TOY_PRODUCTS)
+    if m is None:
+        problems.append(f"machines must be a whole number from 1 to {MAX_TOY_MACHINES:,}, got {n_machines!r}")
+    if k is None:
+        problems.append(f"products must be a whole number from 1 to {MAX_TOY_PRODUCTS:,}, got {n_products!r}")
+    if m is not None and k is not None and m * k > MAX_TOY_PAIRS:
+        problems.append(
+            f"{m:,} machines x {k:,} products is {m * k:,} machine-product pairs, over the limit of {MAX_TOY_PAIRS:,}"
+        )
+    if horizon_days is not None and _whole(horizon_days, MAX_TOY_DAYS) is None:
+        problems.append(f"the horizon must be from 1 to {MAX_TOY_DAYS:,} days, got {horizon_days!r}")
+    return "; ".join(problems) or None
+
+
 # The paper's 20-machine network (§3.2): site type and a few location labels each.
 PAPER_NETWORK: tuple[tuple[str, int], ...] = (
     ("worksite", 6),
@@ -122,6 +154,8 @@ def toy_world(n_machines: int = 3, n_products: int = 12, seed: int = 0, **overri
 
     Starts on 2025-01-01 in Shanghai; weather and forecasts are seeded draws from Shanghai's normals;
     the calendar is China's (built with the `holidays` library) to 400 days past the horizon.
+    A size beyond `MAX_TOY_MACHINES`, `MAX_TOY_PRODUCTS`, `MAX_TOY_PAIRS` or `MAX_TOY_DAYS` (or below 1) is a
+    ValueError saying which (`toy_size_problem`), before anything is allocated.
     `overrides` replace any `World` field (e.g. `economics=Economics(horizon_days=30)`, `name="x"`) or a
     part of the demand model (DEMAND_OVERRIDES: `base_attraction` b, `U`, `demand` settings,
     `shock_sigma`, `shock_rho`); the demand model is built from the (overridden) machines and catalog
@@ -131,8 +165,11 @@ def toy_world(n_machines: int = 3, n_products: int = 12, seed: int = 0, **overri
     unknown = set(overrides) - {f.name for f in dataclasses.fields(World)} - set(DEMAND_OVERRIDES)
     if unknown:
         raise TypeError(f"toy_world got unknown World fields {sorted(unknown)}")
-    rng = stream(seed, "toy_world", n_machines, n_products)
     economics: Economics = overrides.get("economics", Economics())
+    problem = toy_size_problem(n_machines, n_products, economics.horizon_days)
+    if problem is not None:  # before anything is allocated
+        raise ValueError(f"toy_world: {problem}")
+    rng = stream(seed, "toy_world", n_machines, n_products)
     demand: DemandSettings = overrides.pop("demand", DemandSettings())
     start: dt.date = overrides.get("start_date", TOY_START)
     horizon = economics.horizon_days

@@ -33,6 +33,31 @@ from autovend.errors import BundleError, ConfigError
             ["--world", "cn20", "--out", "r", "--days", "999"], ConfigError, "beyond the horizon", id="days-beyond"
         ),
         pytest.param(["--world", "/no/such/world"], BundleError, "does not exist", id="missing-world"),
+        # a 100,000 x 100,000 toy allocated 74.5 GiB at once; 0x0 served a world of no machines without a word
+        pytest.param(
+            ["--toy", "100000x100000"],
+            ConfigError,
+            "--toy 100000x100000: machines must be a whole number from 1 to 1,000, got 100000; products must be a "
+            "whole number from 1 to 10,000, got 100000; give --toy MACHINESxPRODUCTS",
+            id="toy-too-large",
+        ),
+        pytest.param(
+            ["--toy", "1000x1001"],
+            ConfigError,
+            "1,000 machines x 1,001 products is 1,001,000 machine-product pairs, over the limit of 1,000,000",
+            id="toy-too-many-pairs",
+        ),
+        pytest.param(["--toy", "0x0"], ConfigError, "machines must be a whole number from 1 to 1,000, got 0", id="0x0"),
+        pytest.param(
+            ["--toy", "3x0"], ConfigError, "products must be a whole number from 1 to 10,000, got 0", id="3x0"
+        ),
+        pytest.param(
+            ["--toy", "3x12", "--days", "100000000"],
+            ConfigError,
+            "the horizon must be from 1 to 3,660 days, got 100000000",  # was an OverflowError traceback
+            id="toy-days-too-long",
+        ),
+        pytest.param(["--toy", "1" * 5000 + "x1"], ConfigError, "--toy must look like 3x12", id="toy-5000-digits"),
     ],
 )
 def test_bad_arguments(args, error, message):

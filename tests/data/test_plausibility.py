@@ -50,6 +50,53 @@ def test_settings_refuse_unknown_keys_and_crossed_limits(tmp_path):
         CheckSettings(start="2025-02-01", end="2025-01-01")
 
 
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        pytest.param(
+            "check:\n  max_qty_per_line: -1\n",
+            ["key check.max_qty_per_line: Input should be greater than or equal to 1 (got -1); change the value"],
+            id="out-of-range",
+        ),
+        pytest.param(
+            "check:\n  max_qty_per_lin: 5\n",
+            [
+                "key check.max_qty_per_lin: is no setting here; remove it or correct its spelling (the keys are: "
+                "max_qty_per_line, min_ref_price,"
+            ],
+            id="misspelt-key",
+        ),
+        pytest.param(
+            "check:\n  t_max_c_range: [1, x]\n",
+            ["key check.t_max_c_range, entry 2: Input should be a valid number", "(got 'x')"],
+            id="bad-entry",
+        ),
+        pytest.param(
+            "check:\n  warn_price_ratio: 9\n",
+            ["the `check` section: warn_price_ratio must not exceed max_price_ratio; change the values it names"],
+            id="crossed-limits",
+        ),
+        pytest.param(
+            "check: 3\n",
+            ["the `check` section must be a mapping of setting names to values, got 3; write one `name: value`"],
+            id="not-a-mapping",
+        ),
+    ],
+)
+def test_params_errors_name_the_file_the_key_and_the_fix_in_words(tmp_path, text, lines):
+    """`check --params` showed pydantic's dump (type=..., input_value=..., a URL); `check: 3` was taken as defaults."""
+    params = tmp_path / "p.yaml"
+    params.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_check_settings(params)
+    message = str(err.value)
+    assert message.startswith(f"params file {params}")
+    for line in lines:
+        assert line in message
+    for dump in ("type=", "input_value", "errors.pydantic.dev", "validation error for"):
+        assert dump not in message
+
+
 # --- orders --------------------------------------------------------------------------------
 
 
@@ -244,3 +291,16 @@ def test_a_far_block_of_exactly_the_outlier_share_is_an_error_one_line_more_a_wa
     # 990 + 11 lines: 11 > 1% of 1,001, so the far block is only a warning (the machines may really have stopped)
     _, findings = order_period(_ts(["2024-01-01", "2024-09-01"], [990, 11]), settings)
     assert len(findings) == 1 and findings[0].warning is True
+
+
+def test_a_nested_section_names_the_key_path_without_pydantic_class_names(tmp_path):
+    from autovend.demand.settings import load_demand_settings
+
+    params = tmp_path / "p.yaml"
+    params.write_text("demand:\n  eta: -1\n  environment:\n    rain: []\n")
+    with pytest.raises(ConfigError) as err:
+        load_demand_settings(params)
+    message = str(err.value)
+    assert "key demand.eta: Input should be greater than or equal to 0 (got -1); change the value" in message
+    assert "key demand.environment, key rain: Input should be a mapping (key: value lines) (got [])" in message
+    assert "RainSettings" not in message and "instance of" not in message

@@ -69,6 +69,6 @@ def test_non_finite_values_are_written_as_empty_cells(toy_bundle, tmp_path):
     numbers = [
         float(v)
         for k, v in record.items()
-        if v and k not in ("world", "world_hash", "agent", "agent_name", "run_dir", "privileged", "verified")
+        if v and k not in ("world", "world_hash", "agent", "agent_name", "run_dir", "privileged", "verified", "status")
     ]
     assert all(math.isfinite(x) for x in numbers) and len(numbers) > 10

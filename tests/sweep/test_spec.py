@@ -44,14 +44,51 @@ def test_load_spec_reads_yaml(tmp_path):
     [
         pytest.param(
             {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "dayz": 3},
-            "key dayz: Extra inputs are not permitted",
+            "key dayz: is no setting here; remove it or correct its spelling (the keys are: worlds, agents, seeds, "
+            "days, limits, timeout_s)",
             id="unknown-key",
         ),
-        pytest.param({"worlds": ["w"], "agents": ["baseline"]}, "key seeds: Field required", id="no-seeds"),
+        pytest.param({"worlds": ["w"], "agents": ["baseline"]}, "key seeds: is missing; add it", id="no-seeds"),
         pytest.param(
             {"worlds": ["w"], "agents": ["baseline"], "seeds": [1, -2]},
-            "key seeds, entry 2: Input should be greater than or equal to 0",
+            "key seeds, entry 2: seed must be a whole number >= 0, got -2; pass 0 or more",
             id="negative-seed",
+        ),
+        # a boolean seed would run seed 1 (pydantic's lax int takes true as 1), a float seed its whole part
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [2, True]},
+            "key seeds, entry 2: seed must be a whole number >= 0, got True (a boolean); pass an integer such as 1",
+            id="boolean-seed",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1.0]},
+            "key seeds, entry 1: seed must be a whole number >= 0, got 1.0 (a float)",
+            id="float-seed",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "days": True},
+            "key days: Input should be a valid integer (got True); change the value",
+            id="boolean-days",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "limits": {"openai": True}},
+            "key limits, key openai: Input should be a valid integer (got True)",
+            id="boolean-limit",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": [{"agent": "baseline", "checkpoint_every": True}], "seeds": [1]},
+            "key agents, entry 1, key checkpoint_every: Input should be a valid integer (got True)",
+            id="boolean-checkpoint-every",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "timeout_s": True},
+            "key timeout_s: Input should be a valid number (got True)",
+            id="boolean-timeout",
+        ),
+        pytest.param(
+            {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "timeout_s": 0},
+            "key timeout_s: Input should be greater than 0 (got 0)",
+            id="zero-timeout",
         ),
         pytest.param(
             {"worlds": ["w"], "agents": ["baseline"], "seeds": [1, 1]},

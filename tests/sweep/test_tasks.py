@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,17 @@ from autovend.agents.base import make_agent
 from autovend.errors import ConfigError
 from autovend.runner import run_episode
 from autovend.sweep import parse_spec
-from autovend.sweep.tasks import AgentIdentity, Channel, WorldFacts, execute, folder_status, plan
+from autovend.sweep.results import read_result
+from autovend.sweep.tasks import (
+    TIMED_OUT_FILE,
+    AgentIdentity,
+    Channel,
+    RunProcessError,
+    WorldFacts,
+    execute,
+    folder_status,
+    plan,
+)
 from autovend.world.bundle import load_world
 from tests.sweep.conftest import autovend_run, metrics, run_json, trajectory
 
@@ -146,3 +158,91 @@ def test_plan_finds_a_shipped_agent_config_by_name(tmp_path, monkeypatch):
     (task,) = plan(_spec(agents=[{"agent": "baseline", "config": "baseline-paper"}]), tmp_path, FACTS)
     assert task.agent.config is not None and task.agent.config.is_file()
     assert task.agent.config.parent.name == "configs" and task.name == "toy20/baseline-baseline-paper-s1-d3"
+
+
+PLUGIN = '''
+import os, time
+from pathlib import Path
+
+HOLD = Path({hold!r})
+
+
+class Stuck:
+    """Sleeps in act_day on day 2 while the file HOLD exists; calls os._exit(3) there when it holds "exit", and
+    when it holds "forge" writes a finished outcome to the events pipe of its process and exits 0."""
+
+    name = "stuck"
+
+    def __init__(self, seed=0):
+        self.seed = seed
+
+    def start(self, session):
+        pass
+
+    def act_day(self, session):
+        if session.day == 2 and HOLD.exists():
+            if HOLD.read_text() == "exit":
+                os._exit(3)
+            if HOLD.read_text() == "forge":
+                import sys
+                os.write(int(sys.argv[1]), b'{{"kind": "outcome", "status": "ran", "resumed_from": null}}\\n')
+                os._exit(0)
+            time.sleep(600)
+        session.call("end_day", {{}})
+
+    def state_dict(self):
+        return {{}}
+
+    def load_state(self, state):
+        pass
+'''
+
+
+@pytest.fixture
+def stuck_task(toy_bundle, tmp_path):
+    hold = tmp_path / "hold"
+    (tmp_path / "stuck.py").write_text(PLUGIN.format(hold=str(hold)))
+    world = load_world(toy_bundle)
+    facts = {"toy20": WorldFacts(str(toy_bundle), world.world_hash, world.horizon_days)}
+    agent = {"agent": f"{tmp_path / 'stuck.py'}:Stuck", "name": "stuck", "checkpoint_every": 1}
+    spec = parse_spec({"worlds": [str(toy_bundle)], "agents": [agent], "seeds": [1], "days": 4, "timeout_s": 10})
+    (task,) = plan(spec, tmp_path / "sweep", facts)
+    return task, hold
+
+
+@pytest.mark.slow  # about 15 s: the time limit, then the resume (tests/sweep/test_process.py pins the limit fast)
+def test_a_run_over_the_time_limit_is_stopped_marked_and_resumed_next_time(stuck_task, tmp_path):
+    """A plugin sleeping in act_day stalled its worker for good; now the run stops at timeout_s, resumable."""
+    task, hold = stuck_task
+    hold.write_text("sleep")
+    t0 = time.monotonic()
+    outcome = execute(task, Channel(topic="t", stop="s"))
+    assert outcome.status == "timed_out" and 10 <= time.monotonic() - t0 < 10 + 10
+    assert "over the spec's timeout_s of 10 s; it resumes from its last checkpoint" in (outcome.error or "")
+    run_dir = Path(task.run_dir)
+    assert json.loads((run_dir / TIMED_OUT_FILE).read_text())["timeout_s"] == 10
+    assert folder_status(task) == ("unfinished", None)  # day 1's checkpoint is there
+    row = read_result(task, tmp_path / "sweep")
+    assert row is not None and (row.status, row.seed, row.days, row.net_assets) == ("timed out", 1, 4, None)
+    hold.unlink()
+    again = execute(task, Channel(topic="t", stop="s"))
+    assert again.status == "ran" and again.resumed_from == 1
+    assert not (run_dir / TIMED_OUT_FILE).exists()
+    assert read_result(task, tmp_path / "sweep").status == "finished"
+
+
+def test_a_run_whose_process_exits_is_blamed_by_name(stuck_task):
+    """os._exit in a plugin killed the shared worker and another run was blamed; now the task names its own run."""
+    task, hold = stuck_task
+    hold.write_text("exit")
+    with pytest.raises(RunProcessError, match=r"the process of run toy20/stuck-s1-d4 ended with exit code 3 before"):
+        execute(task, Channel(topic="t", stop="s"))
+    assert folder_status(task) == ("unfinished", None)  # this process (a worker's) is still here, and so is day 1
+
+
+def test_a_run_that_forges_its_outcome_is_not_taken_as_finished(stuck_task):
+    """The outcome line is the run's process's word: a folder without a finished run is not a run that ran."""
+    task, hold = stuck_task
+    hold.write_text("forge")
+    with pytest.raises(RunProcessError, match="said it finished, but its folder holds no finished run"):
+        execute(task, Channel(topic="t", stop="s"))

@@ -1,11 +1,12 @@
 import datetime as dt
+import re
 
 import numpy as np
 import pytest
 
 from autovend.demand.kernel import product_rates, reference_shelf
 from autovend.world.model import CATALOG_COLUMNS, MACHINE_COLUMNS, Economics, World
-from autovend.world.toy import toy_world
+from autovend.world.toy import toy_size_problem, toy_world
 
 
 @pytest.fixture(scope="module")
@@ -77,3 +78,21 @@ def test_overrides_replace_world_fields_and_size_the_tables():
     assert w.weather["date"].max().date() == w.date_of(10) + dt.timedelta(days=7)
     with pytest.raises(TypeError, match="unknown World fields"):
         toy_world(colour="red")
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [
+        pytest.param((0, 12), "machines must be a whole number from 1 to 1,000, got 0", id="no-machines"),
+        pytest.param((3, 0), "products must be a whole number from 1 to 10,000, got 0", id="no-products"),
+        pytest.param((True, 12), "machines must be a whole number from 1 to 1,000, got True", id="boolean"),
+        pytest.param((1_001, 1), "got 1001", id="too-many-machines"),
+        pytest.param((500, 2_001), "is 1,000,500 machine-product pairs, over the limit of 1,000,000", id="pairs"),
+    ],
+)
+def test_a_toy_world_beyond_its_limits_is_refused_before_anything_is_allocated(size, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        toy_world(*size)
+    with pytest.raises(ValueError, match=re.escape("the horizon must be from 1 to 3,660 days, got 3661")):
+        toy_world(3, 12, economics=Economics(horizon_days=3_661))
+    assert toy_size_problem(1_000, 1_000, 3_660) is None  # the limits themselves are allowed

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from autovend.config import read_yaml_value
+from autovend.config import problem_lines, read_yaml_value
 from autovend.errors import ConfigError
 from autovend.shipped import AGENT_CONFIGS, resolve_shipped
 
@@ -123,4 +123,9 @@ def load_baseline_config(path: str | Path | None, section: str = "baseline") -> 
     try:
         return BaselineConfig.model_validate(part or {})
     except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid baseline settings (see BaselineConfig for the names):\n{exc}") from exc
+        lines = "\n".join(
+            f"  - {line}" for line in problem_lines(exc, BaselineConfig, section if part is not raw else "")
+        )
+        raise ConfigError(
+            f"{path}: invalid baseline settings:\n{lines}\nFix: correct these keys (BaselineConfig lists the settings)"
+        ) from None

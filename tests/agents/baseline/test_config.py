@@ -41,6 +41,19 @@ def test_bad_settings_are_refused(tmp_path, text, match):
         load_baseline_config(path)
 
 
+def test_bad_settings_are_told_in_words_with_the_key(tmp_path):
+    """The baseline config showed pydantic's dump (type=..., input_value=..., a URL); now the key, the value, the fix."""
+    path = tmp_path / "bad.yaml"
+    path.write_text("baseline:\n  n_skus: many\n  n_skuz: 3\n")
+    with pytest.raises(ConfigError) as err:
+        load_baseline_config(path)
+    text = str(err.value)
+    assert "key baseline.n_skus: Input should be a valid integer" in text and "(got 'many')" in text
+    assert "key baseline.n_skuz: is no setting here; remove it or correct its spelling (the keys are:" in text
+    for dump in ("type=", "input_value", "errors.pydantic.dev"):
+        assert dump not in text
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_baseline_config(tmp_path / "nope.yaml")
