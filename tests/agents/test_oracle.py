@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -92,7 +93,9 @@ def test_the_oracle_beats_the_baseline_is_labelled_privileged_and_verifies(world
         "privileged reference policy: it reads the hidden demand model"
         in (tmp_path / "oracle" / "report.md").read_text()
     )
-    assert verify_run(tmp_path / "oracle").ok  # it acts through the tools only: its calls replay
+    # it acts through the tools only: its calls replay (on its world, vouched for: a copy kept outside the run folder)
+    shutil.copytree(tmp_path / "oracle" / "world", tmp_path / "kept")
+    assert verify_run(tmp_path / "oracle", world=tmp_path / "kept").ok
 
 
 def test_a_resumed_oracle_run_ends_as_an_uninterrupted_one(world, tmp_path):
