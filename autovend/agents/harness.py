@@ -9,6 +9,8 @@ fix when the agent
 - returns from `act_day` without ending its day;
 - calls `sys.exit` (or raises SystemExit): the run stops with a message instead of exiting quietly.
 
+The agent's code runs inside `autovend.env.boundary.agent_code(session)`: the boundary's accessors refuse it there.
+
 The run folder keeps its last checkpoint, so once the agent is fixed `--resume` continues the run.
 """
 

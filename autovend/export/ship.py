@@ -110,7 +110,8 @@ def read_oracle_run(run_dir: Path, world_hash: str) -> OracleRun:
     meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     if meta.get("agent_entry_point") != ORACLE_ENTRY_POINT or meta.get("privileged") is not True:
         raise ExportError(
-            f"{run_dir} is a run of {meta.get('agent')!r}, not of the oracle (autovend run --agent oracle)"
+            f"{run_dir} is a run of {meta.get('agent')!r} (code {meta.get('agent_entry_point')}), not of the oracle "
+            f"({ORACLE_ENTRY_POINT}, privileged: autovend run --agent oracle)"
         )
     daily = pd.read_csv(run_dir / "daily.csv")
     hold = float(meta["start_cash"]) - float(daily["daily_fee"].sum())
