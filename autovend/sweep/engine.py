@@ -19,7 +19,8 @@ Dask variable tells the tasks that have not started to return without running an
 are not submitted; runs under way finish.
 
 At the end results.csv, paired.csv, leaderboard.md and leaderboard.html are written from the run folders
-of every finished run of the spec (each run re-checked by `autovend verify` on its worker: `verified`).
+of every finished run of the spec (each run re-checked by `autovend verify` on its worker, or here for a run
+finished before this sweep started that it has no holding record of, e.g. one copied in: `verified`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from autovend.sweep.tasks import (
     execute,
     folder_status,
     plan,
+    verify_once,
 )
 
 DEFAULT_RETRIES = 2
@@ -451,6 +453,9 @@ def run_sweep(
                 retries=retries,
                 on_update=on_update,
             )
+    for task in sweep.tasks:  # runs finished before (or copied in) were not submitted: replay them here if need be
+        if sweep.states[task.name] == "finished":
+            verify_once(task)  # nothing when this sweep's record of its replay still holds
     rows, missing = collect(sweep, out)
     out.mkdir(parents=True, exist_ok=True)
     results = write_results(rows, out, standing_cells(rows))
