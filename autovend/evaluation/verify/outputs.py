@@ -147,10 +147,10 @@ def _llm_usage(run_dir: Path, usage: dict[str, Any], cost: Any, notes: list[str]
     discarded = usage.get("discarded")
     for key in USAGE_KEYS:
         want = kept[key] + dropped[key]
-        if usage.get(key) != want:
+        if not same(usage.get(key), want):
             why = f"recorded {usage.get(key)}, the model responses in {LLM_LOG} (and {LLM_DISCARDED}) sum to {want}"
             return Difference(RUN_FILE, f"token_usage.{key}", usage.get(key), want, why=why)
-        if not isinstance(discarded, dict) or discarded.get(key) != dropped[key]:
+        if not isinstance(discarded, dict) or not same(discarded.get(key), dropped[key]):
             got = discarded.get(key) if isinstance(discarded, dict) else discarded
             return Difference(RUN_FILE, f"token_usage.discarded.{key}", got, dropped[key])
     prices = usage.get("price_usd_per_million")

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from autovend.agents.harness import HarnessSession, agent_step
-from autovend.errors import AgentError
 from autovend.evaluation.runsave import RUN_FILE, TRAJECTORY_FILE
 from autovend.evaluation.verify.diff import Difference, first_difference, same, show
 from autovend.evaluation.verify.folder import NOT_RECORDED, Line
@@ -204,7 +203,7 @@ def replay_agent(session: CheckedSession, agent: Any, entry_point: str) -> Diffe
             agent_step(agent, session, "act_day")
     except Diverged as d:
         return d.difference
-    except (AgentError, Exception) as exc:  # noqa: BLE001 - any failure of the agent is a difference here
+    except Exception as exc:  # noqa: BLE001 - any failure of the agent (AgentError included) is a difference here
         line = checker.lines[min(checker.index, len(checker.lines) - 1)] if checker.lines else None
         why = f"the {entry_point} agent could not act as recorded: {type(exc).__name__}: {exc}"
         return Difference(TRAJECTORY_FILE, "the agent", None, None, line=line.number if line else None, why=why)

@@ -113,15 +113,14 @@ def _replay_and_compare(
         return steps.done(diff)
     out.mkdir(parents=True)
     session = CheckedSession(world, seed=meta["seed"], trajectory_path=out / TRAJECTORY_FILE)
+    session.checker = checker = Checker(lines, out / TRAJECTORY_FILE)
     try:
-        session.checker = checker = Checker(lines, out / TRAJECTORY_FILE)
         diff = _header(header, checker.header)
         if diff is None and agent is not None:
             steps.checked.append(f"{TRAJECTORY_FILE}: each call is the one {meta['agent_entry_point']} makes")
             diff = replay_agent(session, agent, str(meta["agent_entry_point"]))
         elif diff is None:
             diff = replay_calls(session)
-        checker.close()
         steps.checked.append(f"{TRAJECTORY_FILE}: every line (seq, day, tool, arguments, ok, result, error)")
         _count_notes(steps, checker)
         if diff is not None:
@@ -129,6 +128,7 @@ def _replay_and_compare(
         save_run_data(session, out, {k: meta[k] for k in CALLER_KEYS if k in meta})
         again = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
     finally:
+        checker.close()
         session.close()
     for check, label in (
         (lambda: compare_run_json(meta, again, lines), f"{RUN_FILE}: figures, call counts, wall time"),

@@ -132,7 +132,10 @@ TAMPERS: tuple[Tamper, ...] = (
     Tamper("key-twice-in-a-line", _lines(_key_twice), "trajectory.jsonl", "JSON"),
     Tamper(
         "records-row-deleted",
-        _sql("records.sqlite", "DELETE FROM daily_costs WHERE rowid = (SELECT min(rowid) + 1 FROM daily_costs)"),
+        _sql(
+            "records.sqlite",
+            "DELETE FROM daily_costs WHERE rowid = (SELECT rowid FROM daily_costs ORDER BY rowid LIMIT 1 OFFSET 1)",
+        ),
         "records.sqlite",
         "",
     ),
@@ -147,7 +150,10 @@ TAMPERS: tuple[Tamper, ...] = (
     ),
     Tamper(
         "hidden-row-deleted",
-        _sql("hidden.sqlite", "DELETE FROM demand WHERE rowid = (SELECT min(rowid) + 2 FROM demand)"),
+        _sql(
+            "hidden.sqlite",
+            "DELETE FROM demand WHERE rowid = (SELECT rowid FROM demand ORDER BY rowid LIMIT 1 OFFSET 1)",
+        ),
         "hidden.sqlite",
         "",
     ),

@@ -2,10 +2,11 @@
 
 The generator (tamper.py) changes a copy of a finished run once per class of tampering; verify must fail on each
 and name the file (and the field) that differs. A small run made by `autovend run` (3 machines, 12 products,
-6 days) takes every class in the fast suite; the runs the doors fixture makes over MCP (stdio) and in the web
-console take them too (slow: the fixture plays seven runs). An oracle run relabelled as another agent, and runs
-that claim to be the oracle's, fail as well; a call removed with the calls after it renumbered fails for an agent
-verify can run again (the baseline), and cannot fail for one it cannot (see docs/agents.md).
+6 days) takes every class in the fast suite; the runs the doors fixture makes over MCP (stdio and HTTP), in the web
+console and by the LLM agent (tokens and cost against its transcript) take them too (slow: the fixture plays seven
+runs). An oracle run relabelled as another agent, and runs that claim to be the oracle's, fail as well; a call
+removed with the calls after it renumbered fails for an agent verify can run again (the baseline), and cannot fail
+for one it cannot (see docs/agents.md).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def test_rows_deleted_or_tripled_name_the_table_row_and_column(small, tmp_path):
     assert tripled.field.startswith("units (row day=")
     hidden = found["hidden-demand-tripled"]
     assert hidden is not None and hidden.table == "demand" and hidden.recorded == 3 * hidden.replayed
-    assert found["hidden-row-deleted"] is not None and found["hidden-row-deleted"].row == 3
+    assert found["hidden-row-deleted"] is not None and found["hidden-row-deleted"].row == 2
 
 
 def test_an_oracle_run_relabelled_as_another_agent_fails(small, tmp_path):
@@ -148,8 +149,8 @@ def test_a_run_saved_without_its_report_on_purpose_verifies_and_one_that_lost_it
     assert diff is not None and (diff.where, diff.field) == ("metrics.json", "file")
 
 
-@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s); then 22 tampers on each of two runs
-@pytest.mark.parametrize("door", ["mcp", "console"])
-def test_every_tampering_of_an_mcp_or_console_run_fails(doors, tmp_path, door):
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s); then 22 tampers on each of four runs
+@pytest.mark.parametrize("door", ["mcp", "http", "console", "llm"])
+def test_every_tampering_of_an_mcp_console_or_llm_run_fails(doors, tmp_path, door):
     for tamper, run in tampered(doors[door], tmp_path):
         _check(tamper, verify_run(run))
