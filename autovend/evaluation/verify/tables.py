@@ -73,13 +73,14 @@ def _compare_databases(name: str, a: sqlite3.Connection, b: sqlite3.Connection) 
     want = _schema(b)
     have = _schema(a)
     if have != want:
-        for i in range(max(len(have), len(want))):
-            x = have[i] if i < len(have) else None
-            y = want[i] if i < len(want) else None
-            if x != y:
-                what = f"{(x or y)[0]} {(x or y)[1]}"  # type: ignore[index]
-                return Difference(name, "schema", _entry(x), _entry(y), why=f"the schema differs at {what}: recorded "
-                                  f"{_entry(x)}, replayed {_entry(y)}")  # fmt: skip
+        extra = [e for e in have if e not in want]
+        lost = [e for e in want if e not in have]
+        if extra:
+            return Difference(name, "schema", _entry(extra[0]), None, why=f"it holds {_entry(extra[0])}, which the "
+                              "replay's does not")  # fmt: skip
+        if lost:
+            return Difference(name, "schema", None, _entry(lost[0]), why=f"it lacks {_entry(lost[0])}")
+        return Difference(name, "schema", None, None, why="its schema lists the same entries in another way")
     for kind, table, _, _ in want:
         if kind == "table":
             diff = _compare_table(name, table, a, b)

@@ -7,9 +7,9 @@ class of issue [R2]'s "Tampering that verifies OK" list is here, and more:
 - run.json: a seed that is no integer, the call counters, the wall time (below the tools' own), the tokens, the
   cost, a run that claims to be the oracle's;
 - trajectory.jsonl: a read-only call removed with run.json's counters adjusted (a gap in seq), a seq repeated, a
-  line that is a JSON list, a line cut short, a line with a key twice;
-- records.sqlite and hidden.sqlite: a row deleted, units tripled, the file removed;
-- daily.csv edited; metrics.json removed, edited, or with a key twice; report.md and report.html edited.
+  line that is a JSON list, the last line cut short, a line with a key twice;
+- records.sqlite and hidden.sqlite: a row deleted, units tripled, a table added, the file removed;
+- daily.csv edited; metrics.json removed, edited, with NaN or with a key twice; report.md and report.html edited.
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ def _lines(edit: Callable[[list[str]], list[str]]) -> Callable[[Path], None]:
     return apply
 
 
-def _sql(name: str, statement: str) -> Callable[[Path], None]:
+def _sql(name: str, statement: str, rows: int = 1) -> Callable[[Path], None]:
     def apply(run: Path) -> None:
         conn = sqlite3.connect(run / name)
         try:
-            assert conn.execute(statement).rowcount == 1, statement  # the tamper changed exactly one row
+            assert conn.execute(statement).rowcount == rows, statement  # the tamper changed exactly one row
             conn.commit()
         finally:
             conn.close()
@@ -66,11 +66,15 @@ def _remove(name: str) -> Callable[[Path], None]:
     return lambda run: (run / name).unlink()
 
 
-def _edit_text(name: str, old: str, new: str) -> Callable[[Path], None]:
+def _edit_text(name: str, old: str, new: str, last: bool = False) -> Callable[[Path], None]:
     def apply(run: Path) -> None:
         text = (run / name).read_text()
         assert old in text, (name, old)
-        (run / name).write_text(text.replace(old, new, 1))
+        if last:
+            i = text.rindex(old)
+            (run / name).write_text(text[:i] + new + text[i + len(old) :])
+        else:
+            (run / name).write_text(text.replace(old, new, 1))
 
     return apply
 
@@ -129,6 +133,7 @@ TAMPERS: tuple[Tamper, ...] = (
     Tamper("line-removed-counts-adjusted", _drop_read_call, "trajectory.jsonl", "seq"),
     Tamper("seq-repeated", _lines(_repeat_seq), "trajectory.jsonl", "seq"),
     Tamper("line-is-a-list", _lines(lambda ls: [*ls[:2], "[1, 2]", *ls[3:]]), "trajectory.jsonl", "JSON"),
+    Tamper("last-line-cut-short", _edit_text("trajectory.jsonl", "}\n", "}", last=True), "trajectory.jsonl", "file"),
     Tamper("key-twice-in-a-line", _lines(_key_twice), "trajectory.jsonl", "JSON"),
     Tamper(
         "records-row-deleted",
@@ -166,10 +171,16 @@ TAMPERS: tuple[Tamper, ...] = (
         "hidden.sqlite",
         "demand",
     ),
+    Tamper(
+        "records-table-added", _sql("records.sqlite", "CREATE TABLE extra (x)", rows=-1), "records.sqlite", "schema"
+    ),
     Tamper("records-missing", _remove("records.sqlite"), "records.sqlite", "file"),
     Tamper("hidden-missing", _remove("hidden.sqlite"), "hidden.sqlite", "file"),
     Tamper("daily-edited", _edit_text("daily.csv", "\n1,", "\n1 ,"), "daily.csv", ""),
     Tamper("metrics-deleted", _remove("metrics.json"), "metrics.json", "file"),
+    Tamper(
+        "metrics-nan", _edit_text("metrics.json", '"waste_rate": ', '"waste_rate": NaN, "x": '), "metrics.json", "JSON"
+    ),
     Tamper("metrics-key-twice", _edit_text("metrics.json", "{", '{\n  "net_assets": 1.0,'), "metrics.json", "JSON"),
     Tamper(
         "metrics-edited", _edit_text("metrics.json", '"waste_rate": ', '"waste_rate": 0.5, "x": '), "metrics.json", ""

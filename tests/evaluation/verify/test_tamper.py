@@ -149,8 +149,20 @@ def test_a_run_saved_without_its_report_on_purpose_verifies_and_one_that_lost_it
     assert diff is not None and (diff.where, diff.field) == ("metrics.json", "file")
 
 
-@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s); then 22 tampers on each of four runs
+@pytest.mark.slow  # the doors fixture plays seven runs (about 20 s); then 25 tampers on each of four runs
 @pytest.mark.parametrize("door", ["mcp", "http", "console", "llm"])
 def test_every_tampering_of_an_mcp_console_or_llm_run_fails(doors, tmp_path, door):
     for tamper, run in tampered(doors[door], tmp_path):
         _check(tamper, verify_run(run))
+
+
+def test_a_baseline_run_with_another_config_fails_where_the_baseline_would_act_otherwise(small, tmp_path):
+    for name, value, where, field in (("order-lot", 12, "trajectory.jsonl", "the call"), ("junk", "x", "run.json", "")):
+        run = tmp_path / name
+        shutil.copytree(small["baseline"], run)
+        meta = json.loads((run / "run.json").read_text())
+        meta["agent_config"]["order_lot"] = value
+        (run / "run.json").write_text(json.dumps(meta, indent=2))
+        diff = verify_run(run).difference
+        assert diff is not None and (diff.where, diff.field) == (where, field or "agent_config"), diff
+    assert "agent_config.order_lot: Input should be a valid integer" in str(diff.why)  # in words, no pydantic dump
