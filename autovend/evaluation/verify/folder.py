@@ -26,6 +26,8 @@ HEADER_KEYS = ("kind", "autovend_version", "world", "seed", "horizon_days", "day
 NOT_RECORDED = "<not recorded"  # how the trajectory notes arguments it could not hold (autovend.env.episode)
 _WALL_TAIL = re.compile(r'^,"wall_ms":(0|[1-9]\d*)(\.\d+)?(e[+-]?\d+)?\}$')
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# an unknown tool's name over MAX_TOOL_NAME_RECORDED characters, as the trajectory keeps it (tools.schemas.clip)
+_CLIPPED = re.compile(r"^(.{200})\.\.\. \(([\d,]{3,9}) characters\)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,18 @@ class Line:
     def day(self) -> int:
         """The day the call was made on."""
         return int(self.rec["day"])
+
+    @property
+    def called(self) -> str:
+        """The tool name to call again (an unknown name too long to record: its kept start, padded to its length).
+
+        The trajectory keeps such a name as its first 200 characters and its length; the tools answer any name of
+        that beginning and length alike, so the replay writes the same line.
+        """
+        found = _CLIPPED.match(self.tool)
+        if found is None:
+            return self.tool
+        return found.group(1) + "?" * (int(found.group(2).replace(",", "")) - len(found.group(1)))
 
     @property
     def unrecorded(self) -> bool:

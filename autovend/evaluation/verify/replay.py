@@ -187,7 +187,7 @@ def replay_calls(session: CheckedSession) -> Difference | None:
     checker = session.checker
     try:
         for line in checker.lines:
-            session.call(line.tool, line.rec["arguments"])
+            session.call(line.called, line.rec["arguments"])
     except Diverged as d:
         return d.difference
     return checker.first

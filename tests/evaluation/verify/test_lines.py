@@ -1,7 +1,7 @@
 """Every field of every trajectory line is compared with the record: refused calls, their error text, and siblings.
 
 A 2-day run of an agent that makes refused calls (an unknown product, an unknown tool, a negative quantity,
-arguments too large to record) is saved by the runner; then one field of one line is changed. Verify must fail
+arguments too large to record, a tool name too long to record) is saved by the runner; then one field of one line is changed. Verify must fail
 naming that line and that field, the error text of a refused call included (the planted bug of issue [R2]: the
 error taken from the replayed result instead of the recorded line let an edited message through).
 """
@@ -25,7 +25,7 @@ HUGE = "x" * 140_000  # over the 131,072 characters a call's arguments may take:
 
 
 class Refuser:
-    """Makes one good call and four refused ones a day, then ends the day."""
+    """Makes one good call and five refused ones a day, then ends the day."""
 
     name = "refuser"
 
@@ -38,6 +38,7 @@ class Refuser:
         session.call("no_such_tool", {})
         session.call("place_order", {"items": [{"sku_id": "SKU0001", "qty": -1}]})
         session.call("write_memory", {"text": HUGE})
+        session.call("y" * 1000, {})  # an unknown tool whose name is too long to record whole
         session.call("end_day", {})
 
     def state_dict(self) -> dict[str, Any]:
@@ -70,8 +71,9 @@ def _write(run: Path, records: list[dict[str, Any]]) -> None:
 
 def test_the_run_holds_refused_calls_and_verifies(refused):
     records = _lines(refused)[1:]
-    assert [r["ok"] for r in records[:6]] == [True, True, False, False, False, True]
+    assert [r["ok"] for r in records[:7]] == [True, True, False, False, False, False, True]
     assert records[4]["arguments"].startswith("<not recorded: ")
+    assert records[5]["tool"] == "y" * 200 + "... (1,000 characters)"  # called again as 1,000 characters
     result = verify_run(refused)
     assert result.ok, result.difference
     assert any("2 refused calls had arguments too large to record" in note for note in result.notes)
