@@ -77,3 +77,7 @@ class AgentError(AutoVendError):
 
 class RunFolderBusyError(RunFolderError):
     """Another process is writing the run folder: wait for it to end (or stop it), then run again."""
+
+
+class PrivilegeError(AutoVendError, PermissionError):
+    """Agent code asked for the hidden state of an episode (`autovend.env.boundary`): act through the tools only."""

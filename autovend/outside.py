@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autovend.env.boundary import episode_of
+from autovend.env.boundary import _episode
 from autovend.errors import AutoVendError
 from autovend.runner import RunSummary, run_episode
 from autovend.session import ToolSession
@@ -106,7 +106,7 @@ class OutsideAgent:
             job = self.inbox.get()
             if job is _STOP:
                 raise Stopped
-            settled = episode_of(session).settled_days
+            settled = _episode(session).settled_days
             try:
                 value = job.run(session)
             except BaseException as exc:  # noqa: BLE001 - the caller gets the error
@@ -114,7 +114,7 @@ class OutsideAgent:
                 if self.stop_on_error:
                     raise
                 continue
-            episode = episode_of(session)
+            episode = _episode(session)
             if episode.settled_days == settled:
                 job.answer.set_result(value)
                 continue

@@ -32,7 +32,10 @@ One process at a time writes a run folder: `run_episode` holds its lock (`autove
 first look at the folder to the end, so a second `--resume` (or a console, or a sweep worker) on a folder
 still being written stops at once, naming the process that writes it. The agent is held to its protocol
 (`autovend.agents.harness`): an `act_day` that does not end its day, ends two, or calls `sys.exit` stops
-the run with an `AgentError`; the folder keeps its last checkpoint.
+the run with an `AgentError`; the folder keeps its last checkpoint. Every piece of the agent's code runs inside
+`autovend.env.boundary.agent_code`, where the boundary's accessors refuse; the oracle is handed the world by its
+class's identity (`autovend.agents.identity.grant_hidden`). run.json records the agent's code identity
+(`agent_entry_point`) and `"privileged": true` for the oracle's class only, never for a name.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from autovend import __version__
 from autovend.agents.harness import HarnessSession, agent_step, settled_days
+from autovend.agents.identity import entry_point, grant_hidden, is_privileged
 from autovend.checkpoints import (
     CHECKPOINT_DIR,
     CHECKPOINT_FILE,
@@ -61,7 +65,7 @@ from autovend.checkpoints import (
     read_checkpoint,
     write_checkpoint,
 )
-from autovend.env.boundary import episode_of
+from autovend.env.boundary import agent_code, episode_of
 from autovend.errors import CheckpointError, OutputExistsError, RunFolderError
 from autovend.provenance import Provenance, current_provenance, provenance_differences
 from autovend.rundir import default_run_dir
@@ -248,7 +252,9 @@ def run_episode(
                 sess_file = Path(tmp) / "session.ckpt"
                 sess_file.write_bytes(payload["session"])
                 session = HarnessSession.load(sess_file, world, trajectory_path=traj_path)
-            agent.load_state(agent_state(payload, agent, start_from))
+            state = agent_state(payload, agent, start_from)
+            with agent_code(session):  # the agent's own code: the boundary's accessors refuse in it
+                agent.load_state(state)
             previous_wall = float(payload.get("wall_time_s", 0.0))
             resumed_from = int(payload["day"])
             provenance, changes = _resumed_provenance(payload, run_dir)
@@ -256,6 +262,7 @@ def run_episode(
             traj_path.unlink(missing_ok=True)
             session = HarnessSession(world, seed=seed, trajectory_path=traj_path)
             provenance, changes = current_provenance().to_json(), []
+        grant_hidden(agent, world)  # the oracle, by its class's identity: the one agent given the hidden model
         checkpointer = Checkpointer(ckpt_path, checkpoint)
         t0 = time.perf_counter()
         identity = {"agent": agent.name, "seed": int(seed), "world_name": world.name, "world_hash": world.world_hash}
@@ -278,10 +285,13 @@ def run_episode(
                 # snapshot of this moment, so the run itself pays neither the copy nor the pickling
                 if day % checkpoint_every == 0:
                     if checkpointer.mode != "off" and checkpointer.written + checkpointer.skipped == 0:
-                        check_plain_state(agent)  # once, here: a state a resume could not read fails now
+                        with agent_code(session):
+                            check_plain_state(agent)  # once, here: a state a resume could not read fails now
 
                     def write(path: Path, mt: dict[str, Any] = meta) -> None:
-                        write_checkpoint(path, session, agent.state_dict(), mt)
+                        with agent_code(session):
+                            state = agent.state_dict()
+                        write_checkpoint(path, session, state, mt)
 
                     checkpointer.save(day, write)
                 if progress is not None:
@@ -293,13 +303,15 @@ def run_episode(
             meta = {
                 "agent": agent.name,
                 "agent_config": _agent_config(agent),
-                **({"privileged": True} if getattr(agent, "privileged", False) is True else {}),  # the oracle
+                "agent_entry_point": entry_point(agent),
+                **({"privileged": True} if is_privileged(agent) else {}),  # the oracle's own class, never a name
                 "world_path": None if world_path is None else str(world_path),
                 "token_usage": usage,
                 "api_cost_usd": cost,
                 "wall_time_s": round(wall, 3),
                 "days_requested": days,
                 "resumed_from_day": resumed_from,
+                "evaluated": bool(evaluate),
                 **record,
                 "checkpoints": {
                     "mode": checkpointer.mode,

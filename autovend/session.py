@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from autovend.env.boundary import seal, sealed
+from autovend.env.boundary import _record, seal
 from autovend.env.environment import VendingEnv
 from autovend.env.types import Rules
 from autovend.tools.result import ToolResult
@@ -53,7 +53,7 @@ class ToolSession:
 
     def _attach(self, env: VendingEnv) -> None:
         self._env = env
-        seal(self, sealed(env))  # the harness finds the episode from the session as from its env
+        seal(self, _record(env))  # the harness finds the episode from the session as from its env
 
     # ------------------------------------------------------------------ calling tools
 

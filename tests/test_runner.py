@@ -93,7 +93,7 @@ def assert_same_run(a: Path, b: Path) -> None:
     assert calls(a) == calls(b)
     ma, mb = (json.loads((d / "run.json").read_text()) for d in (a, b))
     for m in (ma, mb):
-        for key in ("wall_time_s", "resumed_from_day", "checkpoints"):
+        for key in ("wall_time_s", "resumed_from_day", "checkpoints", "evaluated"):  # evaluated: with a report or not
             m.pop(key)
     assert ma == mb
 

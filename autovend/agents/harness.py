@@ -9,6 +9,8 @@ fix when the agent
 - returns from `act_day` without ending its day;
 - calls `sys.exit` (or raises SystemExit): the run stops with a message instead of exiting quietly.
 
+The agent's code runs inside `autovend.env.boundary.agent_code(session)`: the boundary's accessors refuse it there.
+
 The run folder keeps its last checkpoint, so once the agent is fixed `--resume` continues the run.
 """
 
@@ -18,7 +20,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from autovend.env.boundary import episode_of
+from autovend.env.boundary import _episode, agent_code
 from autovend.errors import AgentError
 from autovend.session import ToolResult, ToolSession
 
@@ -89,8 +91,8 @@ class HarnessSession(ToolSession):
 
 
 def settled_days(session: ToolSession) -> int:
-    """Days settled so far."""
-    return episode_of(session).settled_days
+    """Days settled so far (read by the harness also while the agent's code runs: the tools' own access)."""
+    return _episode(session).settled_days
 
 
 def agent_step(agent: Agent, session: HarnessSession, step: Literal["start", "act_day"]) -> None:
@@ -99,7 +101,8 @@ def agent_step(agent: Agent, session: HarnessSession, step: Literal["start", "ac
     allowed = 1 if step == "act_day" else 0
     session.begin(step, before + allowed)
     try:
-        (agent.act_day if step == "act_day" else agent.start)(session)
+        with agent_code(session):
+            (agent.act_day if step == "act_day" else agent.start)(session)
     except SystemExit as exc:
         raise AgentError(
             f"agent {agent.name!r} called sys.exit({exc.code!r}) in {step}() on day {before + 1}; an agent returns "

@@ -20,11 +20,14 @@ def verify_cmd(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per run instead of text."),
 ) -> None:
-    """Replay each run's tool calls on its world and seed; exit 0 when results, daily figures and metrics are equal.
+    """Re-derive each run from its world, seed and calls; exit 0 when every file of its folder is what it gives.
 
-    The world is found by the hash run.json records. Nothing is run but the simulator: an LLM run's model is
-    not called. Exit 1 names the first difference (file, day, call and field); a run whose world is not
-    installed is refused (exit 2) with the world hash it needs.
+    The world is found by the hash run.json records (never in the run folder). The replay compares every
+    trajectory line, run.json's figures, counts, privilege, tokens and cost, records.sqlite and hidden.sqlite row by
+    row, daily.csv, and metrics.json, report.md and report.html regenerated; a shipped agent (baseline, oracle,
+    hold) is run again and must make the recorded calls. An LLM run's model is not called. Exit 1 names the first
+    difference (file, line, day, call, table, row and field); a folder that holds no finished run, or whose world
+    is not installed, is refused (exit 2) with what it needs.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -43,7 +46,7 @@ def verify_cmd(
             f"{run_dir}: {result.calls:,} calls, {result.days} days, seed {result.seed}, world {result.world_hash[:12]}"
         )
         if result.ok:
-            console.print(f"[green]verified[/] {escape(what)}: trajectory results, daily.csv and metrics.json equal")
+            console.print(f"[green]verified[/] {escape(what)}: {len(result.checked)} checks, every file equal")
         else:
             assert result.difference is not None
             console.print(

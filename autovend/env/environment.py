@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from autovend.env.boundary import Sealed, episode_of, seal, sealed
+from autovend.env.boundary import Sealed, _episode, _record, seal
 from autovend.env.episode import Episode
 from autovend.env.types import DayStep, Observation, Rules
 from autovend.rng import run_seed
@@ -64,7 +64,7 @@ class VendingEnv:
         of this episode (appended to if it exists). The previous episode, if any, is closed.
         """
         self.begin(seed, notebook=notebook, trajectory_path=trajectory_path)
-        return episode_of(self).observation()
+        return _episode(self).observation()
 
     def begin(self, seed: int = 0, *, notebook: str = "", trajectory_path: str | Path | None = None) -> None:
         """`reset` without building day 1's report (a tool session reads it only when asked).
@@ -86,7 +86,7 @@ class VendingEnv:
                     f"notebook holds a lone UTF-16 surrogate (U+{ord(notebook[exc.start]):04X}) at character "
                     f"{exc.start + 1:,}: it is no Unicode text; pass valid Unicode text"
                 ) from None
-        record = sealed(self)
+        record = _record(self)
         if record.episode is not None:
             record.episode.close()
             record.episode = None
@@ -107,14 +107,14 @@ class VendingEnv:
         env = cls(w, days=days)
         episode = Episode.load(path, w, trajectory_path)
         env._sql_time_limit_s = episode.ctx.sql.time_limit_s
-        sealed(env).episode = episode
+        _record(env).episode = episode
         return env
 
     # ------------------------------------------------------------------ acting
 
     def call(self, tool: str, args: Mapping[str, Any] | None = None) -> ToolResult:
         """Run one of the 18 tools with JSON-like `args` (None = {}); bad input gives an error result."""
-        episode = episode_of(self)
+        episode = _episode(self)
         if self._truncated(episode):
             error = (
                 f"this environment was set to {self._days} days and they are settled; "
@@ -128,7 +128,7 @@ class VendingEnv:
 
         See `Episode.call_if_kept`; a server uses it to answer such calls without a worker thread.
         """
-        episode = episode_of(self)
+        episode = _episode(self)
         if self._truncated(episode):
             return None
         return episode.call_if_kept(tool, args)
@@ -146,7 +146,7 @@ class VendingEnv:
 
     def day_step(self, result: ToolResult) -> DayStep:
         """The `DayStep` of an end_day call's result (`call("end_day", ...)`): see `end_day`."""
-        episode = episode_of(self)
+        episode = _episode(self)
         if result.ok:
             settled = result.content["settled"]
             reward, info = float(settled["net"]), {"settled": settled}
@@ -163,24 +163,24 @@ class VendingEnv:
 
     def observation(self) -> Observation:
         """The current day's report (after the episode: the closing state)."""
-        return episode_of(self).observation()
+        return _episode(self).observation()
 
     def daily_prompt(self) -> str:
         """Today's user prompt for a language model (header, report, reminder), or the closing line."""
-        return episode_of(self).daily_prompt()
+        return _episode(self).daily_prompt()
 
     def system_prompt(self) -> str:
         """The fixed system prompt of this world (no episode needed)."""
-        return system_prompt(sealed(self).world)
+        return system_prompt(_record(self).world)
 
     def tools(self) -> list[dict[str, Any]]:
         """The 18 tools: name, kind (remote, physical, memory), description and input JSON schema."""
-        world = sealed(self).world
+        world = _record(self).world
         return tool_listing(tool_facts(prompt_facts(world)), world.economics.memory_limit_chars)
 
     def rules(self) -> Rules:
         """The operating rules the system prompt states (prices band, fees, rent, lead time, horizon, ...)."""
-        return Rules.of(sealed(self).world)
+        return Rules.of(_record(self).world)
 
     # ------------------------------------------------------------------ state
 
@@ -192,42 +192,42 @@ class VendingEnv:
     @property
     def day(self) -> int:
         """The current simulation day (the last day once the episode is over)."""
-        return episode_of(self).sim.day
+        return _episode(self).sim.day
 
     @property
     def terminated(self) -> bool:
         """True once the last day of the world's horizon is settled."""
-        return episode_of(self).sim.done
+        return _episode(self).sim.done
 
     @property
     def truncated(self) -> bool:
         """True once the env's `days` are settled before the horizon."""
-        return self._truncated(episode_of(self))
+        return self._truncated(_episode(self))
 
     @property
     def done(self) -> bool:
         """True when no more days can be played (terminated or truncated)."""
-        episode = episode_of(self)
+        episode = _episode(self)
         return episode.sim.done or self._truncated(episode)
 
     @property
     def notebook(self) -> str:
         """The agent's notebook (changed only through write_memory)."""
-        return episode_of(self).notebook
+        return _episode(self).notebook
 
     @property
     def counters(self) -> dict[str, Any]:
         """Calls made so far in this episode: total (`seq`), errors, and by tool."""
-        return episode_of(self).counters
+        return _episode(self).counters
 
     @property
     def trajectory_path(self) -> Path | None:
         """The episode's JSONL trajectory file, if any."""
-        return episode_of(self).trajectory_path
+        return _episode(self).trajectory_path
 
     def close(self) -> None:
         """Close the episode's trajectory file and SQL sandbox (the harness can still read its results)."""
-        episode = sealed(self).episode
+        episode = _record(self).episode
         if episode is not None:
             episode.close()
 

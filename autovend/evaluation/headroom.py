@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autovend.agents.identity import ORACLE_ENTRY_POINT
+from autovend.world.model import World
+
 if TYPE_CHECKING:
     from autovend.evaluation.rundata import RunData
-    from autovend.world.model import World
 
 REFERENCES_KEY = "references"  # the world manifest's entry (`autovend.export.ship`)
 ORACLE = "oracle"
@@ -91,7 +93,7 @@ def oracle_series(runs: Iterable[tuple[Mapping[str, Any], list[float]]]) -> dict
     """(world hash, seed) -> daily net assets of the oracle runs among `runs` (run.json, daily net assets)."""
     out = {}
     for meta, daily in runs:
-        if meta.get("agent") == ORACLE and meta.get("privileged"):
+        if meta.get("agent_entry_point") == ORACLE_ENTRY_POINT and meta.get("privileged") is True:
             out[(str(meta.get("world_hash") or ""), int(meta.get("seed", 0)))] = list(daily)
     return out
 
@@ -131,10 +133,12 @@ def run_reference(run: RunData) -> Reference | None:
 def compute_reference(world: World, seed: int, days: int) -> Reference:
     """Run the oracle for `days` days in memory (no folder, no trajectory) and return the reference."""
     from autovend.agents.harness import HarnessSession, agent_step, settled_days
+    from autovend.agents.identity import grant_hidden
     from autovend.agents.oracle import OracleAgent
     from autovend.env.boundary import simulator_of
 
     agent = OracleAgent(seed=seed)
+    grant_hidden(agent, world)
     session = HarnessSession(world, seed=seed)
     try:
         agent_step(agent, session, "start")

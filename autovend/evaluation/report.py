@@ -161,6 +161,26 @@ def _example(x: dict[str, Any]) -> str:
     return "day " + str(x.get("day")) + ": " + ", ".join(f"{k}={v}" for k, v in x.items() if k != "day")
 
 
+def run_output_texts(run: RunData, settings: EvalSettings | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The metrics of `run` and the texts of metrics.json, report.md and report.html that `write_run_outputs` writes.
+
+    `autovend verify` regenerates them from the replayed run and compares them with the folder's.
+    """
+    from autovend.evaluation.htmlreport import run_html
+    from autovend.evaluation.htmlreport.scorecard import NormalisedScore
+
+    metrics = compute_metrics(run, settings)
+    ref = run_reference(run)
+    score = None if ref is None else ref.score(run.final_net_assets)
+    normalised = None if ref is None or score is None else NormalisedScore(score, ref.hold, ref.oracle)
+    texts = {
+        METRICS_FILE: json.dumps(metrics, indent=2, ensure_ascii=False) + "\n",
+        REPORT_FILE: run_report(run, metrics),
+        HTML_REPORT_FILE: run_html(run, metrics, settings, normalised),
+    }
+    return metrics, texts
+
+
 def write_run_outputs(
     run: RunData, out_dir: str | Path | None = None, settings: EvalSettings | None = None
 ) -> dict[str, Any]:
@@ -170,23 +190,17 @@ def write_run_outputs(
     the world's manifest holds the oracle's figure for the run's seed (`headroom.run_reference`).
     """
     from autovend.evaluation.figures import early_late_figure, net_assets_figure, operations_figure
-    from autovend.evaluation.htmlreport import write_run_html
-    from autovend.evaluation.htmlreport.scorecard import NormalisedScore
 
     target = Path(out_dir) if out_dir is not None else run.run_dir
     if target is None:
         raise ValueError("the run was built in memory: give out_dir")
     target.mkdir(parents=True, exist_ok=True)
-    metrics = compute_metrics(run, settings)
+    metrics, texts = run_output_texts(run, settings)
     net_assets_figure([run], target / "net_assets.png")
     operations_figure(run, target / "operations.png")
     early_late_figure([metrics], [run.agent], target / "early_late.png")
-    atomic_write_text(target / METRICS_FILE, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
-    atomic_write_text(target / REPORT_FILE, run_report(run, metrics))
-    ref = run_reference(run)
-    score = None if ref is None else ref.score(run.final_net_assets)
-    normalised = None if ref is None or score is None else NormalisedScore(score, ref.hold, ref.oracle)
-    write_run_html(run, metrics, target / HTML_REPORT_FILE, settings, normalised)
+    for name, text in texts.items():
+        atomic_write_text(target / name, text)
     return metrics
 
 

@@ -2,9 +2,10 @@
 
 A run folder holds (names in `RUN_FILES`):
 
-- `run.json`: what was run (world name, path and hash, agent and its config, seed, days settled,
-  horizon, code version, tool-call counters, token usage, API cost in USD, wall time) and what it
-  was run with (`provenance`: Python, package versions, numpy's CPU features; `autovend.provenance`);
+- `run.json`: what was run (world name, path and hash, agent, its config and its code identity
+  `agent_entry_point`, `privileged` for the oracle's class only, seed, days settled, horizon, code version,
+  tool-call counters, token usage, API cost in USD, wall time, `evaluated`: whether the report was written) and
+  what it was run with (`provenance`: Python, package versions, numpy's CPU features; `autovend.provenance`);
   see `run_meta`.
 - `trajectory.jsonl`: the ToolSession's call log (`autovend.tools.trajectory`), when there is one.
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).

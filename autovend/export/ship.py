@@ -28,6 +28,10 @@ from autovend.export.validation import ShippedValidation, read_validation, valid
 from autovend.runlock import hold_output_folder
 from autovend.world.bundle import MANIFEST, README, check_output, manifest_hash, verify_bundle, write_bundle
 
+# the oracle's code identity as run.json records it (autovend.agents.identity.ORACLE_ENTRY_POINT; agents sit above
+# this layer): a run is the oracle's by its entry point, never by its name
+ORACLE_ENTRY_POINT = "autovend.agents.oracle:OracleAgent"
+
 RESULTS_HEADING = "## Results"
 VERDICT_PREFIX = "> **Validation verdict:"
 
@@ -105,9 +109,10 @@ def read_oracle_run(run_dir: Path, world_hash: str) -> OracleRun:
 
     base = read_run(run_dir, world_hash)
     meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-    if meta.get("agent") != "oracle" or not meta.get("privileged"):
+    if meta.get("agent_entry_point") != ORACLE_ENTRY_POINT or meta.get("privileged") is not True:
         raise ExportError(
-            f"{run_dir} is a run of {meta.get('agent')!r}, not of the oracle (autovend run --agent oracle)"
+            f"{run_dir} is a run of {meta.get('agent')!r} (code {meta.get('agent_entry_point')}), not of the oracle "
+            f"({ORACLE_ENTRY_POINT}, privileged: autovend run --agent oracle)"
         )
     daily = pd.read_csv(run_dir / "daily.csv")
     hold = float(meta["start_cash"]) - float(daily["daily_fee"].sum())

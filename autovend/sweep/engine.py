@@ -19,7 +19,8 @@ Dask variable tells the tasks that have not started to return without running an
 are not submitted; runs under way finish.
 
 At the end results.csv, paired.csv, leaderboard.md and leaderboard.html are written from the run folders
-of every finished run of the spec (each run re-checked by `autovend verify` on its worker: `verified`).
+of every finished run of the spec (each run re-checked by `autovend verify` on its worker, or here for a run
+finished before this sweep started that it has no holding record of, e.g. one copied in: `verified`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from autovend.sweep.tasks import (
     execute,
     folder_status,
     plan,
+    verify_once,
 )
 
 DEFAULT_RETRIES = 2
@@ -424,6 +426,10 @@ def run_sweep(
                 retries=retries,
                 on_update=on_update,
             )
+    if not seen.interrupted:  # after Ctrl-C the leaderboard is written at once, from what was already verified
+        for task in sweep.tasks:  # runs finished before (or copied in) were not submitted: replay them if need be
+            if sweep.states[task.name] == "finished":
+                verify_once(task)  # nothing when this sweep's record of its replay still holds
     listed, missing = collect(sweep, out)  # what finished is written even after Ctrl-C
     rows = [r for r in listed if r.finished]
     standing = dict(zip((r.run_dir for r in rows), standing_cells(rows), strict=True))

@@ -30,7 +30,7 @@ from typing import Any
 from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE
 from autovend.evaluation.verify import recorded_verification
 from autovend.io import atomic_write_text
-from autovend.sweep.tasks import TIMED_OUT_FILE, RunTask, read_run_json
+from autovend.sweep.tasks import TIMED_OUT_FILE, RunTask, read_run_json, verification_record
 
 RESULTS_FILE = "results.csv"
 TOKEN_KEYS = ("requests", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens")
@@ -80,7 +80,7 @@ class ResultRow:
     resumed_from_day: int | None
     run_dir: str  # relative to the sweep's folder
     meta: dict[str, Any]  # run.json, for the comparability rules of the leaderboard
-    verified: bool | None = None  # RUN/verify.json (`autovend.evaluation.verify`); None: not verified
+    verified: bool | None = None  # the sweep's record of its replay (`tasks.verification_record`); None: none
     daily_fees: float | None = None  # the daily fees paid over the run (what the hold policy pays)
     status: str = FINISHED  # or TIMED_OUT: a run stopped by the spec's timeout_s (no values but its identity)
     note: str = ""  # why a run that did not finish stopped
@@ -92,8 +92,10 @@ class ResultRow:
 
     @property
     def privileged(self) -> bool:
-        """True for a run of a privileged agent (the oracle)."""
-        return bool(self.meta.get("privileged"))
+        """True for a run of the privileged oracle: marked so, by the oracle's own entry point (never a name)."""
+        from autovend.agents.identity import PRIVILEGED_ENTRY_POINTS
+
+        return self.meta.get("privileged") is True and self.meta.get("agent_entry_point") in PRIVILEGED_ENTRY_POINTS
 
     @property
     def net_assets(self) -> float | None:
@@ -201,7 +203,7 @@ def read_result(task: RunTask, out_dir: str | Path) -> ResultRow | None:
         resumed_from_day=None if resumed is None else int(resumed),
         run_dir=rel,
         meta=meta,
-        verified=recorded_verification(run_dir),
+        verified=recorded_verification(run_dir, verification_record(task)),
         daily_fees=_number(((metrics.get("details") or {}).get("totals") or {}).get("daily_fee")),
     )
 

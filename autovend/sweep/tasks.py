@@ -11,8 +11,9 @@ that run), where it is `autovend run` with the same arguments (the same agent bu
 from its checkpoint, a folder without a checkpoint starts afresh) and writes its checkpoints in the run's
 process (`sync`), every `AgentEntry.checkpoint_days` days. A run stopped by the spec's `timeout_s` comes back
 "timed_out" and leaves RUN/timed_out.json (removed when the run is tried again). A finished run is then re-checked
-on the worker (`autovend verify`: replayed from its folder) and the outcome kept in RUN/verify.json, which
-results.csv and the leaderboards show as `verified` (a run finished earlier without one is checked when
+on the worker (`autovend verify`: replayed from its folder) and the outcome kept in RUN/verify.json and in the
+sweep's own record OUT/verified/<world>/<run>.json (`verification_record`), which results.csv and the leaderboards
+show as `verified` (a run finished earlier, or copied in, without a record of this sweep is checked when
 the sweep comes back to it). Problems that a retry cannot
 fix (a bad config, a checkpoint of another run) come back as a failed outcome; anything else is
 raised, so Dask retries the task, which then resumes from the last checkpoint.
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
 STOP_COST, STOP_INTERRUPT = "cost", "interrupt"  # the values of the client's stop flag
+VERIFIED_DIR = "verified"  # the sweep's own records of the replays it made (`verification_record`)
 # errors a retry would only repeat: reported as a failed run at once
 PERMANENT_ERRORS: tuple[type[AutoVendError], ...] = (ConfigError, CheckpointError, OutputExistsError, BundleError)
 
@@ -359,18 +361,29 @@ def _run_in_process(task: RunTask, channel: Channel, events: _Events) -> TaskOut
     return TaskOutcome(task.name, "ran", resumed_from=msg.get("resumed_from"))
 
 
-def verify_once(task: RunTask) -> None:
-    """Re-check the task's finished run (`autovend verify`) unless RUN/verify.json already holds the outcome."""
-    from autovend.evaluation.verify import VERIFY_FILE, record_verification, verify_run
+def verification_record(task: RunTask) -> Path:
+    """Where the sweep keeps the record of its replay of the task's run: OUT/verified/<world>/<run>.json.
 
-    if (Path(task.run_dir) / VERIFY_FILE).exists():
-        return
+    Outside the run folder: a run copied in from elsewhere may hold a verify.json of its own, which is only the
+    folder's word; a leaderboard says "verified" only for a replay this sweep made (and the files it compared).
+    """
+    run_dir = Path(task.run_dir)
+    return run_dir.parents[2] / VERIFIED_DIR / run_dir.parent.name / f"{run_dir.name}.json"
+
+
+def verify_once(task: RunTask) -> None:
+    """Replay the task's finished run (`autovend verify`) unless the sweep's record of its replay still holds."""
+    from autovend.evaluation.verify import record_verification, recorded_verification, verify_run
+
+    record = verification_record(task)
+    if recorded_verification(task.run_dir, record) is not None:
+        return  # replayed by this sweep, and no compared file has changed since
     try:
         result = verify_run(task.run_dir, task.world_path)
     except AutoVendError as exc:  # a folder verify cannot read: left unverified, the run itself stands
         log.warning("%s could not be verified: %s", task.name, exc)
         return
-    record_verification(task.run_dir, result)
+    record_verification(task.run_dir, result, also=record)
 
 
 def run_task(task: RunTask, events: Any) -> TaskOutcome:

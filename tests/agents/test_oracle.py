@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -81,9 +80,12 @@ def test_fluid_sales_run_the_shelf_down():
 @pytest.mark.slow  # two 20-day runs with reports and a verify
 def test_the_oracle_beats_the_baseline_is_labelled_privileged_and_verifies(world, tmp_path):
     from autovend.evaluation.verify import verify_run
+    from autovend.world.bundle import load_world, write_world_copy
 
-    oracle = run_episode(world, make_agent("oracle", 1), 1, out_dir=tmp_path / "oracle", checkpoint="off")
-    baseline = run_episode(world, make_agent("baseline", 1), 1, out_dir=tmp_path / "baseline", checkpoint="off")
+    write_world_copy(world, tmp_path / "toy", "# the toy world\n")  # a bundle verify can find the world in
+    world, kept = load_world(tmp_path / "toy"), {"world_path": tmp_path / "toy", "checkpoint": "off"}
+    oracle = run_episode(world, make_agent("oracle", 1), 1, out_dir=tmp_path / "oracle", **kept)  # type: ignore[arg-type]
+    baseline = run_episode(world, make_agent("baseline", 1), 1, out_dir=tmp_path / "baseline", **kept)  # type: ignore[arg-type]
     # 20 days on the 4-machine toy world: 62,254.19 against 45,420.33 (hold: 40,000 - 20 x 16 = 39,680)
     assert oracle.final_net_assets == pytest.approx(62254.19) and baseline.final_net_assets == pytest.approx(45420.33)
     meta = json.loads((tmp_path / "oracle" / "run.json").read_text())
@@ -93,9 +95,11 @@ def test_the_oracle_beats_the_baseline_is_labelled_privileged_and_verifies(world
         "privileged reference policy: it reads the hidden demand model"
         in (tmp_path / "oracle" / "report.md").read_text()
     )
-    # it acts through the tools only: its calls replay (on its world, vouched for: a copy kept outside the run folder)
-    shutil.copytree(tmp_path / "oracle" / "world", tmp_path / "kept")
-    assert verify_run(tmp_path / "oracle", world=tmp_path / "kept").ok
+    assert meta["agent_entry_point"] == "autovend.agents.oracle:OracleAgent"
+    # it acts through the tools only: its calls replay, and the oracle run again makes exactly them
+    result = verify_run(tmp_path / "oracle")
+    assert result.ok, result.difference
+    assert "trajectory.jsonl: each call is the one autovend.agents.oracle:OracleAgent makes" in result.checked
 
 
 def test_a_resumed_oracle_run_ends_as_an_uninterrupted_one(world, tmp_path):
@@ -114,11 +118,39 @@ def test_a_resumed_oracle_run_ends_as_an_uninterrupted_one(world, tmp_path):
     assert (tmp_path / "a" / "daily.csv").read_text() == (tmp_path / "b" / "daily.csv").read_text()
 
 
-def test_the_oracle_reads_the_world_only_through_the_sealed_record_and_takes_no_config():
-    # it reads the demand model (`sealed(session).world`), never the simulator's state, shocks or draws
+def test_the_oracle_reads_only_the_world_the_harness_hands_it_and_takes_no_config(world):
+    # it reads the demand model the harness hands it (`reveal`), never the simulator's state, shocks or draws,
+    # and never through a session (`sealed(session)`, the boundary's accessor, refuses agent code)
     text = "".join(p.read_text() for p in sorted(PACKAGE.glob("*.py")))
-    assert "sealed(session).world" in text
-    for forbidden in ("episode_of", "simulator_of", "Simulator", "shock_path", "demand_uniforms", ".xi", "hidden_log"):
+    assert "self._world = world" in text
+    for forbidden in ("sealed(", "episode_of", "simulator_of", "Simulator", "shock_path", "demand_uniforms", ".xi"):
         assert forbidden not in text, forbidden
+    assert "hidden_log" not in text
     with pytest.raises(ConfigError, match="the oracle takes no --agent-config"):
         make_agent("oracle", 1, "baseline-paper")
+
+
+def test_the_oracle_is_handed_the_world_by_its_class_and_nothing_else(world, tmp_path):
+    from autovend.agents.harness import HarnessSession, agent_step
+    from autovend.agents.identity import grant_hidden
+    from autovend.errors import AgentError
+
+    class Copy(OracleAgent):  # the oracle's code, another class: not the oracle
+        name = "oracle"
+
+    session = HarnessSession(world, seed=1)
+    try:
+        for agent in (OracleAgent(seed=1), Copy(seed=1)):
+            with pytest.raises(AgentError, match="only the harness hands it"):
+                agent_step(agent, session, "start")  # nobody handed it the world
+        copy = Copy(seed=1)
+        grant_hidden(copy, world)  # the harness grants by the class's identity: a subclass gets nothing
+        with pytest.raises(AgentError, match="only the harness hands it"):
+            agent_step(copy, session, "start")
+        oracle = OracleAgent(seed=1)
+        grant_hidden(oracle, world)
+        agent_step(oracle, session, "start")  # plans: no tool call, no error
+    finally:
+        session.close()
+    with pytest.raises(AgentError, match="only the harness hands it"):  # the runner does not hand it the world
+        run_episode(world, Copy(seed=1), 1, days=1, out_dir=tmp_path / "copy", checkpoint="off", evaluate=False)

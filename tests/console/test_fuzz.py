@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from autovend.console.episode import PlayEpisode
 from autovend.console.play import play_app
 from autovend.console.server import running
-from autovend.env.boundary import episode_of
+from autovend.env.boundary import _episode  # a job runs inside the agent's turn: the tools' own access
 
 from ..fuzz import QUIET_TOOLS, fingerprint, fuzz, json_texts, text
 from .conftest import small_world
@@ -35,7 +35,7 @@ def console(tmp_path_factory):
 
 
 def _state(episode: PlayEpisode) -> tuple[Any, ...]:
-    return episode._submit(lambda s: (fingerprint(episode_of(s).sim, s.notebook), s.counters["seq"]))
+    return episode._submit(lambda s: (fingerprint(_episode(s).sim, s.notebook), s.counters["seq"]))
 
 
 paths = st.one_of(

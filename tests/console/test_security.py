@@ -20,7 +20,7 @@ from autovend.console.episode import PlayEpisode
 from autovend.console.play import play_app
 from autovend.console.replay import replay_app
 from autovend.console.server import running
-from autovend.env.boundary import episode_of
+from autovend.env.boundary import _episode  # a job runs inside the agent's turn: the tools' own access
 from autovend.evaluation.rundata import RunData, read_calls
 
 from .conftest import small_world
@@ -205,7 +205,7 @@ def test_an_episode_whose_records_hold_a_lone_surrogate_still_shows_after_a_rest
     run = tmp_path / "run"
     episode = PlayEpisode(small_world(), 1, run, days=3).start()
     try:  # what older AutoVend let through: a surrogate notebook (saved in the checkpoint) and a refused call
-        episode._submit(lambda s: setattr(episode_of(s).ctx, "notebook", "x\ud800y"))
+        episode._submit(lambda s: setattr(_episode(s).ctx, "notebook", "x\ud800y"))
         assert not episode.call("write_memory", {"text": "\udc00"}).ok
         assert episode.call("end_day", {}).ok
     finally:

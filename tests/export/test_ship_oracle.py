@@ -16,11 +16,17 @@ from tests.export.test_ship import bundle, fake_run  # noqa: F401  (the module's
 FEE = 80.0  # the daily fee of the fake runs: hold = 40,000 - 180 x 80 = 25,600
 
 
-def fake_oracle_run(folder: Path, seed: int, world_hash: str, per_day: float, agent: str = "oracle") -> Path:
+ORACLE = "autovend.agents.oracle:OracleAgent"
+
+
+def fake_oracle_run(
+    folder: Path, seed: int, world_hash: str, per_day: float, agent: str = "oracle", entry: str = ORACLE
+) -> Path:
     """A finished oracle run as shipping reads it: metrics.json, run.json and daily.csv (net assets, daily fee)."""
     daily = [40000.0 + per_day * d for d in range(1, 181)]
     fake_run(folder, seed, daily[-1], world_hash)
-    meta = {"agent": agent, "privileged": agent == "oracle", "seed": seed, "start_cash": 40000.0}
+    meta = {"agent": agent, "agent_entry_point": entry, "privileged": entry == ORACLE, "seed": seed}
+    meta["start_cash"] = 40000.0
     (folder / "run.json").write_text(json.dumps(meta))
     lines = ["day,net_assets,daily_fee"] + [f"{d},{x:.2f},{FEE}" for d, x in enumerate(daily, start=1)]
     (folder / "daily.csv").write_text("\n".join(lines) + "\n")
@@ -54,8 +60,16 @@ def test_oracle_runs_add_the_headroom_to_the_readme_and_the_references_to_the_ma
 
 def test_a_run_of_another_agent_is_refused_as_an_oracle_run(bundle, tmp_path):  # noqa: F811
     h = read_manifest(bundle)["world_hash"]
-    with pytest.raises(ExportError, match="is a run of 'baseline', not of the oracle"):
-        ship_world(bundle, tmp_path / "a", oracle_runs=[fake_oracle_run(tmp_path / "x", 1, h, 1.0, agent="baseline")])
+    baseline = fake_oracle_run(
+        tmp_path / "x", 1, h, 1.0, agent="baseline", entry="autovend.agents.baseline:BaselineAgent"
+    )
+    with pytest.raises(
+        ExportError, match=r"is a run of 'baseline' \(code autovend.agents.baseline:BaselineAgent\), not of the oracle"
+    ):
+        ship_world(bundle, tmp_path / "a", oracle_runs=[baseline])
+    named = fake_oracle_run(tmp_path / "z", 1, h, 1.0, agent="oracle", entry="/tmp/cheat.py:Oracle")  # a name only
+    with pytest.raises(ExportError, match=r"is a run of 'oracle' \(code /tmp/cheat.py:Oracle\), not of the oracle"):
+        ship_world(bundle, tmp_path / "c", oracle_runs=[named])
     with pytest.raises(ExportError, match="oracle runs repeat a seed"):
         ship_world(bundle, tmp_path / "b", oracle_runs=[fake_oracle_run(tmp_path / f"y{i}", 1, h, 1.0) for i in (1, 2)])
 

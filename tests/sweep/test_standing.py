@@ -19,7 +19,9 @@ def _row(agent: str, seed: int, net: float, privileged: bool = False, verified: 
     metrics = dict.fromkeys(METRIC_KEYS)
     metrics["net_assets"] = net
     meta = {"agent_config": {}, "world_name": "toy", "provenance": current_provenance().to_json()}
-    meta |= {"start_cash": 40000.0, "privileged": privileged} if privileged else {"start_cash": 40000.0}
+    meta |= {"start_cash": 40000.0}
+    if privileged:  # the oracle's run: marked, and by the oracle's entry point (privilege follows the code)
+        meta |= {"privileged": True, "agent_entry_point": "autovend.agents.oracle:OracleAgent"}
     name = "oracle" if privileged else agent
     return ResultRow(
         world="toy",
@@ -83,3 +85,16 @@ def test_paired_csv_and_the_leaderboard_carry_the_pairs_and_the_marks():
     # normalised scores 0.25595 and 0.27798: mean 0.267, sd 0.016
     assert "| 1 | oracle (privileged) | 2 | 1, 2 | 2/2 | 61.00 ± 1.41 | 1.000 ± 0.000 |" in text
     assert "| 2 | baseline | 2 | 1, 2 | 1/2 | 45.50 ± 0.71 | 0.267 ± 0.016 |" in text
+
+
+def test_only_a_verified_run_of_the_oracles_code_is_a_reference():
+    import dataclasses
+
+    plugin = _row("oracle", 1, 90000.0, privileged=True)  # a plugin named oracle that calls itself privileged
+    plugin = dataclasses.replace(plugin, meta={**plugin.meta, "agent_entry_point": "/tmp/cheat.py:Cheat"})
+    baseline = _row("baseline", 1, 45000.0)
+    assert [s.normalised_score for s in row_standings([baseline, plugin])][0] is None  # no reference: no score
+    failed = _row("oracle", 1, 50000.0, privileged=True, verified=False)  # the oracle's, but its replay differed
+    assert [s.normalised_score for s in row_standings([baseline, failed])][0] is None
+    good = _row("oracle", 1, 60000.0, privileged=True)
+    assert row_standings([baseline, good])[0].normalised_score == pytest.approx(5160 / 20160)

@@ -3,11 +3,13 @@
 `autovend run --agent oracle` runs it like any agent, through the same tools, runner and evaluation, so its
 trajectory can be re-checked (`autovend verify`) and its numbers sit beside the others'. Unlike every other
 agent it reads what the benchmark hides: the world's demand model (base attractions, no-purchase weights,
-price elasticities, the calendar's demand factors), through `autovend.env.boundary` as the harness does
-(`agent.hidden_world`). It never reads the simulator's state, the demand shocks or the draws: it plans with
+price elasticities, the calendar's demand factors), which the harness hands it by its code identity
+(`OracleAgent.reveal`, called by `autovend.agents.identity.grant_hidden`); no session gives it to any agent
+(`autovend.env.boundary`). It never reads the simulator's state, the demand shocks or the draws: it plans with
 *expected* demand and sees the shelves, the warehouse and its orders through the tools only. Its runs are
-marked `privileged` in run.json and labelled so in reports and leaderboards; it is a reference, not an
-entry: no agent can reach what it reads (tests/env/test_boundary.py).
+marked `privileged` in run.json (by its entry point `autovend.agents.oracle:OracleAgent`, never by its name) and
+labelled so in reports and leaderboards; it is a reference, not an entry: no agent can reach what it reads
+through a session (tests/env/test_boundary.py).
 
 What it plans (`plan`): per machine, the price multiplier, the assortment and the shelf targets with the
 most expected gross profit per day net of visit fees; what it does each day (`agent`): discard expiring

@@ -24,7 +24,7 @@ import numpy as np
 
 from autovend.agents.baseline.calls import all_rows, batched, ok, sql_rows
 from autovend.agents.oracle.plan import FloatArray, IntArray, MachineModel, fluid_sales, plan_machine
-from autovend.errors import ConfigError
+from autovend.errors import AgentError, ConfigError
 from autovend.sim.days import DayTable
 
 if TYPE_CHECKING:
@@ -36,13 +36,6 @@ STATE_VERSION = 1
 COVER_DAYS = 8  # expected sales kept beyond the shelf targets (the longest lead time and a review)
 CASH_RESERVE = 1000.0  # cash kept back from orders for fees and rent
 EXPIRING_DAYS = 7  # the tools' "expiring soon" window
-
-
-def hidden_world(session: ToolSession) -> World:
-    """PRIVILEGED: the world behind the session, with its hidden demand model (only the oracle reads it)."""
-    from autovend.env.boundary import sealed
-
-    return sealed(session).world
 
 
 @dataclass
@@ -164,6 +157,15 @@ class OracleAgent:
         self._plan: Plan | None = None
         self._facts: Facts | None = None
         self._priced = False
+        self._world: World | None = None  # given by the harness (`reveal`), never read from the session
+
+    def reveal(self, world: World) -> None:
+        """PRIVILEGED: take the world with its hidden demand model (the harness calls this, by the class's identity).
+
+        `autovend.agents.identity.grant_hidden` calls it for this class only, before the first step and on a resume;
+        no session hands the world to any agent (`autovend.env.boundary`).
+        """
+        self._world = world
 
     # ------------------------------------------------------------------ the Agent protocol
 
@@ -191,7 +193,7 @@ class OracleAgent:
         session.call("end_day", {})
 
     def state_dict(self) -> dict[str, Any]:
-        """The plan and whether prices are set (the world's facts are read again from the session)."""
+        """The plan and whether prices are set (the facts are read again from the world the harness hands it)."""
         if self._plan is None:
             raise RuntimeError("the oracle has not started")
         p = self._plan
@@ -217,7 +219,13 @@ class OracleAgent:
 
     def _ready(self, session: ToolSession) -> tuple[Plan, Facts]:
         if self._plan is None or self._facts is None:
-            world = hidden_world(session)
+            world = self._world
+            if world is None:
+                raise AgentError(
+                    "the oracle plans with the world's hidden demand model, which only the harness hands it "
+                    "(autovend.agents.identity.grant_hidden, as run_episode does); run it with `autovend run --agent "
+                    "oracle` or run_episode"
+                )
             if self._plan is None:
                 self._plan = make_plan(world)
             self._facts = read_facts(world, self._plan)
