@@ -206,6 +206,9 @@ def write_world_copy(world: World, out_dir: str | Path, readme: str) -> str:
         except BundleError:
             pass  # a damaged copy is replaced below
     files = world_files(world)
+    # the settings at full precision: the run was made on this world, not on its rounding (the manifest's content
+    # hash is over the rounded values either way, so the copy loads as the world it is: `_file_hashes`)
+    files[SETTINGS] = json_bytes(canonical_value(settings_payload(world), digits=17))
     files[README] = readme.encode("utf-8")
     write_bundle(folder, files, make_manifest(world, files, "", "", {}))
     return want
