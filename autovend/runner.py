@@ -110,6 +110,7 @@ class RunSummary:
     checkpoints_written: int
     checkpoints_skipped: int
     metrics: dict[str, Any] | None = field(default=None, repr=False)
+    currency: str = ""  # the world's: what the money above is in
 
 
 # ------------------------------------------------------------------------------------------------ run folder
@@ -325,6 +326,7 @@ def run_episode(
             checkpoints_written=checkpointer.written,
             checkpoints_skipped=checkpointer.skipped,
             metrics=metrics,
+            currency=world.economics.currency,
         )
 
 

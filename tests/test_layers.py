@@ -33,8 +33,8 @@ LAYERS: Layers = (
     ("package", (ROOT, "errors"), "the version and the named exceptions"),
     (
         "utilities",
-        ("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access"),
-        "small helpers that know nothing of vending (access: who may reach a web door)",
+        ("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access", "currency"),
+        "small helpers that know nothing of vending (access: who may reach a web door; currency: money's words)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),

@@ -142,7 +142,8 @@ def run_cmd(
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
         f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
-        f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
+        f"[bold]{summary.final_net_assets:,.2f}[/] {escape(summary.currency)} (cash {summary.final_cash:,.2f}), "
+        f"{summary.wall_time_s:.1f} s"
     )
     if summary.metrics:
         shown = [k for k in SHOWN if k != "net_assets"]
@@ -198,6 +199,7 @@ def compare_cmd(
     from rich.markup import escape
     from rich.table import Table
 
+    from autovend.currency import common_currency
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
@@ -273,7 +275,8 @@ def compare_cmd(
     console.print(s)
     net = [p for p in paired if p.metric == "net_assets"]
     if net:
-        p_table = Table(title="Paired differences of net assets (CNY, same seeds; every metric in comparison.md)")
+        cur = common_currency(r.world.economics.currency for r in runs)
+        p_table = Table(title=f"Paired differences of net assets ({cur}, same seeds; every metric in comparison.md)")
         for head in ("a − b", "seeds", "mean difference", "paired 95% (t)", "unpaired 95% (Welch)", "min. detectable"):
             p_table.add_column(head, justify="left" if head == "a − b" else "right")
         for p in net:
@@ -287,7 +290,7 @@ def compare_cmd(
 
 
 def _paired_cells(p: Any) -> list[str]:
-    """A paired difference of net assets as terminal cells (CNY)."""
+    """A paired difference of net assets as terminal cells (in the runs' currency)."""
 
     def money(x: float | None, sign: bool = True) -> str:
         return "–" if x is None else f"{x:{'+' if sign else ''},.2f}"

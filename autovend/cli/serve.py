@@ -133,6 +133,7 @@ def _finish(world: Any, seed: int, out: Path, world_path: Path | None) -> None:
     for run_dir in runs:
         summary = score_now(world, seed, run_dir, world_path)
         typer.echo(
-            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f}; "
+            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f} "
+            f"{summary.currency}; "
             f"report: {run_dir / 'report.md'}"
         )

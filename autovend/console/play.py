@@ -49,18 +49,19 @@ from autovend.tools.guard import MAX_TEXT_CHARS, InputError, loads
 MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
 
 
-def metrics_html(metrics: dict[str, Any]) -> str:
-    """The headline metrics with their definitions (as report.md and report.html show them)."""
-    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric
+def metrics_html(metrics: dict[str, Any], currency: str) -> str:
+    """The headline metrics with their definitions (as report.md and report.html show them; money in `currency`)."""
+    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric, metric_unit
 
     rows = [
-        (label, format_metric(k, metrics.get(k)), unit, DEFINITIONS[k]) for k, (label, unit, _, _) in HEADLINE.items()
+        (label, format_metric(k, metrics.get(k)), metric_unit(k, currency), DEFINITIONS[k])
+        for k, (label, _, _, _) in HEADLINE.items()
     ]
     return table(["metric", "value", "unit", "definition"], rows, cls="metrics")
 
 
-def report_html(report: dict[str, Any]) -> str:
-    """The daily report (the observation the agents get) as tables."""
+def report_html(report: dict[str, Any], currency: str) -> str:
+    """The daily report (the observation the agents get) as tables (money in `currency`)."""
     if not report:
         return "<p>no report</p>"
     parts = []
@@ -74,7 +75,7 @@ def report_html(report: dict[str, Any]) -> str:
     tr = report.get("in_transit", {})
     parts.append(
         f"<h3>in transit</h3><p>{tr.get('orders', 0)} orders, {tr.get('units', 0):,} units, "
-        f"{money(tr.get('value_at_cost', 0.0))} CNY at cost</p>"
+        f"{money(tr.get('value_at_cost', 0.0))} {esc(currency)} at cost</p>"
     )
     if tr.get("arrivals"):
         rows = [[a["day"], a["date"], a["orders"], a["units"]] for a in tr["arrivals"]]
@@ -93,8 +94,8 @@ def report_html(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def head_line(state: PlayState, date: str) -> str:
-    """The header's status line: day, date, net assets, cash, or the end of the episode."""
+def head_line(state: PlayState, date: str, currency: str) -> str:
+    """The header's status line: day, date, net assets, cash (in `currency`), or the end of the episode."""
     bal = state.snapshot.report.get("balance", {})
     if state.finished:
         where = "the episode is over"
@@ -103,7 +104,7 @@ def head_line(state: PlayState, date: str) -> str:
     else:
         where = f"day <b id=head-day>{state.day}</b> of {state.days} · {esc(date)}"
     return (
-        f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> · cash {money(bal.get('cash'))} · "
+        f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> {esc(currency)} · cash {money(bal.get('cash'))} · "
         f"{state.settled} day{'' if state.settled == 1 else 's'} settled · run folder <code>{esc(state.run_dir)}</code>"
     )
 
@@ -119,6 +120,7 @@ class PlayPage:
         self.tools = env.tools()
         self.tool_names = [t["name"] for t in self.tools]
         world = episode.world
+        self.currency = world.economics.currency
         self.device_ids = [str(d) for d in world.machines["device_id"]]
         names = world.catalog["name"] if "name" in world.catalog else world.catalog["sku_id"]
         self.skus = [(str(s), str(n)) for s, n in zip(world.catalog["sku_id"], names, strict=True)]
@@ -137,7 +139,7 @@ class PlayPage:
         """The state panel: status, the metrics at the end, the balance, the report, today's calls, the notebook."""
         state = self.episode.state()
         bal = state.snapshot.report.get("balance", {})
-        parts = [f'<div id="state-head" hidden>{head_line(state, self.date(state.day))}</div>']
+        parts = [f'<div id="state-head" hidden>{head_line(state, self.date(state.day), self.currency)}</div>']
         parts.append(f'<div id="play-status" data-day="{state.day}" data-finished="{str(state.finished).lower()}">')
         if state.finished:
             parts.append(
@@ -146,7 +148,7 @@ class PlayPage:
                 '(<a href="report">report.html</a>).</p>'
             )
             if state.metrics:
-                parts.append(metrics_html(state.metrics))
+                parts.append(metrics_html(state.metrics, self.currency))
         parts.append("</div>")
         parts.append(
             kpis(
@@ -171,7 +173,7 @@ class PlayPage:
         parts.append(
             f'<h2>Today\'s calls ({len(calls)})</h2><div class="calls">{"".join(items) or "<p>none yet</p>"}</div>'
         )
-        parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report)}")
+        parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report, self.currency)}")
         parts.append(f'<h2>Notebook</h2><pre class="notebook">{esc(state.snapshot.notebook) or "(empty)"}</pre>')
         return "".join(parts)
 
@@ -194,7 +196,9 @@ class PlayPage:
         """The whole page."""
         state_panel = self.state_html()
         state = self.episode.state()
-        header = f"<h1>{esc(self.title)}</h1><div id=head-line>{head_line(state, self.date(state.day))}</div>"
+        header = (
+            f"<h1>{esc(self.title)}</h1><div id=head-line>{head_line(state, self.date(state.day), self.currency)}</div>"
+        )
         ordered = [t for t in self.tools if t["name"] == "end_day"] + [t for t in self.tools if t["name"] != "end_day"]
         forms = "".join(tool_form(t) for t in ordered).replace(
             '<details id="tool-end_day">', '<details id="tool-end_day" open>', 1

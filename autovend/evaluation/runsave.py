@@ -159,6 +159,7 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
             "days": len(reports),
             "horizon_days": sim.horizon_days,
             "done": sim.done,
+            "currency": world.economics.currency,
             "start_cash": world.economics.start_cash,
             "final_cash": balance.cash,
             "final_net_assets": balance.net_assets,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autovend.currency import minor_unit
 from autovend.sim.results import DayInfo
 from autovend.tools.observation import render_json
 from autovend.world.model import World
@@ -35,6 +36,7 @@ def prompt_facts(world: World) -> dict[str, Any]:
         "horizon": eco.horizon_days,
         "start_cash": _amount(eco.start_cash),
         "currency": eco.currency,
+        "minor_unit": minor_unit(eco.currency),
         "n_skus": f"{world.n_products:,}",
         "lead_days": eco.lead_time_nominal_days,
         "band_lo": _factor(eco.price_band[0]),
@@ -99,7 +101,7 @@ A negative balance lowers net assets by exactly its amount, so a purchase made o
 What such stock really costs is the rent it accrues while it waits, and the {lead_days}-day delay until it can sell.
 
 ## Environment
-The machines are in {city}, {country} (time zone {timezone}). Money is counted in {currency}.
+The machines are in {city}, {country} (time zone {timezone}). Money is counted in {currency}, to the {minor_unit}.
 Demand reacts to heat, rain and public holidays, and not the same way for every product category or site.
 
 ## Demand

@@ -134,8 +134,8 @@ def bar_chart(
     return _finish(fig, tips, mode="mouse")
 
 
-def stockout_chart(table: pd.DataFrame) -> figure:
-    """Lost demand (bars, units) with machines empty and products sold out (lines, right axis) per day."""
+def stockout_chart(table: pd.DataFrame, currency: str) -> figure:
+    """Lost demand (bars, units; revenue in `currency`), machines empty and products sold out (lines) per day."""
     fig = _figure("Stockouts and lost demand", "units of demand lost")
     src = ColumnDataSource({c: table[c].tolist() for c in table.columns})
     bars = fig.vbar(
@@ -168,7 +168,7 @@ def stockout_chart(table: pd.DataFrame) -> figure:
     tips = [
         ("day", "@day"),
         ("demand", "@demand units"),
-        ("lost", "@lost units (@lost_revenue{0,0.00} CNY)"),
+        ("lost", "@lost units (@lost_revenue{0,0.00} " + currency + ")"),
         ("machines empty", "@empty_machines"),
         ("products sold out", "@sold_out"),
     ]
@@ -200,14 +200,16 @@ def price_chart(path: pd.DataFrame, band: tuple[float, float]) -> figure:
     return _finish(fig, tips, mode="mouse", renderers=lines)
 
 
-def final_assets_chart(runs: list[str], agents: list[str], values: list[float], summary: pd.DataFrame) -> figure:
+def final_assets_chart(
+    runs: list[str], agents: list[str], values: list[float], summary: pd.DataFrame, currency: str
+) -> figure:
     """Final net assets of each run (dots coloured by agent) with each agent's mean ± sample std (dash, whiskers).
 
     Dots rather than bars from 0: the runs differ by a few per cent of their net assets.
     """
     agent_order = list(dict.fromkeys(agents))
     palette = {a: color(i) for i, a in enumerate(agent_order)}
-    fig = _figure("Final net assets per run (agent mean ± std)", "CNY", x_label="", x_range=runs)
+    fig = _figure("Final net assets per run (agent mean ± std)", currency, x_label="", x_range=runs)
     data = {"run": runs, "agent": agents, "value": values, "color": [palette[a] for a in agents]}
     dots = fig.scatter(x="run", y="value", size=12, source=ColumnDataSource(data), color="color")
     rows: dict[str, list] = {"run": [], "mean": [], "lower": [], "upper": []}
