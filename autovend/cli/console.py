@@ -53,6 +53,7 @@ def console_cmd(
         raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
     from autovend.console.episode import PlayEpisode
     from autovend.console.play import play_app
+    from autovend.console.rules import horizon_warning
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
 
@@ -65,6 +66,9 @@ def console_cmd(
             f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/{login} "
             "(Ctrl-C stops; run the same command again to continue from the last settled day)"
         )
+        warning = horizon_warning(episode.world, episode.days)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
         title = f"AutoVend · play {path.name} seed {seed} → {out}"
         serve(play_app(episode, title=title, host=host, token=token), host, port)
     finally:

@@ -110,6 +110,22 @@ def _rows_html(rows: Sequence[tuple[str, str, str]], world: World) -> str:
     return "".join(out)
 
 
+def horizon_warning(world: World, days: int) -> str | None:
+    """A warning when `days` ends before an order placed on day 1 is promised (None when it does not).
+
+    An order is promised `lead_time_nominal_days` after it is placed, and units reach a shelf (and can sell) from
+    their delivery day on: with fewer days than 1 + the lead time, nothing ordered can be sold.
+    """
+    lead = world.economics.lead_time_nominal_days
+    if days >= 1 + lead:
+        return None
+    return (
+        f"This episode lasts {days} day{'s' if days != 1 else ''}, shorter than a delivery: an order placed on day 1 "
+        f"is promised for day {1 + lead} ({lead} days of lead time), after the last day, so nothing ordered can be "
+        f"sold. Give --days {1 + lead} or more to see sales."
+    )
+
+
 def how_to_play(world: World) -> str:
     """The steps of a day, for a first-time player (numbers from the world)."""
     f = prompt_facts(world)
