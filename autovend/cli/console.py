@@ -15,7 +15,7 @@ TOKEN_ENV = "AUTOVEND_CONSOLE_TOKEN"
 def console_cmd(
     run: list[Path] = typer.Option(None, "--run", help="A run folder to replay; give it again to compare runs."),
     world: Path | None = typer.Option(
-        None, "--world", help="Play: world bundle, a folder or the name of a shipped world (e.g. cn20)."
+        None, "--world", help="Play: world bundle, a folder or the name of a shipped or installed world (e.g. cn20)."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Play: the episode's seed (demand draws, lead times)."),
     out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),

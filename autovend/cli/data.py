@@ -143,7 +143,9 @@ def validate_cmd(
 def summary(
     calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
     validation: Path = typer.Option(Path("reports/synthetic-cn/validation"), help="Validation report folder."),
-    world: Path = typer.Option(Path("cn20"), help="World bundle: a folder, or the name of a shipped world."),
+    world: Path = typer.Option(
+        Path("cn20"), help="World bundle: a folder, or the name of a shipped or installed world."
+    ),
 ) -> None:
     """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle.
 

@@ -32,7 +32,9 @@ def _cell(value: Any, fmt: str, scale: float) -> str:
 @app.command("run")
 def run_cmd(
     world: Path = typer.Option(
-        Path("cn20"), "--world", help="World bundle: a folder, or the name of a shipped world (./worlds/NAME first)."
+        Path("cn20"),
+        "--world",
+        help="World bundle: a folder, or the name of a shipped or installed world (./worlds/NAME first).",
     ),
     agent: str = typer.Option(
         "baseline",

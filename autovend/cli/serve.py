@@ -17,7 +17,7 @@ TOKEN_ENV = "AUTOVEND_MCP_TOKEN"
 @app.command()
 def serve(
     world: Path | None = typer.Option(
-        None, "--world", help="World bundle: a folder, or the name of a shipped world, e.g. cn20."
+        None, "--world", help="World bundle: a folder, or the name of a shipped or installed world, e.g. cn20."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the episode (demand draws, lead times)."),
     transport: str = typer.Option("stdio", "--transport", help="stdio (default) or http."),

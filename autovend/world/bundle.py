@@ -247,16 +247,16 @@ def write_bundle(
 ) -> None:
     """Write the files and the manifest to `out_dir`, atomically (an old bundle is replaced whole).
 
-    `out_dir` must be absent, empty or an earlier bundle (`_bundle_files`) unless `force`. A bundle holds
+    `out_dir` must be absent, empty or an earlier bundle (`bundle_files`) unless `force`. A bundle holds
     no output marker (loading refuses files its manifest does not list): its manifest recognises it.
     """
-    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=_bundle_files) as tmp:
+    with output_dir(out_dir, OutputKind.WORLD, force=force, marker=False, recognise=bundle_files) as tmp:
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
 
 
-def _bundle_files(folder: Path) -> frozenset[str] | None:
+def bundle_files(folder: Path) -> frozenset[str] | None:
     """The files an earlier bundle in `folder` wrote (its manifest and what it lists), or None if it is none.
 
     Any schema is recognised (an older bundle is what one re-exports): a manifest.json holding a JSON
@@ -273,7 +273,7 @@ def _bundle_files(folder: Path) -> frozenset[str] | None:
 
 def check_output(out_dir: Path, force: bool, inputs: tuple[str | Path | None, ...] = ()) -> None:
     """Refuse, before any work, an output folder that is neither empty nor a bundle, or that holds an input."""
-    check_output_dir(out_dir, OutputKind.WORLD, force=force, inputs=inputs, recognise=_bundle_files)
+    check_output_dir(out_dir, OutputKind.WORLD, force=force, inputs=inputs, recognise=bundle_files)
 
 
 # ---------------------------------------------------------------------------------------------- load
