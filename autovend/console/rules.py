@@ -84,12 +84,25 @@ def rules_rows(world: World) -> list[tuple[str, str, str]]:
         ),
         ("Warehouse rent", f"{f['rent']} {cur} per unit per day", ""),
         ("Fixed daily fee", f"{f['daily_fee']} {cur} a day, whatever you do", ""),
-        (
-            "Shelf life",
-            "counted from the day a unit reaches the warehouse; expired units count zero in net assets",
-            "get_warehouse, discard",
+        *(
+            [
+                (
+                    "Made to order",
+                    "a unit is the ingredients of one serving and a machine's capacity the servings it holds; "
+                    "ingredients do not expire and no fine applies",
+                    "place_order, restock",
+                )
+            ]
+            if world.made_to_order
+            else [
+                (
+                    "Shelf life",
+                    "counted from the day a unit reaches the warehouse; expired units count zero in net assets",
+                    "get_warehouse, discard",
+                ),
+                ("Expired unit sold", f"a fine of {f['fine']} {cur} per unit", "delist, discard"),
+            ]
         ),
-        ("Expired unit sold", f"a fine of {f['fine']} {cur} per unit", "delist, discard"),
         ("Cash", "may go below zero: no interest, the run goes on", ""),
         ("Notebook", f"{f['memory_chars']} characters, replaced whole by write_memory", "read_memory, write_memory"),
         ("Where", f"{f['city']}, {f['country']} (time zone {f['timezone']}); money in {cur}", "get_weather"),

@@ -137,19 +137,35 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
     for name, f in metrics["failures"].items():
         ex = "; ".join(_example(x) for x in f["examples"]) or "–"
         lines.append(f"| {FAILURE_LABELS.get(name, name)} | {f['count']} | {ex} |")
-    t = det["totals"]
-    lines += [
-        "",
-        "## Ledger totals",
-        "",
-        "| revenue | gross profit | units sold | purchases | rent | daily fee | visits | fines | expiry | discard |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        f"| {t['revenue']:,.2f} | {t['gross_profit']:,.2f} | {t['units_sold']:,.0f} | {t['purchase']:,.2f} | "
-        f"{t['warehouse_rent']:,.2f} | {t['daily_fee']:,.2f} | {t['visit']:,.2f} | {t['expired_fine']:,.2f} | "
-        f"{t['expiry_writeoff']:,.2f} | {t['discard_writeoff']:,.2f} |",
+    return "\n".join(lines + ledger_lines(det["totals"], run.world.made_to_order))
+
+
+def ledger_lines(t: dict[str, Any], made_to_order: bool) -> list[str]:
+    """The ledger totals table; a made-to-order world's has no fines and expiry columns (nothing expires)."""
+    cols = [
+        ("revenue", "revenue", "{:,.2f}"),
+        ("gross profit", "gross_profit", "{:,.2f}"),
+        ("units sold", "units_sold", "{:,.0f}"),
+        ("purchases", "purchase", "{:,.2f}"),
+        ("rent", "warehouse_rent", "{:,.2f}"),
+        ("daily fee", "daily_fee", "{:,.2f}"),
+        ("visits", "visit", "{:,.2f}"),
+        ("fines", "expired_fine", "{:,.2f}"),
+        ("expiry", "expiry_writeoff", "{:,.2f}"),
+        ("discard", "discard_writeoff", "{:,.2f}"),
+    ]
+    if made_to_order:
+        cols = [c for c in cols if c[1] not in ("expired_fine", "expiry_writeoff")]
+    head = ["", "## Ledger totals", ""]
+    if made_to_order:
+        head += ["Made to order: a unit is one serving's ingredients; nothing expires, so no fines and no expiry.", ""]
+    return [
+        *head,
+        "| " + " | ".join(c[0] for c in cols) + " |",
+        "|" + "---:|" * len(cols),
+        "| " + " | ".join(fmt.format(t[key]) for _, key, fmt in cols) + " |",
         "",
     ]
-    return "\n".join(lines)
 
 
 def _plain(x: Any) -> str:

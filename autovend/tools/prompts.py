@@ -128,9 +128,24 @@ Keep the business running and your net assets growing.
 Call end_day when you have finished today's work."""
 
 
+SHELF_LIFE_SECTION = SYSTEM_TEMPLATE[SYSTEM_TEMPLATE.index("## Shelf life\n") : SYSTEM_TEMPLATE.index("## Money\n")]
+MADE_TO_ORDER_SECTION = """\
+## Made to order
+The machines make each drink or dish when a customer buys it. A unit of a SKU is the ingredients of one serving: you order, store and restock ingredients by the serving, and a machine's capacity is how many servings of ingredients it holds. A machine sells a SKU while it holds servings of it.
+Ingredients keep for the whole run: nothing expires and there is no fine for expired sales (shelf_life_days in the catalog only says so).
+
+"""  # noqa: E501
+
+
 def system_prompt(world: World) -> str:
-    """The fixed system prompt for a run on `world`."""
-    return SYSTEM_TEMPLATE.format(**prompt_facts(world))
+    """The fixed system prompt for a run on `world` (a made-to-order world's says so instead of shelf life)."""
+    template = SYSTEM_TEMPLATE
+    if world.made_to_order:
+        template = template.replace(SHELF_LIFE_SECTION, MADE_TO_ORDER_SECTION)
+        template = template.replace(
+            ", fines for selling expired units, and stock that goes out of date or", ", and stock that"
+        )
+    return template.format(**prompt_facts(world))
 
 
 def day_header(info: DayInfo, horizon: int) -> str:

@@ -133,6 +133,7 @@ def settings_payload(world: World) -> dict[str, Any]:
         "shock": {"sigma": world.demand_model.shock.sigma, "rho": world.demand_model.shock.rho},
         "demand": world.demand_model.settings.model_dump(mode="json"),
         "economics": world.economics.model_dump(mode="json"),
+        **({"made_to_order": True} if world.made_to_order else {}),  # absent otherwise: other worlds keep their hash
     }
 
 
@@ -440,6 +441,9 @@ def load_world(path: str | os.PathLike[str]) -> World:
         start = dt.date.fromisoformat(settings["start_date"])
         shock = ShockProcess(sigma=float(settings["shock"]["sigma"]), rho=float(settings["shock"]["rho"]))
         timezone, country = str(settings["timezone"]), str(settings["country"])
+        made_to_order = settings.get("made_to_order", False)
+        if not isinstance(made_to_order, bool):
+            raise ValueError(f"made_to_order must be true or false, got {made_to_order!r}")
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
     machines = _read_parquet(
@@ -471,6 +475,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
             timezone=timezone,
             country=country,
             world_hash=str(manifest["world_hash"]),
+            made_to_order=made_to_order,
         )
     except ValueError as exc:
         raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc

@@ -134,12 +134,16 @@ def bar_chart(
     return _finish(fig, tips, mode="mouse")
 
 
-def stockout_chart(table: pd.DataFrame, currency: str) -> figure:
-    """Lost demand (bars, units; revenue in `currency`), machines empty and products sold out (lines) per day."""
-    fig = _figure("Stockouts and lost demand", "units of demand lost")
+def stockout_chart(table: pd.DataFrame, currency: str, unit: str = "units") -> figure:
+    """Lost demand (bars, in `unit`; revenue in `currency`), machines empty and products sold out (lines) per day.
+
+    `unit`: "servings" for a made-to-order world, whose stock is ingredients (titled so).
+    """
+    title = "Stockouts and lost demand" if unit == "units" else "Ingredients run out and lost demand"
+    fig = _figure(title, f"{unit} of demand lost")
     src = ColumnDataSource({c: table[c].tolist() for c in table.columns})
     bars = fig.vbar(
-        x="day", top="lost", width=0.8, source=src, color=color(3), alpha=0.6, legend_label="lost demand (units)"
+        x="day", top="lost", width=0.8, source=src, color=color(3), alpha=0.6, legend_label=f"lost demand ({unit})"
     )
     top = max(
         int(table["empty_machines"].to_numpy().max(initial=0)), int(table["sold_out"].to_numpy().max(initial=0)), 1
@@ -167,8 +171,8 @@ def stockout_chart(table: pd.DataFrame, currency: str) -> figure:
     _y_from_zero(fig)
     tips = [
         ("day", "@day"),
-        ("demand", "@demand units"),
-        ("lost", "@lost units (@lost_revenue{0,0.00} " + currency + ")"),
+        ("demand", f"@demand {unit}"),
+        ("lost", f"@lost {unit} (@lost_revenue{{0,0.00}} {currency})"),
         ("machines empty", "@empty_machines"),
         ("products sold out", "@sold_out"),
     ]

@@ -40,6 +40,13 @@ from autovend.io import atomic_write_text
 FINDINGS_LISTED = 50  # findings listed per failure mode; the day table's filter shows every day with one
 
 
+MADE_TO_ORDER_NOTE = (
+    '<p class="note" id="made-to-order">Made to order: a unit is the ingredients of one serving and a machine\'s '
+    "capacity the servings it holds; ingredients do not expire, so this run has no expiry, no expired sale and no "
+    "fine.</p>"
+)
+
+
 def run_facts(run: RunData) -> list[str]:
     """The lines under the title: agent and seed, world, days, code version, API cost (the config: `config_block`).
 
@@ -117,8 +124,9 @@ def day_section(run: RunData, found: list[Finding]) -> str:
     tips = {
         "actions": "the day's tool calls: batch tools with their items, then reads",
         "rejected": "items the batch tools rejected",
-        "operating costs": "warehouse rent + daily fee + visit fees + fines for expired units sold",
-        "write-offs": "expired and discarded units at cost",
+        "operating costs": "warehouse rent + daily fee + visit fees"
+        + ("" if run.world.made_to_order else " + fines for expired units sold"),
+        "write-offs": "discarded units at cost" if run.world.made_to_order else "expired and discarded units at cost",
         "net": "the day's change in net assets",
         "lost demand": "units customers wanted but the shelf did not hold (hidden log)",
     }
@@ -184,11 +192,14 @@ def run_html(
     cash = {"cash": "cash", "inventory_at_cost": "inventory at cost (all)"}
     cash |= {"shelf_value": "on shelves", "warehouse_value": "in the warehouse", "in_transit_value": "in transit"}
     units = {"shelf_units": "on shelves", "warehouse_units": "in the warehouse", "in_transit_units": "in transit"}
+    made = run.world.made_to_order  # stock is ingredients, counted in servings (`World.made_to_order`)
+    stock_title, stock_unit = ("Ingredient stock (servings)", "servings") if made else ("Stock (units)", "units")
     page.section(
         "cash-stock",
-        "Cash, inventory and stock",
-        page.chart("chart-cash-inventory", ch.daily_lines(d, cash, "Cash and inventory value at cost", cur))
-        + page.chart("chart-stock", ch.daily_lines(d, units, "Stock (units)", "units")),
+        "Cash, inventory and ingredient stock" if made else "Cash, inventory and stock",
+        (MADE_TO_ORDER_NOTE if made else "")
+        + page.chart("chart-cash-inventory", ch.daily_lines(d, cash, "Cash and inventory value at cost", cur))
+        + page.chart("chart-stock", ch.daily_lines(d, units, stock_title, stock_unit)),
     )
     per_machine, per_site = machine_revenue(run), site_revenue(run)
     sites = list(dict.fromkeys(per_machine["site_type"]))
@@ -218,12 +229,13 @@ def run_html(
         + "</div>",
     )
     lost = stockouts(run)
+    what = "servings" if made else "units"
     page.section(
         "stockouts",
-        "Stockouts and lost demand",
-        f'<p class="note">Over the run customers wanted {int(lost["demand"].sum()):,} units and could not buy '
+        "Ingredients run out and lost demand" if made else "Stockouts and lost demand",
+        f'<p class="note">Over the run customers wanted {int(lost["demand"].sum()):,} {what} and could not buy '
         f"{int(lost['lost'].sum()):,} of them ({_money(float(lost['lost_revenue'].sum()))} {esc(cur)} at the "
-        "prices in force).</p>" + page.chart("chart-stockouts", ch.stockout_chart(lost, cur)),
+        "prices in force).</p>" + page.chart("chart-stockouts", ch.stockout_chart(lost, cur, what)),
     )
     band = run.world.economics.price_band
     path = price_path(run)
