@@ -59,6 +59,7 @@ def coffee(tmp_path_factory) -> dict[str, Path]:
     return {"world": base / "world", "run": base / "run"}
 
 
+@pytest.mark.slow  # synth, calibrate, export and a run: about 40 s on 2 cores
 def test_the_world_has_ingredient_stock_that_does_not_expire(coffee):
     world = load_world(coffee["world"])
     assert world.made_to_order and world.economics.currency == "UAH"
@@ -73,6 +74,7 @@ def test_the_world_has_ingredient_stock_that_does_not_expire(coffee):
     assert "shelf lives of" not in readme  # no 30/90-day shelf lives to account for
 
 
+@pytest.mark.slow  # synth, calibrate, export and a run: about 40 s on 2 cores
 def test_the_prompt_and_the_rules_say_made_to_order(coffee):
     world = load_world(coffee["world"])
     prompt = system_prompt(world)
@@ -82,6 +84,7 @@ def test_the_prompt_and_the_rules_say_made_to_order(coffee):
     assert "Made to order" in rules and "Shelf life" not in rules and "Expired unit sold" not in rules
 
 
+@pytest.mark.slow  # synth, calibrate, export and a run: about 40 s on 2 cores
 def test_the_run_has_no_expiry_and_its_reports_show_none(coffee):
     daily = pd.read_csv(coffee["run"] / "daily.csv")
     assert daily["units_sold"].sum() > 0  # the run sold: the world works
