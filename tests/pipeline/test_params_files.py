@@ -40,3 +40,17 @@ def test_missing_keys_are_found_in_nested_sections() -> None:
     assert "bootstrap" in missing_keys(ValidationConfig, {"test_weeks": 8})
     synth = missing_keys(SECTIONS["synthesize"], {"truth": {"x": 0.07}})
     assert "truth.e" in synth and "truth.x" not in synth and "operator" in synth
+
+
+@pytest.mark.parametrize(
+    "folder", sorted((ROOT / "reports").glob("*/validation*")), ids=lambda p: p.parent.name + "/" + p.name
+)
+def test_the_metrics_dvc_reads_are_the_flat_headline_of_metrics_json(folder: Path) -> None:
+    import json
+
+    from autovend.validation.report import HEADLINE_KEYS, headline
+
+    shown = json.loads((folder / "headline.json").read_text(encoding="utf-8"))
+    full = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    assert shown == headline(full) and set(shown) == set(HEADLINE_KEYS)
+    assert all(isinstance(v, int | float) for v in shown.values())  # one level: a column each in dvc exp show
