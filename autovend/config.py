@@ -135,4 +135,22 @@ def load_section(model: type[M], path: str | Path | None, section: str) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: invalid `{section}` settings:\n{exc}") from exc
+        problems = "\n".join(f"- {line}" for line in error_lines(exc, section))
+        raise ConfigError(f"{path}: invalid `{section}` settings:\n{problems}") from None
+
+
+def error_lines(exc: ValidationError, section: str) -> list[str]:
+    """Each problem of a validation error in words: the key (section.key.sub), what is wrong, what was given.
+
+    No pydantic type names or documentation links: "export.climate: unknown climate 'Kyiv'; ... (given 'Kyiv')".
+    """
+    out = []
+    for err in exc.errors(include_url=False):
+        key = ".".join([section, *(str(p) for p in err.get("loc", ()))])
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if err.get("type") == "extra_forbidden":
+            msg = "not a setting of this section (a typo, or a key of another section?)"
+        given = err.get("input")
+        shown = "" if err.get("type") == "missing" or isinstance(given, dict) else f" (given {given!r})"
+        out.append(f"{key}: {msg}{shown}")
+    return out

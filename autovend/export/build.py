@@ -32,7 +32,7 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings, load_demand_settings
 from autovend.errors import ExportError, NonFiniteError
 from autovend.export.catalog import build_catalog
-from autovend.export.climate import CLIMATES
+from autovend.export.climate import resolve_climate
 from autovend.export.network import Device, own_network, read_network, select_network
 from autovend.export.params import ExportParams, load_economics, load_export_params
 from autovend.export.readme import Provenance, readme_text
@@ -195,10 +195,15 @@ def build_world(
         catalog = catalog.assign(shelf_life_days=MADE_TO_ORDER_SHELF_LIFE_DAYS, shelf_life_source="made_to_order")
         eco = eco.model_copy(update={"expired_sale_fine": 0.0})
     country = params.country or source.meta.country
+    if country != source.meta.country:
+        raise ExportError(
+            f"export.country is {country} but the source's country is {source.meta.country} (source.yaml): a params "
+            "file copied from another source? Remove export.country (and its timezone, calendar_language and "
+            "climate) or set them for this source"
+        )
+    normals = resolve_climate(params.climate, country, source.weather, Path.cwd())
     start, horizon = params.start, eco.horizon_days
-    weather = daily_weather(
-        start, start + dt.timedelta(days=horizon + params.forecast_days), params.seed, CLIMATES[params.climate]
-    )
+    weather = daily_weather(start, start + dt.timedelta(days=horizon + params.forecast_days), params.seed, normals)
     forecast = forecast_weather(weather, params.seed, horizon=params.forecast_days)
     calendar = build_calendar(
         country,

@@ -110,6 +110,11 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
     invoke("check", src, "--params", params)
     invoke("calibrate", src, "-o", tmp_path / "cal", "--report", tmp_path / "cal-report", *common)
     invoke("validate", src, "-o", tmp_path / "validation", *common)
+    if currency == "USD":  # a US world: a named climate must be of the world's country (copied params are refused)
+        us = yaml.safe_load(Path(params).read_text())
+        us["export"]["climate"] = "NewYork"
+        (tmp_path / "us.yaml").write_text(yaml.safe_dump(us, sort_keys=False))
+        common = ["--params", tmp_path / "us.yaml", "--settings", SETTINGS]
     invoke("export-world", tmp_path / "cal", src, "-o", tmp_path / "worlds" / "mine", *common)
     world = load_world(tmp_path / "worlds" / "mine")
     machines = pd.read_csv(src / "machines.csv", dtype=str)

@@ -41,7 +41,16 @@ def coffee(tmp_path_factory) -> dict[str, Path]:
     params["synthesize"].update(
         {"end": "2024-07-30", "target_units": 3000, "n_with_inventory": 0, "locations": {"office/office_building": 4}}
     )
-    params["export"] = {"seed": 7, "start": "2025-03-01", "min_days": 20}
+    normals = base / "kyiv-normals.csv"  # approximate monthly normals of Kyiv: the source covers two months only
+    rows = zip(
+        range(1, 13),
+        (-1.1, 0.5, 6.0, 14.5, 21.0, 24.5, 26.7, 26.0, 19.9, 12.9, 5.6, 0.6),
+        (38, 37, 36, 41, 60, 72, 75, 55, 55, 43, 43, 42),
+        (9, 8, 8, 7, 8, 9, 8, 6, 7, 6, 8, 9),
+        strict=True,
+    )
+    normals.write_text("month,t_max_c,precip_mm,wet_days\n" + "".join(f"{m},{t},{p},{w}\n" for m, t, p, w in rows))
+    params["export"] = {"seed": 7, "start": "2025-03-01", "min_days": 20, "climate": str(normals)}  # a UA world
     (base / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     p = base / "params.yaml"
     invoke("synth", "-o", base / "synthetic", "--truth", base / "truth", "--params", p, "--settings", SETTINGS)
