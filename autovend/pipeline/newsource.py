@@ -62,10 +62,26 @@ def render_params(source: str, climate: str = "source") -> str:
     return "\n".join(lines) + "\n"
 
 
+BENCHMARK_HEADER = """\
+# Benchmark settings: fixed by design, not estimated (paper §3.2-3.3), the same for every source: the demand
+# model's settings and the operating rules (in CNY; a world converts them to its source's currency). Written by
+# `autovend init-source` with AutoVend's defaults, the repository's params/benchmark.yaml.
+"""
+
+
+def render_benchmark() -> str:
+    """params/benchmark.yaml with AutoVend's defaults (demand, economics)."""
+    body = {name: _plain(SECTIONS[name]()) for name in ("demand", "economics")}
+    return BENCHMARK_HEADER + yaml.safe_dump(body, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
 def init_source(
     source: str, world: str | None = None, *, root: Path, climate: str = "source", force: bool = False
 ) -> tuple[Path, Path]:
-    """Write params/SOURCE.yaml and pipelines/SOURCE/dvc.yaml under `root`; return their paths."""
+    """Write params/SOURCE.yaml and pipelines/SOURCE/dvc.yaml under `root`; return their paths.
+
+    params/benchmark.yaml, which every pipeline reads, is written with the defaults when `root` has none.
+    """
     if not SOURCE_NAME.fullmatch(source):
         raise ConfigError(
             f"{source!r} cannot name a source: use lower-case letters, digits and '-' (as source.yaml's name), "
@@ -84,4 +100,6 @@ def init_source(
         SECTIONS[section].model_validate(loaded[section])
     atomic_write_text(params, text)
     atomic_write_text(pipeline, render_pipeline(new_source_spec(source, world)))
+    if not (root / "params" / "benchmark.yaml").exists():
+        atomic_write_text(root / "params" / "benchmark.yaml", render_benchmark())
     return params, pipeline

@@ -73,5 +73,19 @@ def test_every_key_is_documented_in_operators_md() -> None:
             assert f"| `{section}.{key}` |" in doc and line in doc, f"{section}.{key}"
 
 
+def test_a_new_repository_gets_the_benchmark_settings(tmp_path: Path) -> None:
+    from autovend.demand.settings import DemandSettings, load_demand_settings
+    from autovend.export.params import load_economics
+    from autovend.world.model import Economics
+
+    init_source("kyiv-coffee", root=tmp_path)
+    bench = tmp_path / "params" / "benchmark.yaml"
+    assert load_demand_settings(bench) == DemandSettings() == load_demand_settings(ROOT / "params" / "benchmark.yaml")
+    assert load_economics(bench) == Economics() == load_economics(ROOT / "params" / "benchmark.yaml")
+    bench.write_text("# mine\n")
+    init_source("other", root=tmp_path)
+    assert bench.read_text() == "# mine\n"  # an existing one is the operator's: kept
+
+
 def test_the_rendered_params_name_the_climate_given() -> None:
     assert "  climate: NewYork\n" in render_params("nj-two", climate="NewYork")
