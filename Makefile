@@ -60,8 +60,13 @@ lock: ## Re-pin requirements/lock.txt and local.txt after a change to pyproject.
 		--python-platform $(LOCK_PLATFORM) --generate-hashes --custom-compile-command 'make lock' \
 		--quiet -o $(LOCAL_LOCK)
 
+# `dvc repro` ends every reproduction with "Use `dvc push` to send your updates to remote storage."; this repository
+# has no DVC remote (data/ stays on the machine that built it; the shipped worlds and reports are committed), so
+# that line is left out. pipefail keeps dvc's exit status.
+DVC_REPRO = set -o pipefail; dvc repro $(1) | { grep -v '^Use `dvc push` to send your updates to remote storage\.$$' || true; }
+
 repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic operator and summarise it
-	dvc repro
+	$(call DVC_REPRO,)
 	autovend summary
 
 status: install ## Say why `dvc status` lists each pipeline's stages (not built here, an input missing, or changed)
@@ -73,7 +78,7 @@ test: install ## Run the test suite (the real-model test has its own target, tes
 test-local-model: local ## Play cn20 with SmolLM2-135M through the harness, in process and over MCP (minutes)
 	pytest -q -m localmodel
 
-test-fast: install ## The inner loop: every test not marked slow (pytest -m "not slow", a few minutes)
+test-fast: install ## The inner loop: every test not marked slow (pytest -m "not slow", 3-8 minutes on 2 cores)
 	pytest -q -m "not slow and not localmodel"
 
 lint: install ## Check style with ruff (lint and format) and types with mypy ([tool.mypy] in pyproject.toml)
@@ -92,11 +97,11 @@ bench: install ## Run the benchmarks (timings are reported, not asserted)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; python $$f || exit 1; done
 
 real-data: install ## Run the real-data pipeline and ship worlds/nj5 (needs the public NJ vending CSV; docs/real-data.md)
-	dvc repro pipelines/nj-vending/dvc.yaml
+	$(call DVC_REPRO,pipelines/nj-vending/dvc.yaml)
 
 worlds: install ## Build the other shipped worlds: worlds/cn99 (all 99 synthetic machines) and worlds/nj5 (real data)
-	dvc repro pipelines/synthetic-cn99/dvc.yaml
-	dvc repro pipelines/nj-vending/dvc.yaml
+	$(call DVC_REPRO,pipelines/synthetic-cn99/dvc.yaml)
+	$(call DVC_REPRO,pipelines/nj-vending/dvc.yaml)
 
 clean-data: ## Delete generated data (data/, runs/); committed worlds/ and reports/ stay
 	rm -rf data runs

@@ -44,7 +44,9 @@ def table(
     result = write_table_source(export, mapping, out, force=force)
     console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)")
+    console.print(
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)", soft_wrap=True
+    )
 
 
 @adapt_app.command("nj-vending")
@@ -66,7 +68,9 @@ def nj_vending(
     result = write_nj_vending(csv_path, out, force=force)
     console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)")
+    console.print(
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)", soft_wrap=True
+    )
 
 
 def _rows_text(rows: tuple[int, ...]) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import counted
 
 PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
 SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
@@ -34,7 +35,7 @@ def synth(
     with step_progress(console, "synth"):
         fig = run(out, truth, params, settings, force=force)
     console.print(
-        f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
+        f"wrote {out} and {truth}: {counted(fig['machines'], 'machine')}, {counted(fig['products'], 'product')}, "
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
         f"({fig['kept_unit_share']:.1%} kept), {fig['inventory_rows']:,.0f} inventory rows in {fig['seconds']:.1f} s"
     )
@@ -58,6 +59,7 @@ def calibrate_cmd(
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from autovend.calibration.estimator import ESTIMATORS, check_estimator
@@ -93,7 +95,7 @@ def calibrate_cmd(
     console.print(table)
     for note in s.notes:
         console.print(f"[yellow]note:[/] {note}")
-    console.print(f"wrote {out}" + (f" and {report}" if report else ""))
+    console.print(escape(f"wrote {out}" + (f" and {report}" if report else "")), soft_wrap=True)
 
 
 @app.command("validate")
@@ -111,13 +113,14 @@ def validate_cmd(
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console()
     if figures_only:
         from autovend.validation.figures import draw_all
 
         names = draw_all(source_dir)
-        console.print(f"redrew {', '.join(names)} in {source_dir} from its plot data")
+        console.print(escape(f"redrew {', '.join(names)} in {source_dir} from its plot data"), soft_wrap=True)
         return
     if out is None:
         raise typer.BadParameter("give the report folder with -o/--out")
@@ -134,9 +137,9 @@ def validate_cmd(
         f"WAPE {m['wape']:.3f} (persistence {m['persistence']['wape']:.3f}, naive {m['naive']['wape']:.3f}); "
         f"product-level WAPE {m['wape_product']:.3f} (reversed popularity "
         f"{m['controls']['reversed_popularity']['wape_product']:.3f}); TVD {m['tvd']:.3f}; "
-        f"Spearman {m['spearman']:.3f}; {m['n_machines']} machines, {seconds:.1f} s"
+        f"Spearman {m['spearman']:.3f}; {counted(m['n_machines'], 'machine')}, {seconds:.1f} s"
     )
-    console.print(f"wrote {out}")
+    console.print(escape(f"wrote {out}"), soft_wrap=True)
 
 
 @app.command()

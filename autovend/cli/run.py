@@ -151,9 +151,11 @@ def run_cmd(
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"))
+        console.print(
+            escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"), soft_wrap=True
+        )
     else:
-        console.print(escape(f"run folder: {run_dir}"))
+        console.print(escape(f"run folder: {run_dir}"), soft_wrap=True)
 
 
 def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:
@@ -288,7 +290,10 @@ def compare_cmd(
     console.print(
         "normalised score: (agent − hold) / (oracle − hold); the oracle is privileged (reads the hidden demand)"
     )
-    console.print(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}")
+    console.print(
+        escape(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}"),
+        soft_wrap=True,
+    )
 
 
 def _paired_cells(p: Any) -> list[str]:

@@ -157,6 +157,7 @@ def price_response_cmd(
 ) -> None:
     """Expected daily units and gross profit of a machine against a common price multiplier, per site type."""
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.errors import OutputExistsError
     from autovend.world.bundle import load_world
@@ -171,7 +172,9 @@ def price_response_cmd(
     out.mkdir(parents=True, exist_ok=True)
     resp.table().to_csv(out / "price_response.csv", index=False, float_format="%.6g")
     price_response_figure(resp, out / "price_response.png")
-    Console(highlight=False).print(f"wrote {out / 'price_response.png'} and {out / 'price_response.csv'}")
+    Console(highlight=False).print(
+        escape(f"wrote {out / 'price_response.png'} and {out / 'price_response.csv'}"), soft_wrap=True
+    )
 
 
 @world_app.command("ship")

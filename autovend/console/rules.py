@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autovend.console.html import esc
+from autovend.marks import counted
 from autovend.tools.prompts import prompt_facts, system_prompt
 from autovend.world.model import World
 
@@ -22,7 +23,7 @@ def capacities(world: World) -> str:
     """The machines' capacity: "200 units each", or the range when they differ."""
     caps = sorted(int(c) for c in world.machines["capacity"])
     if caps[0] == caps[-1]:
-        return f"{caps[0]:,} units each ({len(caps)} machines)"
+        return f"{caps[0]:,} units each ({counted(len(caps), 'machine')})"
     return f"{caps[0]:,} to {caps[-1]:,} units (each machine's in the devices table of the report)"
 
 
