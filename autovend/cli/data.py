@@ -24,9 +24,16 @@ def synth(
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    dex: Path | None = typer.Option(None, "--dex", help="Also write its records as EVA-DTS audit series here."),
+    dex_every: int = typer.Option(7, "--dex-every", min=1, help="Days between two audits of a machine (--dex)."),
 ) -> None:
-    """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
+    """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth.
+
+    --dex DIR also writes its records as EVA-DTS audits, one series per machine (DIR/MACHINE/*.dex, read every
+    --dex-every days) with DIR/products.csv: what `autovend adapt eva-dts` reads.
+    """
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.cli.steps import step_progress
     from autovend.pipeline.synthesize import run
@@ -39,6 +46,11 @@ def synth(
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
         f"({fig['kept_unit_share']:.1%} kept), {fig['inventory_rows']:,.0f} inventory rows in {fig['seconds']:.1f} s"
     )
+    if dex is not None:
+        from autovend.data.adapters.files import write_dex_audits
+
+        n = write_dex_audits(out, dex, dex_every, force=force)
+        console.print(escape(f"wrote {counted(n, 'EVA-DTS audit')} to {dex}"), soft_wrap=True)
 
 
 @app.command("calibrate")
