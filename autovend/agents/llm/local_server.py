@@ -110,7 +110,7 @@ def describe_exit(code: int) -> str:
     return text
 
 
-def server_exit(base_url: str | None) -> int | None:
+def server_exit(base_url: str | None, grace_s: float = 0.5) -> int | None:
     """The exit code of the model server at `base_url` if it was started here and has died, else None.
 
     A server this process started (`ModelServer`) is asked directly; a child `autovend run` of
@@ -121,14 +121,19 @@ def server_exit(base_url: str | None) -> int | None:
         return None
     server = _RUNNING.get(base_url.rstrip("/"))
     if server is not None:
-        return server.died()
+        return server.died(grace_s)
     path = os.environ.get(STATUS_ENV)
     if not path:
         return None
-    try:
-        status = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    deadline = time.monotonic() + grace_s  # the serving process writes the file once it has reaped the server
+    while True:
+        try:
+            status = json.loads(Path(path).read_text(encoding="utf-8"))
+            break
+        except (OSError, ValueError):
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
     if not isinstance(status, dict) or str(status.get("base_url", "")).rstrip("/") != base_url.rstrip("/"):
         return None
     code = status.get("exit")
@@ -210,11 +215,18 @@ class ModelServer:
         with contextlib.suppress(OSError):
             self.status_path.write_text(json.dumps(status) + "\n", encoding="utf-8")
 
-    def died(self) -> int | None:
-        """The server's exit code if it has ended without being stopped, else None."""
+    def died(self, grace_s: float = 0.5) -> int | None:
+        """The server's exit code if it has ended without being stopped, else None.
+
+        Asked right after a connection error, the process may be dying still (a killed process's connections
+        close before the kernel reaps it): it gets `grace_s` to end before it counts as alive.
+        """
         if self._proc is None or self._stopping:
             return None
-        return self._proc.poll()
+        try:
+            return self._proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            return None
 
     def stop(self) -> None:
         """Stop the server (terminate, then kill after 10 s)."""
