@@ -35,6 +35,7 @@ class OutputKind(StrEnum):
     WORLD = "world"  # export-world -o (recognised by its manifest.json, no marker)
     SWEEP = "sweep"  # sweep --out (continued, not replaced: autovend.sweep.folder)
     COMPARISON = "comparison"  # compare --out
+    DEX = "dex-audits"  # synth --dex: the records as EVA-DTS audit files
 
 
 OUTPUT_MARKER = ".autovend-output.json"

@@ -16,7 +16,7 @@ TOKEN_ENV = "AUTOVEND_CONSOLE_TOKEN"
 def console_cmd(
     run: list[Path] = typer.Option(None, "--run", help="A run folder to replay; give it again to compare runs."),
     world: Path | None = typer.Option(
-        None, "--world", help="Play: world bundle, a folder or the name of a shipped world (e.g. cn20)."
+        None, "--world", help="Play: world bundle, a folder or the name of a shipped or installed world (e.g. cn20)."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Play: the episode's seed (demand draws, lead times)."),
     out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),
@@ -60,6 +60,7 @@ def console_cmd(
         raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
     from autovend.console.episode import PlayEpisode
     from autovend.console.play import play_app
+    from autovend.console.rules import horizon_warning
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
 
@@ -72,6 +73,9 @@ def console_cmd(
             f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/{login} "
             "(Ctrl-C stops; run the same command again to continue from the last settled day)"
         )
+        warning = horizon_warning(episode.world, episode.days)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
         title = f"AutoVend · play {path.name} seed {seed} → {out}"
         serve(play_app(episode, title=title, host=host, token=token), host, port, read_timeout_s=seconds)
     finally:

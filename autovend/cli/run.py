@@ -32,7 +32,9 @@ def _cell(value: Any, fmt: str, scale: float) -> str:
 @app.command("run")
 def run_cmd(
     world: Path = typer.Option(
-        Path("cn20"), "--world", help="World bundle: a folder, or the name of a shipped world (./worlds/NAME first)."
+        Path("cn20"),
+        "--world",
+        help="World bundle: a folder, or the name of a shipped or installed world (./worlds/NAME first).",
     ),
     agent: str = typer.Option(
         "baseline",
@@ -142,15 +144,18 @@ def run_cmd(
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
         f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
-        f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
+        f"[bold]{summary.final_net_assets:,.2f}[/] {escape(summary.currency)} (cash {summary.final_cash:,.2f}), "
+        f"{summary.wall_time_s:.1f} s"
     )
     if summary.metrics:
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"))
+        console.print(
+            escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"), soft_wrap=True
+        )
     else:
-        console.print(escape(f"run folder: {run_dir}"))
+        console.print(escape(f"run folder: {run_dir}"), soft_wrap=True)
 
 
 def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:
@@ -198,6 +203,7 @@ def compare_cmd(
     from rich.markup import escape
     from rich.table import Table
 
+    from autovend.currency import common_currency
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
@@ -273,7 +279,8 @@ def compare_cmd(
     console.print(s)
     net = [p for p in paired if p.metric == "net_assets"]
     if net:
-        p_table = Table(title="Paired differences of net assets (CNY, same seeds; every metric in comparison.md)")
+        cur = common_currency(r.world.economics.currency for r in runs)
+        p_table = Table(title=f"Paired differences of net assets ({cur}, same seeds; every metric in comparison.md)")
         for head in ("a − b", "seeds", "mean difference", "paired 95% (t)", "unpaired 95% (Welch)", "min. detectable"):
             p_table.add_column(head, justify="left" if head == "a − b" else "right")
         for p in net:
@@ -283,11 +290,14 @@ def compare_cmd(
     console.print(
         "normalised score: (agent − hold) / (oracle − hold); the oracle is privileged (reads the hidden demand)"
     )
-    console.print(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}")
+    console.print(
+        escape(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}"),
+        soft_wrap=True,
+    )
 
 
 def _paired_cells(p: Any) -> list[str]:
-    """A paired difference of net assets as terminal cells (CNY)."""
+    """A paired difference of net assets as terminal cells (in the runs' currency)."""
 
     def money(x: float | None, sign: bool = True) -> str:
         return "–" if x is None else f"{x:{'+' if sign else ''},.2f}"

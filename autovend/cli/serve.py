@@ -18,7 +18,7 @@ TOKEN_ENV = "AUTOVEND_MCP_TOKEN"
 @app.command()
 def serve(
     world: Path | None = typer.Option(
-        None, "--world", help="World bundle: a folder, or the name of a shipped world, e.g. cn20."
+        None, "--world", help="World bundle: a folder, or the name of a shipped or installed world, e.g. cn20."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the episode (demand draws, lead times)."),
     transport: str = typer.Option("stdio", "--transport", help="stdio (default) or http."),
@@ -155,6 +155,7 @@ def _finish(world: Any, seed: int, out: Path, world_path: Path | None) -> None:
     for run_dir in runs:
         summary = score_now(world, seed, run_dir, world_path)
         typer.echo(
-            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f}; "
+            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f} "
+            f"{summary.currency}; "
             f"report: {run_dir / 'report.md'}"
         )

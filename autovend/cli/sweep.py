@@ -177,7 +177,7 @@ def sweep_cmd(
         f"{len(outcome.ran)} runs finished now, {len(outcome.rows)} of {len(outcome.plan.tasks)} have results{cost}"
     )
     written = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
-    console.print("wrote " + ", ".join(escape(str(p)) for p in written))
+    console.print("wrote " + ", ".join(escape(str(p)) for p in written), soft_wrap=True)
     if outcome.interrupted:
         console.print(f"[yellow]interrupted[/]; {AGAIN}")
         raise typer.Exit(130)

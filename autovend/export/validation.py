@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from autovend.errors import ExportError
+from autovend.marks import counted
 
 VERDICTS = ("validated", "not_distinguishable", "worse_than_reference")
 SHELVES = ("inventory", "pre_window", "mixed")
@@ -157,9 +158,9 @@ def key_text(key: list[dict[str, Any]]) -> str:
 def verdict_lines(v: ShippedValidation) -> list[str]:
     """The README's opening lines: the verdict and its key intervals."""
     return [
-        f"> **Validation verdict: {WORDS[v.verdict]}** ({SHELF_WORDS[v.shelves]}, {v.n_machines} machines, the "
-        f"last {v.test_weeks} weeks of the source held out). Model minus other, 95% machine-cluster bootstrap "
-        f"interval: {key_text(v.key)}. See Results below.",
+        f"> **Validation verdict: {WORDS[v.verdict]}** ({SHELF_WORDS[v.shelves]}, "
+        f"{counted(v.n_machines, 'machine')}, the last {v.test_weeks} weeks of the source held out). Model minus "
+        f"other, 95% machine-cluster bootstrap interval: {key_text(v.key)}. See Results below.",
     ]
 
 
@@ -175,7 +176,7 @@ def validation_lines(v: ShippedValidation) -> list[str]:
 
     return [
         f"Held-out validation on the last {v.test_weeks} weeks of the source ({v.test_start} to {v.test_end}, "
-        f"{v.n_machines} machines, {SHELF_WORDS[v.shelves]}): **{WORDS[v.verdict]}**.",
+        f"{counted(v.n_machines, 'machine')}, {SHELF_WORDS[v.shelves]}): **{WORDS[v.verdict]}**.",
         "",
         "| statistic | model | 95% interval | persistence / naive |",
         "|---|---|---|---|",
@@ -205,4 +206,4 @@ def validation_text(manifest: dict[str, Any]) -> str:
         and all(c[f] is None or (isinstance(c[f], int | float) and math.isfinite(c[f])) for f in fields[3:])
     ]
     shelves = SHELF_WORDS.get(str(v.get("shelves")), str(v.get("shelves")))
-    return f"{WORDS[v['verdict']]} ({shelves}, {v.get('n_machines')} machines): {key_text(key)}"
+    return f"{WORDS[v['verdict']]} ({shelves}, {counted(v.get('n_machines'), 'machine')}): {key_text(key)}"

@@ -96,7 +96,7 @@ class Actions:
         f, s = self._facts, self._state
         m = self._device(item)
         k = self._sku(item)
-        p = parse_price_fen(item)
+        p = parse_price_fen(item, f.world.economics.currency)
         lo, hi = int(f.price_lo_fen[k]), int(f.price_hi_fen[k])
         if not lo <= p <= hi:
             a, b = f.world.economics.price_band

@@ -144,7 +144,7 @@ def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
 def world_facts(spec: SweepSpec) -> dict[str, WorldFacts]:
     """Load every world of the spec once (a broken bundle fails here, naming it): label -> facts.
 
-    A world is a bundle folder or the name of a shipped world (`autovend.world.names.resolve_world`).
+    A world is a bundle folder or the name of a shipped or installed world (`autovend.world.names.resolve_world`).
     """
     from autovend.world.bundle import load_world
     from autovend.world.names import resolve_world

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from autovend.demand.model import DemandModel
 
+# A made-to-order world (its source's `made_to_order`: coffee, fresh juice) keeps the benchmark's goods flow with
+# ingredients for stock: a unit of a product is the ingredients of one serving, a machine's capacity the servings
+# of ingredients it holds (not unlimited), and ingredients keep: no shelf life within any horizon, no expired sale.
+MADE_TO_ORDER_SHELF_LIFE_DAYS = 36_500
 BUNDLE_SCHEMA_VERSION = 2  # bump when a bundle file or field changes meaning; loaders refuse newer bundles
 MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity"]
 CATALOG_COLUMNS = [
@@ -82,6 +86,7 @@ class World:
     timezone: str = "Asia/Shanghai"
     country: str = "CN"
     world_hash: str = ""  # the manifest's world_hash when loaded from a bundle; "" when built in memory
+    made_to_order: bool = False  # products made per sale: a unit is one serving's ingredients (MADE_TO_ORDER)
 
     def __post_init__(self) -> None:
         missing = [c for c in MACHINE_COLUMNS if c not in self.machines]

@@ -118,6 +118,7 @@ def test_replay_rates_are_the_kernel_on_the_recorded_shelf(synthetic_source, syn
 
 FILES = {
     "metrics.json",
+    "headline.json",  # DVC's metrics file: the flat headline of metrics.json
     "verdict.json",
     "provenance.json",
     "validation.md",
