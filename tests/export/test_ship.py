@@ -221,7 +221,8 @@ def test_the_readme_worlds_table_states_each_shipped_worlds_verdict():
             for (against, metric), label in (
                 (("persistence", "wape"), "WAPE vs persistence"),
                 (("naive", "wape"), "vs naive"),
-                (("reversed_popularity", "wape_product"), "product-level WAPE vs reversed popularity"),
+                (("persistence", "wape_product"), "product-level WAPE vs product persistence"),
+                (("reversed_popularity", "wape_product"), "vs reversed popularity"),
             ):
                 c = key[(against, metric)]
                 assert f"{label} {c['difference']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]" in cell, (
