@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from autovend.env.boundary import episode_of
+from autovend.agents.harness import settled_days
 from autovend.errors import AutoVendError, OutputExistsError
 from autovend.outside import OutsideAgent, OutsidePlay, RunEnded, describe
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RunSummary, is_finished
@@ -119,7 +119,7 @@ class HumanAgent(OutsideAgent):
     def day_settled(self, session: ToolSession) -> None:
         """Keep the state the day ended in (shown once the run is finished) and whether it was the last."""
         self.last = Snapshot.of(session)
-        self.settled = episode_of(session).settled_days
+        self.settled = settled_days(session)  # the harness's count: agent code may not reach the episode
         self.last_settled = session.done or self.settled >= self.last_day
 
 
