@@ -25,7 +25,7 @@ def test_an_unknown_climate_is_refused_in_words(tmp_path: Path) -> None:
         load_export_params(path)
     text = str(caught.value)
     assert "export.climate: unknown climate 'Kyiv': give a named climate (NewYork (US), Shanghai (CN))" in text
-    assert "export.capacity: Input should be greater than or equal to 1 (given 0)" in text
+    assert "key export.capacity: Input should be greater than or equal to 1 (got 0); change the value" in text
     assert "pydantic" not in text and "validation error" not in text and "For further information" not in text
 
 
