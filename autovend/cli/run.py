@@ -42,6 +42,9 @@ def run_cmd(
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Change the world first: a shipped scenario's name (heatwave) or a scenario file."
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Run folder; default runs/<world>/<agent name>-s<seed>, e.g. runs/cn20/baseline-s1."
     ),
@@ -73,6 +76,7 @@ def run_cmd(
     from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
+    from autovend.world.derive import apply_scenario
 
     if checkpoint not in ("background", "sync", "off"):
         raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
@@ -80,12 +84,13 @@ def run_cmd(
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
     console = Console(highlight=False, emoji=False)
     world = resolve_world(world)
-    w = load_world(world)
+    w = apply_scenario(load_world(world), scenario)
+    world_path: Path | None = world if w.world_hash else None  # a derived world: the run folder keeps its bundle
     llm = None
     if agent.startswith(LLM_PREFIX):
         from autovend.agents.llm.mcp_bridge import serve_command
 
-        target = mcp_url or (serve_command(world, seed) if mcp else None)
+        target = mcp_url or (serve_command(world, seed, scenario=scenario) if mcp else None)
         llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
     if days is not None and days > w.horizon_days:
         raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
@@ -118,7 +123,7 @@ def run_cmd(
                 resume=resume,
                 progress=on_day,
                 force=force,
-                world_path=world,
+                world_path=world_path,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
                 evaluate=report,
             )
@@ -126,6 +131,7 @@ def run_cmd(
             bar.stop()
             done = last[0].day if last else 0
             again = [f"--world {world}", f"--agent {agent}", f"--seed {seed}", f"--out {run_dir}"]
+            again += [f"--scenario {scenario}"] if scenario else []
             again += [f"--agent-config {agent_config}"] if agent_config else []
             again += [f"--base-url {base_url}"] if base_url else []
             again += [f"--api-key-env {api_key_env}"] if agent.startswith(LLM_PREFIX) else []

@@ -13,7 +13,8 @@ A bundle is a folder of nine files:
 - `calendar.parquet`: the country's calendar from the start to `calendar_lookahead_days` +
   `calendar_margin_days` past the last day (holidays and makeup workdays);
 - `settings.json`: demand settings (eta, phi, elasticities, environment multipliers), economics,
-  shock sigma and rho, start date, timezone and country;
+  shock sigma and rho, start date, timezone and country, and the world's `conditions`
+  (`autovend.world.conditions`) when it has any (a derived world; a world as exported has none);
 - `README.md`: what the bundle is, how it was made and its numbers;
 - `manifest.json`: schema version, name, code version, the content hash of every table and of
   settings.json (`autovend.canonical.frame_hash`: values, not writer bytes) and the README's SHA-256,
@@ -62,6 +63,7 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, NonFiniteError
 from autovend.io import OutputKind, check_output_dir, output_dir
+from autovend.world.conditions import conditions_of
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 from autovend.world.names import resolve_world
 
@@ -133,6 +135,7 @@ def settings_payload(world: World) -> dict[str, Any]:
         "shock": {"sigma": world.demand_model.shock.sigma, "rho": world.demand_model.shock.rho},
         "demand": world.demand_model.settings.model_dump(mode="json"),
         "economics": world.economics.model_dump(mode="json"),
+        **({} if world.conditions.empty else {"conditions": world.conditions.payload()}),
     }
 
 
@@ -440,6 +443,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
         start = dt.date.fromisoformat(settings["start_date"])
         shock = ShockProcess(sigma=float(settings["shock"]["sigma"]), rho=float(settings["shock"]["rho"]))
         timezone, country = str(settings["timezone"]), str(settings["country"])
+        conditions = conditions_of(settings.get("conditions"))
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
     machines = _read_parquet(
@@ -471,6 +475,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
             timezone=timezone,
             country=country,
             world_hash=str(manifest["world_hash"]),
+            conditions=conditions,
         )
     except ValueError as exc:
         raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc
