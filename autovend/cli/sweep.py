@@ -75,6 +75,9 @@ def sweep_cmd(
 ) -> None:
     """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
 
+    With `scenarios` or `draws` in the spec, every world's variants are run too (their bundles in OUT/variants/) and
+    robustness.md, .json and .html say how the ranking holds across them (docs/scenarios.md).
+
     A run is `autovend run` with the same arguments, in OUT/runs/<world>/<agent>-s<seed>-d<days>.
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
     resume from their checkpoints. --out must be new, empty or an earlier sweep's folder (its marker
@@ -106,9 +109,10 @@ def sweep_cmd(
 
     def on_plan(p: SweepPlan) -> None:
         s = sweep_spec
+        variants = f" x {_count(s.n_variants, 'variant')}" if s.n_variants > 1 else ""
         console.print(
-            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')} x {_count(len(s.agents), 'agent')} x "
-            f"{_count(len(s.seeds), 'seed')}): "
+            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')}{variants} x "
+            f"{_count(len(s.agents), 'agent')} x {_count(len(s.seeds), 'seed')}): "
             f"{p.count('finished')} finished, {p.count('unfinished')} to resume, {p.count('new')} to start",
             soft_wrap=True,
         )
@@ -173,7 +177,9 @@ def sweep_cmd(
     console.print(
         f"{len(outcome.ran)} runs finished now, {len(outcome.rows)} of {len(outcome.plan.tasks)} have results{cost}"
     )
-    written = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
+    written: tuple[Path, ...] = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
+    if (out / "robustness.md").is_file() and sweep_spec.n_variants > 1:
+        written += (out / "robustness.md", out / "robustness.html")
     console.print("wrote " + ", ".join(escape(str(p)) for p in written))
     if not outcome.complete:
         raise typer.Exit(1)

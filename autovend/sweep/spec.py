@@ -12,6 +12,8 @@
     seeds: [1, 2, 3]
     days: 20                                       # optional; default: each world's horizon
     limits: {openai: 2}                            # optional; at most 2 runs at once per provider
+    scenarios: [heatwave, my-scenario.yaml]        # optional; each world also changed by each (docs/scenarios.md)
+    draws: {n: 20, seed: 1}                        # optional; N worlds from each world's identified set
 
 Paths are read relative to the current directory, like the options of `autovend run`; a bare name
 that is no file there names a shipped world (`autovend.world.names`) or agent config. Every world
@@ -19,6 +21,11 @@ and agent has a label (its `name`, else the world's folder name, or `default_lab
 string plus the config file's stem), used in run folder names, results.csv and the leaderboard;
 labels must be unique. An agent's `provider` groups LLM agents under one concurrency limit: by
 default `openai` for the OpenAI API and the host:port of a `base_url`.
+
+With `scenarios` or `draws`, every world is run as it is and as each of its variants: WORLD.SCENARIO (the world
+changed by the scenario, `autovend world derive`) and WORLD.drawNN (`autovend world draw`), written as bundles under
+OUT/variants/ (`autovend.sweep.variants`); the sweep then also writes robustness.md and robustness.html, how the
+ranking of the world holds across its variants (`autovend.sweep.robustness`).
 """
 
 from __future__ import annotations
@@ -144,8 +151,17 @@ class AgentEntry(BaseModel):
         return given
 
 
+class DrawsEntry(BaseModel):
+    """Worlds drawn from each world's identified set: how many, with which seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n: PositiveInt = Field(le=1000)
+    seed: NonNegativeInt
+
+
 class SweepSpec(BaseModel):
-    """A sweep: every (world, agent, seed) is one run of `days` days (default: the world's horizon)."""
+    """A sweep: every (world or variant, agent, seed) is one run of `days` days (default: the world's horizon)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -154,6 +170,13 @@ class SweepSpec(BaseModel):
     seeds: list[NonNegativeInt] = Field(min_length=1)
     days: PositiveInt | None = None
     limits: dict[str, PositiveInt] = Field(default_factory=dict)
+    scenarios: list[str] = Field(default_factory=list)
+    draws: DrawsEntry | None = None
+
+    @property
+    def n_variants(self) -> int:
+        """Variants of each world: the world itself, one per scenario, one per draw."""
+        return 1 + len(self.scenarios) + (self.draws.n if self.draws is not None else 0)
 
     @field_validator("worlds", mode="before")
     @classmethod
@@ -171,8 +194,8 @@ class SweepSpec(BaseModel):
 
     @property
     def n_runs(self) -> int:
-        """The number of runs: worlds x agents x seeds."""
-        return len(self.worlds) * len(self.agents) * len(self.seeds)
+        """The number of runs: worlds x variants x agents x seeds."""
+        return len(self.worlds) * self.n_variants * len(self.agents) * len(self.seeds)
 
 
 def _where(loc: tuple[Any, ...]) -> str:
@@ -209,6 +232,12 @@ def check_spec(spec: SweepSpec, where: str) -> None:
                     "another `name`"
                 )
             labels.setdefault(e.label, i)
+    named: set[str] = set()
+    for i, sc in enumerate(spec.scenarios, start=1):
+        stem = Path(sc).stem
+        if stem in named:
+            problems.append(f"scenarios, entry {i}: {sc!r} is listed twice; list each scenario once")
+        named.add(stem)
     providers = set()
     for i, a in enumerate(spec.agents, start=1):
         extra = a.llm_only_options()

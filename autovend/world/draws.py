@@ -170,6 +170,25 @@ def _readme(base: World, drawn: World, seed: int, index: int, values: dict[str, 
     )
 
 
+def draw_bundle(
+    base: World, base_manifest: dict[str, Any], ranges: IdentifiedSet, seed: int, index: int
+) -> tuple[World, dict[str, bytes], dict[str, Any], dict[str, Any]]:
+    """Draw `index` of `seed` as a bundle: the world, its files, its manifest and the values drawn."""
+    world, values = draw_world(base, ranges, seed, index)
+    files = world_files(world)
+    files[README] = _readme(base, world, seed, index, values).encode("utf-8")
+    params = dict(base_manifest.get("params") or {})
+    params["drawn_from"] = {"name": base.name, "world_hash": identity_hash(base)}
+    params["draw"] = {"seed": seed, "index": index, "values": values}
+    manifest = make_manifest(
+        world, files, str(base_manifest.get("source_hash", "")), str(base_manifest.get("calibration_hash", "")), {}
+    )
+    manifest["params"] = canonical_value(params)
+    manifest["ranges"] = ranges.payload()
+    manifest["manifest_hash"] = manifest_hash(manifest)
+    return world, files, manifest, values
+
+
 def write_draws(
     base_dir: str | Path,
     base: World,
@@ -197,22 +216,7 @@ def write_draws(
     }
     with output_dir(out, OutputKind.WORLD_DRAWS, force=force) as tmp:
         for index in range(1, n + 1):
-            world, values = draw_world(base, ranges, seed, index)
-            files = world_files(world)
-            files[README] = _readme(base, world, seed, index, values).encode("utf-8")
-            params = dict(base_manifest.get("params") or {})
-            params["drawn_from"] = {"name": base.name, "world_hash": identity_hash(base)}
-            params["draw"] = {"seed": seed, "index": index, "values": values}
-            manifest = make_manifest(
-                world,
-                files,
-                str(base_manifest.get("source_hash", "")),
-                str(base_manifest.get("calibration_hash", "")),
-                {},
-            )
-            manifest["params"] = canonical_value(params)
-            manifest["ranges"] = ranges.payload()
-            manifest["manifest_hash"] = manifest_hash(manifest)
+            world, files, manifest, values = draw_bundle(base, base_manifest, ranges, seed, index)
             folder = tmp / world.name
             folder.mkdir()
             for name, data in files.items():
