@@ -64,6 +64,12 @@ def run_cmd(
     prices: Path | None = typer.Option(
         None, "--prices", help="openai:MODEL: price table YAML (default: the one shipped)."
     ),
+    intervention: list[str] = typer.Option(
+        None,
+        "--intervention",
+        help="openai:MODEL: verify-state (the feasible state above each daily prompt) or policy-notes (a standing "
+        "policy shown each day); give it again for both (docs/llm-agents.md).",
+    ),
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
@@ -83,6 +89,10 @@ def run_cmd(
     if resume and force:
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
     console = Console(highlight=False, emoji=False)
+    interventions = tuple(dict.fromkeys(intervention or []))
+    wrong = [i for i in interventions if i not in ("verify-state", "policy-notes")]
+    if wrong:
+        raise ConfigError(f"--intervention {wrong[0]!r} is none of verify-state, policy-notes")
     world = resolve_world(world)
     w = apply_scenario(load_world(world), scenario)
     world_path: Path | None = world if w.world_hash else None  # a derived world: the run folder keeps its bundle
@@ -91,7 +101,11 @@ def run_cmd(
         from autovend.agents.llm.mcp_bridge import serve_command
 
         target = mcp_url or (serve_command(world, seed, scenario=scenario) if mcp else None)
-        llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
+        llm = LLMOptions(
+            base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices, interventions=interventions
+        )
+    elif interventions:
+        raise ConfigError(f"--intervention is for openai:MODEL agents (language models), not {agent!r}")
     if days is not None and days > w.horizon_days:
         raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
@@ -138,6 +152,7 @@ def run_cmd(
             again += ["--mcp"] if mcp else []
             again += [f"--mcp-url {mcp_url}"] if mcp_url else []
             again += [f"--prices {prices}"] if prices else []
+            again += [f"--intervention {i}" for i in interventions]
             console.print(
                 f"[yellow]interrupted[/] after day {done}; continue with: autovend run {escape(' '.join(again))} "
                 "--resume"

@@ -125,9 +125,9 @@ def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
         from autovend.agents.llm import load_llm_config, parse_spec
         from autovend.sweep.spec import LLM_PREFIX
 
-        return AgentIdentity(
-            LLM_PREFIX + parse_spec(entry.agent), load_llm_config(entry.config).model_dump(mode="json")
-        )
+        extra = {"interventions": tuple(entry.interventions)} if entry.interventions else {}
+        config = load_llm_config(entry.config, **extra).model_dump(mode="json")
+        return AgentIdentity(LLM_PREFIX + parse_spec(entry.agent), config)
     from autovend.agents.base import AGENTS, make_agent
 
     if entry.agent not in AGENTS:

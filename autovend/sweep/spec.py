@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError, field_validator
@@ -103,6 +103,7 @@ class AgentEntry(BaseModel):
     mcp: bool = False
     provider: str | None = None
     checkpoint_every: PositiveInt | None = None
+    interventions: list[Literal["verify-state", "policy-notes"]] = Field(default_factory=list)
 
     @property
     def checkpoint_days(self) -> int:
@@ -122,7 +123,8 @@ class AgentEntry(BaseModel):
         if self.name:
             return self.name
         base = default_label(self.agent)
-        return base if self.config is None else f"{base}-{slug(self.config.stem)}"
+        base = base if self.config is None else f"{base}-{slug(self.config.stem)}"
+        return base + "".join(f"+{i}" for i in self.interventions)
 
     @property
     def provider_key(self) -> str | None:
@@ -148,6 +150,8 @@ class AgentEntry(BaseModel):
             given.append("mcp")
         if self.provider is not None:
             given.append("provider")
+        if self.interventions:
+            given.append("interventions")
         return given
 
 
