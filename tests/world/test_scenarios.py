@@ -264,3 +264,9 @@ def test_an_unknown_scenario_name_lists_the_shipped_ones():
     with pytest.raises(ConfigError) as err:
         load_scenario("no-such-scenario")
     assert "heatwave" in str(err.value) and "give the path of a file or one of those names" in str(err.value)
+
+
+def test_docs_describe_every_shipped_scenario():
+    text = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    missing = [n for n in shipped_scenarios() if f"| `{n}` |" not in text]
+    assert missing == [], f"docs/scenarios.md lacks a row for {missing}"
