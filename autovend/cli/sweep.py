@@ -72,6 +72,12 @@ def sweep_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and which of them --out already holds; run and write nothing."
     ),
+    scenario: list[str] = typer.Option(
+        None,
+        "--scenario",
+        help="Also run every world changed by this scenario (a shipped name or a file), as the spec's scenarios: do; "
+        "give it again for more.",
+    ),
 ) -> None:
     """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
 
@@ -97,6 +103,11 @@ def sweep_cmd(
     console = Console(highlight=False)
     spec = resolve_shipped(spec, SWEEP_SPECS)
     sweep_spec = load_spec(spec)
+    if scenario:
+        from autovend.sweep.spec import parse_spec
+
+        data = sweep_spec.model_dump(mode="json", exclude_none=True)
+        sweep_spec = parse_spec({**data, "scenarios": [*sweep_spec.scenarios, *scenario]}, f"{spec} with --scenario")
     columns = (
         TextColumn("[bold]runs"),
         BarColumn(),

@@ -168,3 +168,15 @@ def test_a_sweep_over_variants_runs_them_and_writes_the_robustness_report(toy_bu
     assert [v["label"] for v in data[0]["variants"]] == ["toy20", "toy20.dear-visits"]
     again = run_sweep(parse_spec(_spec(toy_bundle, scenario_file)), out, workers=1)  # nothing left to do
     assert not again.ran and again.complete
+
+
+def test_sweep_takes_scenarios_on_the_command_line_too(toy_bundle, scenario_file, tmp_path):
+    spec = {"worlds": [str(toy_bundle)], "agents": ["baseline"], "seeds": [1], "days": 2}
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(json.dumps(spec), encoding="utf-8")
+    args = ["sweep", str(spec_file), "--out", str(tmp_path / "out"), "--dry-run", "--scenario", str(scenario_file)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "2 runs (1 world x 2 variants x 1 agent x 1 seed)" in res.output and "toy20.dear-visits" in res.output
+    res = CliRunner().invoke(app, [*args, "--scenario", str(scenario_file)])
+    assert res.exit_code != 0 and "is listed twice" in str(res.exception)
