@@ -27,7 +27,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from autovend.canonical import canonical_value
 from autovend.evaluation.paired import PairedDifference, paired_differences, rank_order
@@ -142,10 +141,13 @@ class WorldRobustness:
     flips: tuple[str, ...]
 
 
-def _standing(variant: Variant, rows: Sequence[ResultRow], scores: dict[tuple[str, int], float | None]) -> Any:
+def _standing(
+    variant: Variant, rows: Sequence[ResultRow], scores: dict[tuple[str, int], float | None]
+) -> VariantStanding:
     results: dict[str, dict[int, dict[str, float | int | None]]] = {}
     for r in rows:
-        results.setdefault(r.agent, {})[r.seed] = {"net_assets": r.net_assets}
+        if r.net_assets is not None:  # a finished run always has them; a row without is left out
+            results.setdefault(r.agent, {})[r.seed] = {"net_assets": r.net_assets}
     order = rank_order(results)
     paired = paired_differences(results, ("net_assets",), order)
     means = {
