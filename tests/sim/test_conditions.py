@@ -308,3 +308,21 @@ def test_the_tools_show_the_second_supplier_and_the_base_world_stays_as_it_was(c
     finally:
         fast.close()
         plain.close()
+
+
+def test_a_checkpoint_of_one_scenario_does_not_load_on_another(cn20, tmp_path):
+    """Two scenarios with the same tables but other conditions are other worlds to a checkpoint."""
+    from autovend.errors import CheckpointError
+    from autovend.sim.checkpoint import world_fingerprint
+    from autovend.world.scenario import parse_scenario
+
+    text = {"name": "o", "summary": "s", "tests": "t", "shows": "w"}
+    a = derive_world(cn20, parse_scenario({**text, "changes": {"outages": [{"first_day": 5, "last_day": 9}]}}))
+    b = derive_world(cn20, parse_scenario({**text, "changes": {"outages": [{"first_day": 5, "last_day": 12}]}}))
+    assert a.name == b.name and world_fingerprint(a) != world_fingerprint(b)
+    assert world_fingerprint(cn20) == world_fingerprint(cn20.replace(conditions=cn20.conditions))
+    sim = Simulator(a, seed=1)
+    sim.save(tmp_path / "a.ckpt")
+    with pytest.raises(CheckpointError):
+        Simulator.load(tmp_path / "a.ckpt", b)
+    assert Simulator.load(tmp_path / "a.ckpt", a).day == 1
