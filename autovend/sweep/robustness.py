@@ -279,12 +279,12 @@ def summary_markdown(report: Sequence[WorldRobustness]) -> str:
             ]
         lines += [
             "",
-            "| A | B | A beats B | B beats A | not told apart | share A beats B | median A − B |",
-            "|---|---|---:|---:|---:|---:|---:|",
+            "| A | B | variants | A beats B | B beats A | not told apart | share A beats B | median A − B |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
         ]
         for p in w.pairs:
             lines.append(
-                f"| {p.a} | {p.b} | {p.a_wins} | {p.b_wins} | {p.undecided} | {_share(p)} | "
+                f"| {p.a} | {p.b} | {p.variants} | {p.a_wins} | {p.b_wins} | {p.undecided} | {_share(p)} | "
                 f"{_money(p.median_difference)} |"
             )
     return "\n".join(lines) + "\n"

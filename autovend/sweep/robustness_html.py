@@ -72,11 +72,12 @@ def robustness_html(report: Sequence[WorldRobustness]) -> str:
             or f"<li>No variant changes the order of {esc(w.world)}.</li>"
         )
         pairs = table(
-            [text(h) for h in ("A", "B", "A beats B", "B beats A", "not told apart", "share A beats B")],
+            [text(h) for h in ("A", "B", "variants", "A beats B", "B beats A", "not told apart", "share A beats B")],
             [
                 [
                     text(p.a),
                     text(p.b),
+                    num(str(p.variants)),
                     num(str(p.a_wins)),
                     num(str(p.b_wins)),
                     num(str(p.undecided)),

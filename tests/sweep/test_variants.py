@@ -101,7 +101,7 @@ def test_the_report_counts_variants_won_and_names_the_flip():
     # b: (46,166.67 - 40,000) / (51,000 - 40,000) = 0.5606
     assert w.variants[0].scaled and w.variants[0].score == {"a": 1.0, "b": pytest.approx(0.5606, abs=1e-4), "c": 0.0}
     md = robustness_markdown([w])
-    assert "| a | b | 1 | 1 | 1 | 0.33 [0.06, 0.79] | +200 |" in md and "In toy.x (scenario x)" in md
+    assert "| a | b | 3 | 1 | 1 | 1 | 0.33 [0.06, 0.79] | +200 |" in md and "In toy.x (scenario x)" in md
     page = robustness_html([w])
     # the darkest green (0.8 to 1): each variant's leader, and b on toy.y ((50,900 - 40,000) / (51,100 - 40,000))
     assert page.count('class="num h-4"') == 4 and "<script" not in page and "Kendall&#x27;s tau" in page
