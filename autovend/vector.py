@@ -80,6 +80,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
         world: WorldArg | Sequence[WorldArg] = "worlds/cn20",
         days: int | None = None,
         render_mode: str | None = None,
+        scenario: str | None = None,
     ) -> None:
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}; pass an integer such as 8")
@@ -89,7 +90,9 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
             raise ValueError(f"world lists {len(worlds)} worlds for {num_envs} environments; give one or {num_envs}")
         self.num_envs = num_envs
         self.render_mode = render_mode
-        self.envs: list[AutoVendEnv] = [_SubEnv(w, days=days, render_mode=render_mode) for w in worlds]
+        self.envs: list[AutoVendEnv] = [
+            _SubEnv(w, days=days, render_mode=render_mode, scenario=scenario) for w in worlds
+        ]
         self.single_observation_space = self.envs[0].observation_space
         self.single_action_space = self.envs[0].action_space
         for env in self.envs[1:]:

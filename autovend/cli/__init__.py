@@ -18,6 +18,7 @@ from autovend.cli import source as _source  # noqa: F401,E402  (init-source NAME
 from autovend.cli import sweep as _sweep  # noqa: F401,E402  (sweep SPEC --out DIR: runs on Dask)
 from autovend.cli import verify as _verify  # noqa: F401,E402  (verify RUN: re-simulate a run and check it)
 from autovend.cli import world as _world  # noqa: F401,E402  (export-world, world info)
+from autovend.cli import variants as _variants  # noqa: F401,E402  (world scenarios, world derive, world draw)
 
 
 def main() -> None:

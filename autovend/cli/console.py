@@ -22,6 +22,9 @@ def console_cmd(
     out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Play: days to play; default the world's horizon."),
     force: bool = typer.Option(False, "--force", help="Play: replace a finished or unfinished run in --out."),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Play: change the world first (a shipped scenario's name, or a scenario file)."
+    ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to listen on; anything but loopback requires a bearer token."
     ),
@@ -63,9 +66,12 @@ def console_cmd(
     from autovend.console.rules import horizon_warning
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
+    from autovend.world.derive import apply_scenario
 
     path = resolve_world(world)
-    episode = PlayEpisode(load_world(path), seed, out, days, world_path=path, force=force).start()
+    played = apply_scenario(load_world(path), scenario)
+    kept = path if played.world_hash else None  # a derived world: the run folder keeps its bundle
+    episode = PlayEpisode(played, seed, out, days, world_path=kept, force=force).start()
     try:
         state = episode.state()
         how = f"resumed at day {state.day}" if episode.resumed else "day 1"
@@ -76,7 +82,7 @@ def console_cmd(
         warning = horizon_warning(episode.world, episode.days)
         if warning:
             typer.echo(f"warning: {warning}", err=True)
-        title = f"AutoVend · play {path.name} seed {seed} → {out}"
+        title = f"AutoVend · play {played.name} seed {seed} → {out}"
         serve(play_app(episode, title=title, host=host, token=token), host, port, read_timeout_s=seconds)
     finally:
         episode.close()

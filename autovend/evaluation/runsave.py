@@ -167,6 +167,8 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
             "code_version": __version__,
         }
     )
+    if world.derivation is not None:  # a world changed by a scenario in memory: how `verify` rebuilds it
+        out["derivation"] = world.derivation
     if counters is not None:
         out["tool_calls"] = dict(counters)
     return out

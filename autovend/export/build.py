@@ -33,6 +33,7 @@ from autovend.demand.settings import DemandSettings, load_demand_settings
 from autovend.errors import ExportError, NonFiniteError
 from autovend.export.catalog import build_catalog
 from autovend.export.climate import resolve_climate
+from autovend.export.identified import world_ranges
 from autovend.export.network import Device, own_network, read_network, select_network
 from autovend.export.params import ExportParams, load_economics, load_export_params
 from autovend.export.readme import Provenance, readme_text
@@ -47,6 +48,7 @@ from autovend.world.bundle import (
     check_output,
     dated,
     make_manifest,
+    manifest_hash,
     world_files,
     write_bundle,
 )
@@ -452,6 +454,8 @@ def _export(
             "source_name": provenance.source_name,
         },
     )
+    manifest["ranges"] = world_ranges(world, estimates, source).payload()  # the identified set: provenance
+    manifest["manifest_hash"] = manifest_hash(manifest)
     step("write the bundle")
     write_bundle(out_dir, files, manifest, force=force)
     sizes = {n: len(d) for n, d in files.items()}

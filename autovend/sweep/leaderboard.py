@@ -222,9 +222,16 @@ def paired_lines(t: Table) -> list[str]:
 
 
 def leaderboard_markdown(
-    rows: Sequence[ResultRow], unfinished: Sequence[str] = (), spec_runs: int | None = None, title: str = "Leaderboard"
+    rows: Sequence[ResultRow],
+    unfinished: Sequence[str] = (),
+    spec_runs: int | None = None,
+    title: str = "Leaderboard",
+    extra: str = "",
 ) -> str:
-    """The leaderboard (see the module docstring); `unfinished` names the spec's runs without a result."""
+    """The leaderboard (see the module docstring); `unfinished` names the spec's runs without a result.
+
+    `extra`: a markdown section put after the introduction (the robustness summary of a sweep with variants).
+    """
     keys = ["net_assets", NORMALISED, *(k for k in HEADLINE if k != "net_assets"), "api_cost_usd"]
     total = spec_runs if spec_runs is not None else len(rows) + len(unfinished)
     lines = [f"# {title}", ""]
@@ -235,6 +242,8 @@ def leaderboard_markdown(
         "requires. Metrics and units: `autovend.evaluation.metrics`; API cost in USD."
     )
     lines += ["", RANK_NOTE]
+    if extra:
+        lines += ["", extra.rstrip("\n")]
     groups = tables(rows)
     labels = [t.world for t in groups]
     for t in groups:
@@ -268,9 +277,13 @@ def leaderboard_markdown(
 
 
 def write_leaderboard(
-    rows: Sequence[ResultRow], out_dir: str | Path, unfinished: Sequence[str] = (), spec_runs: int | None = None
+    rows: Sequence[ResultRow],
+    out_dir: str | Path,
+    unfinished: Sequence[str] = (),
+    spec_runs: int | None = None,
+    extra: str = "",
 ) -> Path:
-    """Write OUT/leaderboard.md (replaced atomically); return its path."""
+    """Write OUT/leaderboard.md (replaced atomically); return its path. `extra`: see `leaderboard_markdown`."""
     path = Path(out_dir) / LEADERBOARD_FILE
-    atomic_write_text(path, leaderboard_markdown(rows, unfinished, spec_runs))
+    atomic_write_text(path, leaderboard_markdown(rows, unfinished, spec_runs, extra=extra))
     return path

@@ -44,6 +44,10 @@ def shown_description(tool: ToolDef) -> str:
     facts = {name: f"<{name}>" for name in names}
     if "sql_schema" in facts:
         facts["sql_schema"] = SQL_SCHEMA_SHOWN
+    if "supplier_others" in facts:  # a world's other suppliers, if a scenario adds any (docs/scenarios.md)
+        facts["supplier_others"] = (
+            ", the only supplier unless the world has others (then named here, and listed by get_catalog)"
+        )
     return tool.description(facts)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from autovend.currency import minor_unit
 from autovend.sim.results import DayInfo
 from autovend.tools.observation import render_json
+from autovend.tools.suppliers import supplier_line, supplier_others
 from autovend.world.model import World
 
 
@@ -50,6 +51,8 @@ def prompt_facts(world: World) -> dict[str, Any]:
         "country": world.country,
         "timezone": world.timezone,
         "supplier": eco.default_supplier,
+        "supplier_others": supplier_others(world),
+        "supplier_line": supplier_line(world),
     }
 
 
@@ -74,7 +77,7 @@ Sales only begin after three steps: an order, its delivery, and a restock done o
 ## How goods move
 order placed -> shipment on its way -> warehouse -> on-site restock -> machine -> customer purchase
 - Cash is paid the moment an order is placed.
-- Delivery is promised in {lead_days} days, but a shipment can come a little sooner or later. Goods still on their way can neither be put into a machine nor sold. The daily report lists expected deliveries by day and any order that is overdue.
+- Delivery is promised in {lead_days} days, but a shipment can come a little sooner or later. Goods still on their way can neither be put into a machine nor sold. The daily report lists expected deliveries by day and any order that is overdue.{supplier_line}
 - Deliveries go into the warehouse, and restocking can only take units from the warehouse.
 - Reducing or delisting takes units off a machine and puts them back in the warehouse; nothing is lost.
 - A unit only leaves your hands when a customer buys it or you discard it.

@@ -88,7 +88,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "remote",
         "Buy stock for the warehouse: items [{{sku_id, qty, supplier_id?}}]. The cost (qty x unit_cost) "
         "is paid from cash immediately; delivery to the warehouse is promised {lead_days} days later and "
-        "may come a little earlier or later. supplier_id defaults to '{supplier}', the only supplier. " + _BATCH,
+        "may come a little earlier or later. supplier_id defaults to '{supplier}'{supplier_others}. " + _BATCH,
         s.PlaceOrderArgs,
         h.place_order,
         r.PlaceOrderResult,

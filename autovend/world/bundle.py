@@ -13,7 +13,8 @@ A bundle is a folder of nine files:
 - `calendar.parquet`: the country's calendar from the start to `calendar_lookahead_days` +
   `calendar_margin_days` past the last day (holidays and makeup workdays);
 - `settings.json`: demand settings (eta, phi, elasticities, environment multipliers), economics,
-  shock sigma and rho, start date, timezone and country;
+  shock sigma and rho, start date, timezone and country, and the world's `conditions`
+  (`autovend.world.conditions`) when it has any (a derived world; a world as exported has none);
 - `README.md`: what the bundle is, how it was made and its numbers;
 - `manifest.json`: schema version, name, code version, the content hash of every table and of
   settings.json (`autovend.canonical.frame_hash`: values, not writer bytes) and the README's SHA-256,
@@ -61,6 +62,7 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, NonFiniteError, OutputExistsError
 from autovend.io import OutputKind, check_output_dir, output_dir
+from autovend.world.conditions import conditions_of
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 from autovend.world.names import resolve_world
 from autovend.world.owner import MANIFEST as MANIFEST  # the name every reader of a bundle imports from here
@@ -134,6 +136,7 @@ def settings_payload(world: World) -> dict[str, Any]:
         "demand": world.demand_model.settings.model_dump(mode="json"),
         "economics": world.economics.model_dump(mode="json"),
         **({"made_to_order": True} if world.made_to_order else {}),  # absent otherwise: other worlds keep their hash
+        **({} if world.conditions.empty else {"conditions": world.conditions.payload()}),
     }
 
 
@@ -430,6 +433,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
         made_to_order = settings.get("made_to_order", False)
         if not isinstance(made_to_order, bool):
             raise ValueError(f"made_to_order must be true or false, got {made_to_order!r}")
+        conditions = conditions_of(settings.get("conditions"))
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
     machines = _read_parquet(
@@ -462,6 +466,7 @@ def load_world(path: str | os.PathLike[str]) -> World:
             country=country,
             world_hash=str(manifest["world_hash"]),
             made_to_order=made_to_order,
+            conditions=conditions,
         )
     except ValueError as exc:
         raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc
