@@ -6,11 +6,15 @@ An action is a dict of arrays with a leading run axis (see `autovend.arrays.env`
     visit_order (N, M)    served in increasing order, ties by machine (who gets scarce stock first)
     slot_product (N, M, S) the product the slot should hold, -1 = empty
     slot_target (N, M, S)  units it should hold after the visit
+    slot_remove (N, M, S)  units to take off first (earliest-expiring first), before it is filled to its target
     slot_waste (N, M, S)   of the units that come off the slot, how many to throw away at once
     slot_price (N, M, S)   the slot's price as a multiple of the product's reference price
     order (N, K)          units to order of each product
     discard (N, K)        warehouse units to throw away (earliest-expiring first), before the visits
 
+At a visit a slot gives up max(slot_remove, units - slot_target) units (all of them when its product changes),
+the wasted part of those is thrown away, and it is filled up to its target: taking off stale units and putting
+fresh ones on is slot_remove = slot_waste = the stale units, slot_target = the units it should hold.
 A missing key leaves that part as it is (no visits, slots as they are, prices as they are, nothing ordered or
 thrown away). A value that breaks a rule is refused with a code (`CODES`); the part it asked for stays as it
 was, and the rest of the action goes ahead. Quantities beyond what the warehouse or a machine can take are cut
@@ -55,7 +59,8 @@ MEANING: dict[str, str] = {
     **{c: REJECTION_CODES[c] for c in CODES if c in REJECTION_CODES},
     "insufficient_stock": "the warehouse held fewer units than asked: the restock or discard was cut to what it held",
     "capacity_exceeded": "the machine had less room than asked: the restock was cut to fit its capacity",
-    "insufficient_shelf_stock": "slot_waste asked to throw away more units than came off the slot: cut to those",
+    "insufficient_shelf_stock": "slot_remove asked for more units than the slot held, or slot_waste for more than came"
+    " off it: cut to those",
     "duplicate_product": "the product is asked for in another slot of the same machine: this slot stays as it was",
     "no_visit": "the slot was asked to change at a machine not visited today: it stays as it was",
 }
@@ -70,6 +75,7 @@ class Plan:
     rank: IntArray  # (N, M) their order (0 first)
     product: npt.NDArray[np.int32]  # (N, M, S) each slot's product after the visit
     target: IntArray  # (N, M, S) units asked for in each slot after the visit
+    remove: IntArray  # (N, M, S) units to take off first
     waste: IntArray  # (N, M, S) units of what comes off to throw away
     price: IntArray  # (N, M, S) the price asked for the slot's product (fen), -1: none
     order: IntArray  # (N, K)
@@ -110,6 +116,7 @@ def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any])
         "visit_order",
         "slot_product",
         "slot_target",
+        "slot_remove",
         "slot_waste",
         "slot_price",
         "order",
@@ -150,6 +157,12 @@ def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any])
     w_ok &= waste >= 0
     slot_code[~w_ok & (slot_code == 0)] = CODE["invalid_qty"]
     waste = np.where(w_ok & here, waste, 0)
+    remove, r_ok = _whole(_field(action, "slot_remove", (N, M, S), 0))
+    r_ok &= remove >= 0
+    slot_code[~r_ok & (slot_code == 0)] = CODE["invalid_qty"]
+    over = r_ok & here & (remove > cur_q)
+    slot_code[over & (slot_code == 0)] = CODE["insufficient_shelf_stock"]
+    remove = np.where(r_ok & here, np.minimum(remove, cur_q), 0)
 
     price, price_code = _prices(facts, state, action, product)
     order, o_ok = _whole(_field(action, "order", (N, K), 0))
@@ -166,6 +179,7 @@ def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any])
         rank=rank,
         product=product,
         target=target,
+        remove=remove,
         waste=waste,
         price=price,
         order=order,

@@ -29,6 +29,7 @@ from autovend.arrays.facts import SOON_DAYS, ArrayFacts
 from autovend.arrays.log import Call, CallLog
 from autovend.arrays.settle import DayClose, end_day, start_day
 from autovend.arrays.state import ArrayState, initial_state
+from autovend.arrays.visits import visit
 from autovend.world.bundle import as_world
 from autovend.world.model import World
 
@@ -93,7 +94,7 @@ class ArraySim:
         plan = read_action(facts, st, action)
         moves = mv.DayMoves()
         mv.discard(facts, st, plan, moves)
-        mv.visit(facts, st, plan, moves)
+        visit(facts, st, plan, moves)
         mv.set_prices(facts, st, plan, moves)
         mv.place_orders(facts, st, plan, moves)
         if self._record:

@@ -53,7 +53,7 @@ def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArr
     return node, lo, n, depth
 
 
-def _sequential(group: IntArray, order: IntArray, val: FloatArray, n_groups: int, start: FloatArray) -> FloatArray:
+def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups: int, start: FloatArray) -> FloatArray:
     """Per group, `start` plus its values added one by one in increasing `order` (left to right)."""
     out = start.copy()
     if not len(group):
@@ -90,7 +90,7 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
     size[leaf] = n
     off = pos - lo
     body = (n >= UNROLL) & (off < n - n % UNROLL)  # in one of the 8 accumulators
-    acc = _sequential(
+    acc = sequential_sums(
         leaf[body] * UNROLL + off[body] % UNROLL,
         off[body] // UNROLL,
         val[body],
@@ -99,7 +99,7 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
     ).reshape(n_leaf, UNROLL)
     value = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
     tail = ~body  # the rest of a block, or a leaf of fewer than 8 entries: added one by one
-    value = _sequential(leaf[tail], off[tail], val[tail], n_leaf, value)
+    value = sequential_sums(leaf[tail], off[tail], val[tail], n_leaf, value)
     # combine up the tree: a node is its left child plus its right child
     leaf_row = keys >> 20
     node_id = keys & ((1 << 20) - 1)

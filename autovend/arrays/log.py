@@ -1,9 +1,10 @@
 """The tool calls a day of an array run stands for (`day_calls`), and the record of them (`CallLog`).
 
 Every array step is a day of the simulator's own actions; `day_calls` writes them out as the tool calls that
-would make them (discard, reduce, delist, discard, restock, adjust_price, place_order, in that order, in
-batches of at most `MAX_BATCH_ITEMS` items), so that playing them through a `ToolSession`, then end_day,
-repeats the array run exactly (`autovend.agents.array_replay` does, into a normal run folder).
+would make them (discard; then machine after machine in visit order: reduce, delist, discard, restock; then
+adjust_price, place_order; in batches of at most `MAX_BATCH_ITEMS` items), so that playing them through a
+`ToolSession`, then end_day, repeats the array run exactly (`autovend.agents.array_replay` does, into a
+normal run folder).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ def _batches(tool: str, items: list[dict[str, Any]]) -> list[Call]:
     return [(tool, {"items": items[i : i + MAX_BATCH_ITEMS]}) for i in range(0, len(items), MAX_BATCH_ITEMS)]
 
 
+def _shelf_items(
+    device: str, sku: tuple[str, ...], k: np.ndarray, q: np.ndarray, slot: np.ndarray
+) -> list[dict[str, Any]]:
+    order = np.argsort(slot, kind="stable")
+    return [{"device_id": device, "sku_id": sku[a], "qty": int(b)} for a, b in zip(k[order], q[order], strict=True)]
+
+
 def day_calls(facts: ArrayFacts, moves: DayMoves, run: int) -> list[Call]:
     """The tool calls (before end_day) that carry out run `run`'s moves of one day, in order."""
     dev, sku = facts.facts.device_ids, facts.facts.sku_ids
@@ -43,36 +51,23 @@ def day_calls(facts: ArrayFacts, moves: DayMoves, run: int) -> list[Call]:
         "discard", [{"sku_id": sku[a], "qty": int(b)} for a, b in zip(k.tolist(), q.tolist(), strict=True)]
     )
     rank = moves.rank[run] if moves.rank.size else np.zeros(facts.n_machines, dtype=np.int64)
-    if moves.removal:
-        m, s, k, q, whole = _pick(moves.removal, run)
-        order = np.lexsort((s, rank[m]))
-        m, k, q, whole = m[order], k[order], q[order], whole[order]
+    rm, rs, rk, rq, whole = _pick(moves.removal, run) if moves.removal else (np.zeros(0, dtype=np.int64),) * 5
+    wm, ws, wk, wq = _pick(moves.waste, run) if moves.waste else (np.zeros(0, dtype=np.int64),) * 4
+    tm, ts, tk, tq = _pick(moves.restock, run) if moves.restock else (np.zeros(0, dtype=np.int64),) * 4
+    machines = np.unique(np.concatenate([rm, wm, tm]))
+    for m in machines[np.argsort(rank[machines], kind="stable")].tolist():  # machine after machine
+        here = (rm == m) & ~whole
+        calls += _batches("reduce", _shelf_items(dev[m], sku, rk[here], rq[here], rs[here]))
+        here = (rm == m) & whole
+        calls += _batches("delist", [{"device_id": dev[m], "sku_id": sku[b]} for b in rk[here][np.argsort(rs[here])]])
+        here = wm == m
+        order = np.argsort(ws[here], kind="stable")
         calls += _batches(
-            "reduce",
-            [
-                {"device_id": dev[a], "sku_id": sku[b], "qty": int(c)}
-                for a, b, c in zip(m[~whole], k[~whole], q[~whole], strict=True)
-            ],
+            "discard",
+            [{"sku_id": sku[b], "qty": int(c)} for b, c in zip(wk[here][order], wq[here][order], strict=True)],
         )
-        calls += _batches(
-            "delist", [{"device_id": dev[a], "sku_id": sku[b]} for a, b in zip(m[whole], k[whole], strict=True)]
-        )
-    if moves.waste:
-        m, s, k, q = _pick(moves.waste, run)
-        order = np.lexsort((s, rank[m]))
-        calls += _batches(
-            "discard", [{"sku_id": sku[b], "qty": int(c)} for b, c in zip(k[order], q[order], strict=True)]
-        )
-    if moves.restock:
-        m, s, k, q = _pick(moves.restock, run)
-        order = np.lexsort((s, rank[m]))
-        calls += _batches(
-            "restock",
-            [
-                {"device_id": dev[a], "sku_id": sku[b], "qty": int(c)}
-                for a, b, c in zip(m[order], k[order], q[order], strict=True)
-            ],
-        )
+        here = tm == m
+        calls += _batches("restock", _shelf_items(dev[m], sku, tk[here], tq[here], ts[here]))
     if moves.price:
         m, k, fen = _pick(moves.price, run)
         calls += _batches(

@@ -1,10 +1,7 @@
 """A day's moves on N array runs at once, in the order one day's tool calls would make them.
 
 1. `discard`: warehouse units thrown away (per product, earliest-expiring first);
-2. the visits (`visit`): every visited machine's removals (the units above a slot's target, or all units of a
-   product leaving its slot) go back to the warehouse; then the wasted part of them is thrown away; then the
-   restocks, the machines in visit order, each slot filled from the warehouse's earliest-expiring units up to
-   its target as far as the warehouse (shared out in visit order) and then the machine's room allow;
+2. the visits (`autovend.arrays.visits`), machine after machine in visit order;
 3. `set_prices`, 4. `place_orders`.
 
 These are the simulator's restock, reduce, delist, discard, adjust_price and place_order items (`DayMoves`
@@ -45,22 +42,22 @@ class DayMoves:
     touched: BoolArray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))  # (N, M)
 
 
-def _group_cumsum(group: IntArray, x: IntArray) -> IntArray:
+def group_cumsum(group: IntArray, x: IntArray) -> IntArray:
     """Running sums of x within runs of equal `group` (the groups contiguous)."""
     if not len(x):
         return x.copy()
     cs = np.cumsum(x)
     first = np.r_[True, group[1:] != group[:-1]]
-    return cs - _carry(cs - x, first)
+    return cs - at_run_start(cs - x, first)
 
 
-def _carry(base: IntArray, first: BoolArray) -> IntArray:
+def at_run_start(base: IntArray, first: BoolArray) -> IntArray:
     """Each entry's value of `base` at the start of its run."""
     idx = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
     return base[idx]
 
 
-def _unbook(facts: ArrayFacts, st: ArrayState, n: IntArray, k: IntArray, expiry: Int32, taken: Int32) -> None:
+def unbook(facts: ArrayFacts, st: ArrayState, n: IntArray, k: IntArray, expiry: Int32, taken: Int32) -> None:
     """Units leaving the stock (sold or thrown away): their cost comes off the book at their expiry days."""
     sel = taken > 0
     if not sel.any():
@@ -79,7 +76,7 @@ def take_warehouse(facts: ArrayFacts, st: ArrayState, n: IntArray, k: IntArray, 
     rows = n * K + k
     e, q = st.wh.get(rows)
     taken = taken_between(q, np.zeros_like(qty), qty)
-    _unbook(facts, st, n, k, e, taken)
+    unbook(facts, st, n, k, e, taken)
     st.wh.put(rows, *drop_front(e, q, qty))
     st.wh_q[n, k] -= qty
     return taken
@@ -93,7 +90,7 @@ def add_warehouse(facts: ArrayFacts, st: ArrayState, n: IntArray, k: IntArray, e
     order = np.argsort(inv, kind="stable")
     first = np.r_[True, inv[order][1:] != inv[order][:-1]]
     rank = np.empty(len(rows), dtype=np.int64)
-    rank[order] = np.arange(len(rows)) - _carry(np.arange(len(rows)), first)
+    rank[order] = np.arange(len(rows)) - at_run_start(np.arange(len(rows)), first)
     B = expiry.shape[1]
     width = (int(rank.max()) + 1) * B
     add_e = np.zeros((len(uniq), width), dtype=np.int32)
@@ -119,103 +116,6 @@ def discard(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> N
     moves.discard = (n, k, q)
 
 
-def visit(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
-    """The visited machines' removals, wastes and restocks (see the module docstring)."""
-    N, M, S = st.slot_k.shape
-    go = plan.visit[:, :, None]
-    cur_k, cur_q = st.slot_k.copy(), st.slot_q
-    change = plan.product != cur_k
-    removed = np.where(go & (cur_q > 0), np.where(change, cur_q, np.maximum(cur_q - plan.target, 0)), 0)
-    n, m, s = np.nonzero(removed)
-    r = removed[n, m, s]
-    k_off = cur_k[n, m, s].astype(np.int64)
-    whole = r == cur_q[n, m, s]
-    if len(n):
-        rows = (n * M + m) * S + s
-        e, q = st.shelf.get(rows)
-        taken = taken_between(q, np.zeros_like(r), r)
-        st.shelf.put(rows, *drop_front(e, q, r))
-        st.slot_q[n, m, s] -= r
-        np.subtract.at(st.shelf_n, (n, m), r)
-        add_warehouse(facts, st, n, k_off, e, taken)
-    moves.removal = (n, m, s, k_off, r, whole)
-    st.slot_k[...] = plan.product
-    # waste: part of what came off is thrown away at once
-    over = plan.waste > removed
-    plan.slot_code[over & (plan.slot_code == 0)] = CODE["insufficient_shelf_stock"]
-    wasted = np.minimum(plan.waste, removed)
-    wn, wm, ws = np.nonzero(wasted)
-    wq = wasted[wn, wm, ws]
-    wk = cur_k[wn, wm, ws].astype(np.int64)
-    if len(wn):
-        K = facts.n_products
-        rows, inv = np.unique(wn * K + wk, return_inverse=True)
-        total = np.zeros(len(rows), dtype=np.int64)
-        np.add.at(total, inv, wq)
-        take_warehouse(facts, st, rows // K, rows % K, total)
-    moves.waste = (wn, wm, ws, wk, wq)
-    _restock(facts, st, plan, moves)
-    moves.rank = plan.rank
-    moves.touched = (removed > 0).any(axis=2) | moves.touched
-    st.last_visit[moves.touched] = st.day
-
-
-def _restock(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
-    """Fill the visited slots up to their targets.
-
-    The warehouse is shared out in visit order, then each machine's room in slot order; the units taken are the
-    earliest-expiring ones, machine after machine.
-    """
-    N, M, S = st.slot_k.shape
-    K = facts.n_products
-    go = plan.visit[:, :, None]
-    ask = np.where(go & (st.slot_k >= 0), np.maximum(plan.target - st.slot_q, 0), 0)
-    n, m, s = np.nonzero(ask)  # machine by machine, slots in order
-    empty = np.zeros(0, dtype=np.int64)
-    moves.touched = np.zeros((N, M), dtype=bool)
-    if not len(n):
-        moves.restock = (empty, empty, empty, empty, empty)
-        return
-    a = ask[n, m, s]
-    k = st.slot_k[n, m, s].astype(np.int64)
-    wrow = n * K + k
-    by_stock = np.lexsort((plan.rank[n, m], wrow))
-    cum = np.empty_like(a)
-    cum[by_stock] = _group_cumsum(wrow[by_stock], a[by_stock])
-    g1 = np.clip(st.wh_q[n, k] - (cum - a), 0, a)
-    machine = n * M + m
-    cum1 = _group_cumsum(machine, g1)
-    free = facts.capacity[m] - st.shelf_n[n, m]
-    g2 = np.clip(free - (cum1 - g1), 0, g1)
-    code = np.where(g2 < g1, CODE["capacity_exceeded"], np.where(g1 < a, CODE["insufficient_stock"], 0))
-    sc = plan.slot_code
-    cut = (code > 0) & (sc[n, m, s] == 0)
-    sc[n[cut], m[cut], s[cut]] = code[cut]
-    keep = g2 > 0
-    n, m, s, k, wrow, g = n[keep], m[keep], s[keep], k[keep], wrow[keep], g2[keep]
-    moves.restock = (n, m, s, k, g)
-    if not len(n):
-        return
-    stop = np.empty_like(g)
-    order = np.lexsort((plan.rank[n, m], wrow))
-    stop[order] = _group_cumsum(wrow[order], g[order])
-    e, q = st.wh.get(wrow)
-    parts = taken_between(q, stop - g, stop)
-    rows = (n * M + m) * S + s
-    se, sq = st.shelf.get(rows)
-    st.shelf.put(rows, *merge(se, sq, e, parts))
-    st.slot_q[n, m, s] += g
-    np.add.at(st.shelf_n, (n, m), g)
-    uniq, inv = np.unique(wrow, return_inverse=True)
-    total = np.zeros(len(uniq), dtype=np.int64)
-    np.add.at(total, inv, g)
-    wn, wk = uniq // K, uniq % K
-    ue, uq = st.wh.get(uniq)
-    st.wh.put(uniq, *drop_front(ue, uq, total))
-    st.wh_q[wn, wk] -= total
-    moves.touched[n, m] = True
-
-
 def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
     """Put the asked prices on the slots' products where they differ from the prices in force."""
     k = st.slot_k
@@ -239,7 +139,7 @@ def place_orders(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves)
     if not len(n):
         return
     first = np.r_[True, n[1:] != n[:-1]]
-    ids = st.next_order[n] + np.arange(len(n)) - _carry(np.arange(len(n)), first)
+    ids = st.next_order[n] + np.arange(len(n)) - at_run_start(np.arange(len(n)), first)
     need = int(ids.max())
     if need > st.lead_u.shape[1]:
         st.lead_u = lead_uniforms(st.seeds, -(-need // LEAD_BLOCK), st.lead_u)

@@ -70,3 +70,59 @@ def test_expected_demand_is_the_simulators_to_the_bit(monkeypatch):
     row = {int(r): i for i, r in enumerate(draw.rows)}
     theirs = np.array([draw.rates[row[a], col[b]] for a, b in zip(m.tolist(), k.tolist(), strict=True)])
     assert len(mine) > 200 and np.array_equal(mine, theirs)
+
+
+def test_a_product_given_back_after_an_earlier_machine_took_some_is_settled_in_turn(world, monkeypatch):
+    """Machine 0 (visited first) restocks product 0 while machine 1 (visited second) gives its older units of
+    product 0 back: machine 0 gets the warehouse's units, not the ones given back after its turn."""
+    from autovend.arrays import visits
+
+    calls = []
+    original = visits._in_order
+    monkeypatch.setattr(visits, "_in_order", lambda *a: calls.append(1) or original(*a))
+    sim = ArraySim(world, 1, slots=3, record=True)
+    obs = sim.reset([3])
+    mirror = Mirror(world, [3])
+    M, K = world.n_machines, world.n_products
+
+    def act(**parts):
+        a = {"slot_product": obs["slot_product"].astype(np.int64), "slot_target": obs["slot_units"].astype(np.int64)}
+        for key, value in parts.items():
+            a[key] = value
+        return a
+
+    plan = []
+    order = np.zeros((1, K), dtype=np.int64)
+    order[0, 0] = 150
+    plan.append(act(order=order))
+    day = 1
+    obs, _, _ = sim.step(plan[-1])
+    mirror.play_day(sim, day)
+    while obs["warehouse_units"][0, 0] == 0 or not obs["workday"][0]:  # wait for the first batch
+        day += 1
+        obs, _, _ = sim.step(act())
+        mirror.play_day(sim, day)
+    product, target = obs["slot_product"].astype(np.int64), obs["slot_units"].astype(np.int64)
+    product[0, 1, 0], target[0, 1, 0] = 0, 150  # machine 1 takes the whole first batch
+    visit = np.zeros((1, M), dtype=np.int64)
+    visit[0, 1] = 1
+    obs, _, _ = sim.step(act(visit=visit, slot_product=product, slot_target=target, order=order))
+    day += 1
+    mirror.play_day(sim, day)
+    first_expiry = int(obs["slot_next_expiry"][0, 1, 0])
+    while obs["in_transit"][0, 0] > 0 or not obs["workday"][0]:  # the second, later batch lands
+        day += 1
+        obs, _, _ = sim.step(act())
+        mirror.play_day(sim, day)
+    product, target = obs["slot_product"].astype(np.int64), obs["slot_units"].astype(np.int64)
+    product[0, 0, 0], target[0, 0, 0] = 0, 3  # machine 0, visited first, restocks three
+    product[0, 1, 0], target[0, 1, 0] = -1, 0  # machine 1, visited second, gives all of its units back
+    visit[0, 0] = 1
+    order_key = np.array([[0, 1] + [2] * (M - 2)])
+    obs, _, _ = sim.step(act(visit=visit, visit_order=order_key, slot_product=product, slot_target=target))
+    day += 1
+    mirror.play_day(sim, day)
+    mirror.compare(sim, obs)
+    assert calls, "the tangled product went the fast way"
+    assert obs["slot_next_expiry"][0, 0, 0] > first_expiry  # machine 0 got the later batch
+    assert obs["warehouse_next_expiry"][0, 0] == first_expiry  # the given-back units wait in the warehouse
