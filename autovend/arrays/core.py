@@ -127,7 +127,11 @@ class ArraySim:
         return self.state is not None and self.state.done
 
     def net_assets_fen(self) -> IntArray:
-        """(N,) net assets now (fen): cash, unexpired stock and orders in transit at cost."""
+        """(N,) net assets now (fen): cash, unexpired stock and orders in transit at cost.
+
+        After a step this is the start of the next day (its rent and fee paid); `state.close` holds the close
+        of the day settled, which is what the simulator's day report and a run folder show.
+        """
         st = self._state()
         return st.net_assets(self.facts.cost_fen)
 

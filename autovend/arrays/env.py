@@ -176,8 +176,8 @@ def _step_info(sim: ArraySim) -> dict[str, np.ndarray]:
     st = sim.state
     assert st is not None
     return {
-        "net_assets": sim.net_assets_fen() / 100.0,
-        "cash": st.cash / 100.0,
+        "net_assets": st.close / 100.0,  # at the close of the day: what the day's report shows
+        "cash": st.close_cash / 100.0,
         "units_sold": close.units_sold.astype(np.int64),
         "visits": close.visits.astype(np.int64),
         "refused": np.asarray(refused, dtype=np.int64),

@@ -167,6 +167,7 @@ def end_day(facts: ArrayFacts, st: ArrayState, touched: BoolArray) -> DayClose:
     close = st.net_assets(facts.cost_fen)
     net = close - st.close
     st.close = close
+    st.close_cash = st.cash.copy()
     return DayClose(per_run[0], per_run[1], per_run[2], visits, net)
 
 

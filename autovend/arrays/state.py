@@ -54,6 +54,7 @@ class ArrayState:
     revenue: IntArray  # (N, M, S) its revenue, fen
     cogs: IntArray  # (N, M, S) its cost of goods sold (unexpired units), fen
     close: IntArray  # (N,) net assets at the close of the last settled day (start cash before day 1)
+    close_cash: IntArray  # (N,) cash at that close
 
     @property
     def n_runs(self) -> int:
@@ -106,4 +107,5 @@ def initial_state(facts: ArrayFacts, seeds: IntArray, slots: int) -> ArrayState:
         revenue=np.zeros((N, M, slots), dtype=np.int64),
         cogs=np.zeros((N, M, slots), dtype=np.int64),
         close=np.full(N, facts.start_cash_fen, dtype=np.int64),
+        close_cash=np.full(N, facts.start_cash_fen, dtype=np.int64),
     )
