@@ -18,6 +18,8 @@ totals were summed in any order, and only the unsure draws need the simulator's 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import numpy.typing as npt
 
@@ -54,20 +56,19 @@ def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArr
 
 
 def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups: int, start: FloatArray) -> FloatArray:
-    """Per group, `start` plus its values added one by one in increasing `order` (left to right)."""
-    out = start.copy()
+    """Per group, `start` plus its values added one by one in increasing `order` (left to right).
+
+    `np.bincount` adds its weights into their bins one after the other in input order, so the values sorted by
+    `order` (each group's start put first) give each group's running sum, exactly.
+    """
     if not len(group):
-        return out
-    sort = np.lexsort((order, group))
-    g, v = group[sort], val[sort]
-    first = np.r_[True, g[1:] != g[:-1]]
-    rank = np.arange(len(g)) - np.maximum.accumulate(np.where(first, np.arange(len(g)), 0))
-    by_rank = np.argsort(rank, kind="stable")
-    bounds = np.searchsorted(rank[by_rank], np.arange(int(rank.max()) + 2))
-    for t in range(len(bounds) - 1):
-        sel = by_rank[bounds[t] : bounds[t + 1]]  # at most one value of each group
-        out[g[sel]] += v[sel]
-    return out
+        return start.copy()
+    if len(order) and (order.min() < 0 or order.max() >= 2**40 or n_groups >= 2**22):
+        raise ValueError("sequential_sums takes orders in 0..2**40 and fewer than 2**22 groups")
+    sort = np.argsort(np.asarray(group, dtype=np.int64) << 41 | (np.asarray(order, dtype=np.int64) + 1), kind="stable")
+    g = np.concatenate([np.arange(n_groups), group[sort]])
+    v = np.concatenate([start, val[sort]])
+    return np.bincount(g, weights=v, minlength=n_groups)
 
 
 def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
@@ -81,33 +82,103 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
         return out
     row = np.asarray(row, dtype=np.int64)
     pos = np.asarray(pos, dtype=np.int64)
-    node, lo, n, depth = _leaves(pos, length[row])
-    # leaves: one id per (row, heap node)
-    leaf_key = row * (1 << 20) + node
-    keys, leaf = np.unique(leaf_key, return_inverse=True)
-    n_leaf = len(keys)
-    size = np.zeros(n_leaf, dtype=np.int64)
-    size[leaf] = n
-    off = pos - lo
-    body = (n >= UNROLL) & (off < n - n % UNROLL)  # in one of the 8 accumulators
-    acc = sequential_sums(
-        leaf[body] * UNROLL + off[body] % UNROLL,
-        off[body] // UNROLL,
-        val[body],
-        n_leaf * UNROLL,
-        np.zeros(n_leaf * UNROLL),
-    ).reshape(n_leaf, UNROLL)
+    val = np.asarray(val, dtype=np.float64)
+    length = np.asarray(length, dtype=np.int64)
+    order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
+    row, pos, val = row[order], pos[order], val[order]
+    L = length[row]
+    short = L <= PAIRWISE_BLOCK
+    if short.any():  # one block: 8 accumulators and a tail (or a tail alone under 8 entries)
+        out_rows, local = _runs(row[short])
+        out[out_rows] = _leaf_sums(local, pos[short], L[short], val[short], len(out_rows))
+    long_ = ~short
+    if long_.any():
+        sizes = np.unique(L[long_])
+        if len(sizes) == 1:  # rows of one length: its tree, once
+            out_rows, local = _runs(row[long_])
+            out[out_rows] = _tree_sums(_tree(int(sizes[0])), local, pos[long_], val[long_], len(out_rows))
+        else:
+            out += _general_sums(row[long_], pos[long_], val[long_], length, n_rows)
+    return out
+
+
+def _runs(row: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct values of a sorted array and each entry's index among them."""
+    first = np.ones(len(row), dtype=bool)
+    first[1:] = row[1:] != row[:-1]
+    return row[first], np.cumsum(first) - 1
+
+
+def _leaf_sums(local: IntArray, off: IntArray, n: IntArray, val: FloatArray, count: int) -> FloatArray:
+    """Sums of leaves (a block of n <= 128 entries each; entries sorted by leaf, then offset)."""
+    body = (n >= UNROLL) & (off < n - n % UNROLL)
+    acc = np.bincount(local[body] * UNROLL + off[body] % UNROLL, weights=val[body], minlength=count * UNROLL)
+    acc = acc.reshape(count, UNROLL)
     value = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
-    tail = ~body  # the rest of a block, or a leaf of fewer than 8 entries: added one by one
-    value = sequential_sums(leaf[tail], off[tail], val[tail], n_leaf, value)
-    # combine up the tree: a node is its left child plus its right child
+    tail = ~body  # the rest of a block, or a block of fewer than 8 entries: added one by one after it
+    g = np.concatenate([np.arange(count), local[tail]])
+    return np.bincount(g, weights=np.concatenate([value, val[tail]]), minlength=count)
+
+
+class _Tree:
+    """numpy's pairwise tree of a row of one length: its blocks (leaves) and how they combine."""
+
+    def __init__(self, length: int) -> None:
+        lo: list[int] = []
+        size: list[int] = []
+        program: list[tuple[int, int]] = []  # (left, right) of each inner node, children first
+
+        def build(start: int, n: int) -> int:
+            if n <= PAIRWISE_BLOCK:
+                lo.append(start)
+                size.append(n)
+                return -len(lo)  # leaves: -1, -2, ...
+            n2 = n // 2 - (n // 2) % UNROLL
+            left = build(start, n2)
+            right = build(start + n2, n - n2)
+            program.append((left, right))
+            return len(program) - 1
+
+        self.root = build(0, length)
+        self.lo = np.array(lo, dtype=np.int64)
+        self.size = np.array(size, dtype=np.int64)
+        self.leaf_of = np.repeat(np.arange(len(lo)), self.size)  # leaf of each position
+        self.program = program
+
+
+@functools.lru_cache(maxsize=32)
+def _tree(length: int) -> _Tree:
+    return _Tree(length)
+
+
+def _tree_sums(tree: _Tree, local: IntArray, pos: IntArray, val: FloatArray, count: int) -> FloatArray:
+    """Row sums of `count` rows of the tree's length (entries sorted by row, then position)."""
+    nl = len(tree.lo)
+    leaf = tree.leaf_of[pos]
+    leaves = _leaf_sums(local * nl + leaf, pos - tree.lo[leaf], tree.size[leaf], val, count * nl).reshape(count, nl)
+    if tree.root < 0:
+        return leaves[:, 0]
+    inner: list[FloatArray] = []
+    for left, right in tree.program:
+        a = leaves[:, -left - 1] if left < 0 else inner[left]
+        b = leaves[:, -right - 1] if right < 0 else inner[right]
+        inner.append(a + b)
+    return inner[tree.root]
+
+
+def _general_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
+    """Row sums of rows of many lengths over 128 (entries sorted by row, then position)."""
+    out = np.zeros(n_rows, dtype=np.float64)
+    node, lo, n, depth = _leaves(pos, length[row])
+    keys, leaf = np.unique(row * (1 << 20) + node, return_inverse=True)
+    value = _leaf_sums(leaf, pos - lo, n, val, len(keys))
     leaf_row = keys >> 20
     node_id = keys & ((1 << 20) - 1)
-    node_depth = np.zeros(n_leaf, dtype=np.int64)
+    node_depth = np.zeros(len(keys), dtype=np.int64)
     node_depth[leaf] = depth
     level = int(node_depth.max())
     rows_, nodes_, vals_, depths_ = leaf_row, node_id, value, node_depth
-    while level > 0:
+    while level > 0:  # a node is its left child plus its right child
         up = depths_ == level
         parent_key = rows_[up] * (1 << 20) + (nodes_[up] >> 1)
         pk, inv = np.unique(parent_key, return_inverse=True)

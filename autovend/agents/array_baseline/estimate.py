@@ -18,7 +18,7 @@ from autovend.agents.array_baseline.book import Book
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
-from autovend.arrays.kernel import block_row_sums, sequential_sums
+from autovend.arrays.kernel import block_row_sums
 from autovend.sim.money import FEN_PER_CNY
 
 IntArray = npt.NDArray[np.int64]
@@ -86,6 +86,9 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     used = book.ek >= 0
     n, m, p = np.nonzero(used)
     k = book.ek[n, m, p]
+    K = len(st.sku_ids)
+    by_k = np.argsort((n * M + m) * K + k)  # run, machine, product: the (M, K) arrays' order
+    n, m, p, k = n[by_k], m[by_k], p[by_k], k[by_k]
     row = n * M + m
     wu, we = book.wu[n, m, p], book.we[n, m, p]
     m_units = np.bincount(row, weights=wu, minlength=N * M).reshape(N, M)  # whole numbers: exact
@@ -116,21 +119,18 @@ def _pooled_index(
     rel = cu / np.maximum(base_cum, 1e-9)[n, m]
     n_sl = st.n_site * st.n_l1
     group = n * n_sl + st.site[m] * st.n_l1 + st.l1[k]
-    order = m * len(st.sku_ids) + k  # bincount runs over the (M, K) array in row order
-    zeros = np.zeros(N * n_sl)
-    f_num = sequential_sums(group, order, rel, N * n_sl, zeros)
-    f_den = sequential_sums(group, order, ce, N * n_sl, zeros)
+    # np.bincount runs over the (M, K) arrays in row order, as the entries are sorted: sums one after the other
+    f_num = np.bincount(group, weights=rel, minlength=N * n_sl)
+    f_den = np.bincount(group, weights=ce, minlength=N * n_sl)
     sp = cfg.site_prior_days
     f = ((f_num + sp) / (f_den + sp)).reshape(N, st.n_site, st.n_l1)
     adj = rel / f[n, st.site[m], st.l1[k]]
-    col = n * K + k  # column sums over the machines, row after row
-    adj_k = sequential_sums(col, m, adj, N * K, np.zeros(N * K)).reshape(N, K)
-    ce_k = sequential_sums(col, m, ce, N * K, np.zeros(N * K)).reshape(N, K)
-    kk = np.tile(np.arange(K), N)
-    nn = np.repeat(np.arange(N), K)
-    l2 = nn * st.n_l2 + st.l2[kk]
-    sub_num = sequential_sums(l2, kk, adj_k.ravel(), N * st.n_l2, np.zeros(N * st.n_l2)).reshape(N, st.n_l2)
-    sub_den = sequential_sums(l2, kk, ce_k.ravel(), N * st.n_l2, np.zeros(N * st.n_l2)).reshape(N, st.n_l2)
+    col = n * K + k  # column sums over the machines, row after row (the entries come machine by machine)
+    adj_k = np.bincount(col, weights=adj, minlength=N * K).reshape(N, K)
+    ce_k = np.bincount(col, weights=ce, minlength=N * K).reshape(N, K)
+    l2 = (np.arange(N)[:, None] * st.n_l2 + st.l2[None, :]).ravel()  # products in catalog order
+    sub_num = np.bincount(l2, weights=adj_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
+    sub_den = np.bincount(l2, weights=ce_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
     sub = (sub_num + cfg.subcategory_prior_days) / (sub_den + cfg.subcategory_prior_days)
     ip = cfg.index_prior_days
     idx = (adj_k + ip * sub[:, st.l2]) / (ce_k + ip)

@@ -12,7 +12,7 @@ from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.procurement import round_lots
 from autovend.agents.baseline.state import Static
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
-from autovend.arrays.kernel import block_row_sums, sequential_sums
+from autovend.arrays.kernel import block_row_sums
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -51,9 +51,9 @@ def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, Int
 def network_exposure(book: Book, K: int) -> FloatArray:
     """(N, K) exposure-days of each product over the network (`cum_expo.sum(axis=0)`: machine after machine)."""
     N = book.pk.shape[0]
-    n, m, p = np.nonzero(book.ek >= 0)
+    n, m, p = np.nonzero(book.ek >= 0)  # machine by machine: np.bincount adds them one after the other
     k = book.ek[n, m, p]
-    return sequential_sums(n * K + k, m, book.ce[n, m, p], N * K, np.zeros(N * K)).reshape(N, K)
+    return np.bincount(n * K + k, weights=book.ce[n, m, p], minlength=N * K).reshape(N, K)
 
 
 def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash: FloatArray) -> IntArray:
@@ -72,7 +72,6 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     n, m, s = np.nonzero(book.active)  # run, machine, slot: machine order within a run
     k = book.pk[n, m, s]
     col = n * K + k
-    zeros = np.zeros(N * K)
     shelf_target = np.bincount(col, weights=level[n, m, s], minlength=N * K)  # whole numbers: exact
     mu = est.mu(n, m, k)
     p = book.index[n, m, k].astype(np.int64)
@@ -81,11 +80,12 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     mean_L = plan * L
     r = est.r[n, m]
     margin = est.margin(n, m, k)
-    mu_k = sequential_sums(col, m, mu, N * K, zeros)
-    mu_plan = sequential_sums(col, m, plan, N * K, zeros)
-    var_k = sequential_sums(col, m, mean_L + mean_L**2 / r, N * K, zeros)
+    # sums over the machines, one after the other (np.bincount adds in input order: machine by machine here)
+    mu_k = np.bincount(col, weights=mu, minlength=N * K)
+    mu_plan = np.bincount(col, weights=plan, minlength=N * K)
+    var_k = np.bincount(col, weights=mean_L + mean_L**2 / r, minlength=N * K)
     count = np.bincount(col, minlength=N * K)
-    margin_k = sequential_sums(col, m, margin, N * K, zeros) / np.maximum(count, 1)
+    margin_k = np.bincount(col, weights=margin, minlength=N * K) / np.maximum(count, 1)
     life = np.tile(st.life, N)
     cost = np.tile(st.cost, N)
     mean_life = mu_k * life

@@ -36,7 +36,9 @@ def add(est: Est, n: IntArray, m: IntArray, k: IntArray) -> None:
     book = est.book
     if not len(n):
         return
+    # a free slot, else one whose dropped product sold out (it goes after the review, as its phase-out ends)
     free = book.pk[n, m] < 0
+    free = np.where(free.any(axis=1)[:, None], free, book.phase[n, m] & (book.shelf[n, m] == 0))
     if not free.any(axis=1).all():
         raise SlotsFull(f"a machine needs more than {book.pk.shape[2]} products at once; make the env with more slots")
     s = np.argmax(free, axis=1)
@@ -58,14 +60,32 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
     book.pk[n, m, s] = np.where(left, book.pk[n, m, s], -1)
 
 
-def _top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray, BoolArray]:
-    """Per row, the `count` valid columns with the highest score (ties: the lower column), best first."""
-    width = int(count.max()) if len(count) else 0
-    width = min(width, score.shape[1])
+def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray, BoolArray]:
+    """Per row, the `count` valid columns with the highest score (ties: the lower column), best first.
+
+    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer).
+    """
+    R, K = score.shape
+    width = min(int(count.max()) if R else 0, K)
+    if width == 0:
+        return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=bool)
     key = np.where(valid, -score, np.inf)
-    order = np.argsort(key, axis=1, kind="stable")[:, :width]
-    ok = np.take_along_axis(valid, order, axis=1) & (np.arange(width)[None, :] < count[:, None])
-    return order, ok
+    if width < K:  # only the columns up to the width-th best score (and its ties) can be picked
+        bound = np.partition(key, width - 1, axis=1)[:, width - 1]
+        valid = valid & (key <= bound[:, None])
+    r, c = np.nonzero(valid)
+    kc = key[r, c]
+    order = np.lexsort((c, kc, r))
+    r, c = r[order], c[order]
+    first = np.r_[True, r[1:] != r[:-1]] if len(r) else np.zeros(0, dtype=bool)
+    i = np.arange(len(r))
+    rank = i - np.maximum.accumulate(np.where(first, i, 0)) if len(r) else i
+    keep = rank < np.minimum(count[r], width)
+    cols = np.zeros((R, width), dtype=np.int64)
+    ok = np.zeros((R, width), dtype=bool)
+    cols[r[keep], rank[keep]] = c[keep]
+    ok[r[keep], rank[keep]] = True
+    return cols, ok
 
 
 def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_expo: FloatArray) -> None:
@@ -188,10 +208,10 @@ def _fill_free(
     if d <= cfg.explore_until_day and cfg.explore_slots_per_visit:
         fresh = cand_ok & (network_expo < cfg.proven_exposure_days) & ~carried
         want = np.where(free > 0, np.minimum(free, cfg.explore_slots_per_visit), 0)
-        order, ok = _top(cand_score, fresh, want)
+        order, ok = top(cand_score, fresh, want)
         _add_picks(est, n, m, order, ok, cand_ok)
         free = free - ok.sum(axis=1)
-    order, ok = _top(cand_score, cand_ok, np.maximum(free, 0))
+    order, ok = top(cand_score, cand_ok, np.maximum(free, 0))
     _add_picks(est, n, m, order, ok, cand_ok)
 
 
@@ -216,7 +236,7 @@ def _swap_in(
 ) -> None:
     cfg, book = est.cfg, est.book
     proven = cand_ok & (network_expo >= cfg.proven_exposure_days)
-    order, ok = _top(cand_score, proven, np.full(len(n), cfg.max_swaps_per_visit))
+    order, ok = top(cand_score, proven, np.full(len(n), cfg.max_swaps_per_visit))
     going = np.ones(len(n), dtype=bool)
     for j in range(order.shape[1]):
         going &= ok[:, j]

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.review import add, review
+from autovend.agents.array_baseline.review import add, review, top
 from autovend.agents.array_baseline.rows import fit_within
 from autovend.agents.array_baseline.targets import carried, cycle, targets
 from autovend.agents.array_baseline.visits import Calendar
@@ -290,10 +290,9 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     idx = book.index[n, m].astype(np.int64)
     dropped = np.where(idx >= 0, book.dropped[n[:, None], m[:, None], np.maximum(idx, 0)], False)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
-    kk = np.arange(K)[None, :]
-    score = est.prior(n[:, None], m[:, None], kk) * est.margin(n[:, None], m[:, None], kk)
-    width = int(count.max())
-    order = np.argsort(np.where(dead, -score, np.inf), axis=1, kind="stable")[:, :width]
-    ok = np.take_along_axis(dead, order, axis=1) & (np.arange(order.shape[1])[None, :] < count[:, None])
+    r, k = np.nonzero(dead)
+    score = np.full((R, K), -np.inf)
+    score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
+    order, ok = top(score, dead, count)
     qty = np.where(ok, np.minimum(np.take_along_axis(usable, order, axis=1), cfg.facing_units), 0)
     return order, qty
