@@ -51,6 +51,7 @@ def train(
 
 
 def main() -> None:
+    """Train, then score the starting and the trained knobs on the held-out seeds."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--world", default="worlds/cn20")
     parser.add_argument("--generations", type=int, default=8)
