@@ -68,8 +68,7 @@ def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups:
     sort = np.argsort(np.asarray(group, dtype=np.int64) << 41 | (np.asarray(order, dtype=np.int64) + 1), kind="stable")
     g = np.concatenate([np.arange(n_groups), group[sort]])
     v = np.concatenate([start, val[sort]])
-    out: FloatArray = np.bincount(g, weights=v, minlength=n_groups)
-    return out
+    return np.bincount(g, weights=v, minlength=n_groups).astype(np.float64, copy=False)
 
 
 def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
@@ -118,8 +117,7 @@ def _leaf_sums(local: IntArray, off: IntArray, n: IntArray, val: FloatArray, cou
     value = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
     tail = ~body  # the rest of a block, or a block of fewer than 8 entries: added one by one after it
     g = np.concatenate([np.arange(count), local[tail]])
-    out: FloatArray = np.bincount(g, weights=np.concatenate([value, val[tail]]), minlength=count)
-    return out
+    return np.bincount(g, weights=np.concatenate([value, val[tail]]), minlength=count).astype(np.float64, copy=False)
 
 
 class _Tree:

@@ -53,7 +53,7 @@ def network_exposure(book: Book, K: int) -> FloatArray:
     N = book.pk.shape[0]
     n, m, p = np.nonzero(book.ek >= 0)  # machine by machine: np.bincount adds them one after the other
     k = book.ek[n, m, p]
-    return np.bincount(n * K + k, weights=book.ce[n, m, p], minlength=N * K).reshape(N, K)
+    return np.bincount(n * K + k, weights=book.ce[n, m, p], minlength=N * K).reshape(N, K).astype(np.float64)
 
 
 def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash: FloatArray) -> IntArray:

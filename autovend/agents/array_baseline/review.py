@@ -38,7 +38,7 @@ def add(est: Est, n: IntArray, m: IntArray, k: IntArray) -> None:
         return
     # a free slot, else one whose dropped product sold out (it goes after the review, as its phase-out ends)
     free = book.pk[n, m] < 0
-    free = np.where(free.any(axis=1)[:, None], free, book.phase[n, m] & (book.shelf[n, m] == 0))
+    free = np.where(np.asarray(free.any(axis=1))[:, None], free, book.phase[n, m] & (book.shelf[n, m] == 0))
     if not free.any(axis=1).all():
         raise SlotsFull(f"a machine needs more than {book.pk.shape[2]} products at once; make the env with more slots")
     s = np.argmax(free, axis=1)
