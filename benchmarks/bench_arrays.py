@@ -37,7 +37,7 @@ def array_baseline(episodes: int, days: int, slots: int) -> dict[str, Any]:
     """Run the array baseline; CPU seconds (policy, env), stocked cell-days and final net assets."""
     c0 = time.process_time()
     envs = ArrayVendVectorEnv(episodes, world=WORLD, days=days, slots=slots)
-    policy = ArrayBaseline(envs.facts.world, episodes, slots)
+    policy = ArrayBaseline(WORLD, episodes, slots)
     setup = time.process_time() - c0
     obs, _ = envs.reset(seed=1)  # episode i has seed 1 + i
     policy_s = env_s = 0.0

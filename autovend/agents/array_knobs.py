@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.facts import PublicFacts
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -39,7 +39,7 @@ def knob_values(knobs: npt.ArrayLike) -> FloatArray:
 class ArrayKnobs:
     """The knob policy for N runs (see the module docstring); `knobs` (N, 5) in [0, 1]."""
 
-    def __init__(self, facts: ArrayFacts, knobs: npt.ArrayLike, slots: int) -> None:
+    def __init__(self, facts: PublicFacts, knobs: npt.ArrayLike, slots: int) -> None:
         v = knob_values(np.atleast_2d(knobs))
         M, K = facts.n_machines, facts.n_products
         self.facts = facts
@@ -91,7 +91,7 @@ class ArrayKnobs:
         }
 
 
-def _multiplier(f: ArrayFacts, k: IntArray, price: FloatArray) -> FloatArray:
+def _multiplier(f: PublicFacts, k: IntArray, price: FloatArray) -> FloatArray:
     """Each slot's multiplier: the run's, kept inside the price band to the fen."""
     ref = f.ref_fen[k]
     fen = np.clip(np.floor(ref * price[:, None, None] + 0.5), f.lo_fen[k], f.hi_fen[k])

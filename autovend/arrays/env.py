@@ -39,6 +39,7 @@ that `autovend verify` accepts.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,12 +53,15 @@ from gymnasium.vector.utils import batch_space
 
 from autovend.arrays.actions import CODES, MEANING
 from autovend.arrays.core import DEFAULT_SLOTS, ArraySim, Obs
-from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.facts import ArrayFacts, PublicFacts
 from autovend.arrays.log import Call
 from autovend.sim.items import MAX_ITEM_QTY
 from autovend.world.model import World
 
 ENV_ID = "AutoVend-Array-v0"
+# env -> its ArraySim: the simulator (with the world's demand model and the runs' shocks) is kept out of the env's
+# attributes, as `autovend.env.boundary` keeps the tool doors' simulators (`array_sim_of` is the harness's way in)
+_SIMS: weakref.WeakKeyDictionary[object, ArraySim] = weakref.WeakKeyDictionary()
 BIG = np.iinfo(np.int32).max
 WorldArg = World | str | os.PathLike[str]
 
@@ -136,9 +140,17 @@ def hold_action(obs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
-def explain_refusals(info: Mapping[str, Any], facts: ArrayFacts, run: int | None = None) -> list[str]:
+def array_sim_of(env: object) -> ArraySim:
+    """The `ArraySim` behind an array env (harness only: tests, benchmarks, replays; never give it to an agent)."""
+    try:
+        return _SIMS[env]
+    except (KeyError, TypeError):
+        raise TypeError(f"{type(env).__name__} is not an AutoVend-Array-v0 env") from None
+
+
+def explain_refusals(info: Mapping[str, Any], facts: PublicFacts, run: int | None = None) -> list[str]:
     """The refused parts of one step's `info` in words (`run`: which run of a vector env's infos)."""
-    f = facts.facts
+    f = facts
     out: list[str] = []
 
     def codes(key: str) -> np.ndarray:
@@ -211,16 +223,13 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
     def __init__(
         self, world: WorldArg = "cn20", days: int | None = None, slots: int = DEFAULT_SLOTS, record: bool = False
     ) -> None:
-        self._sim = ArraySim(world, 1, slots=slots, record=record)
-        self._days = _days(self._sim, days)
-        self.observation_space = observation_space(self._sim.facts, slots)  # type: ignore[assignment]
-        self.action_space = action_space(self._sim.facts, slots)  # type: ignore[assignment]
+        sim = ArraySim(world, 1, slots=slots, record=record)
+        _SIMS[self] = sim
+        self._days = _days(sim, days)
+        self.facts = PublicFacts.of(sim.facts)
+        self.observation_space = observation_space(sim.facts, slots)  # type: ignore[assignment]
+        self.action_space = action_space(sim.facts, slots)  # type: ignore[assignment]
         self._settled = 0
-
-    @property
-    def facts(self) -> ArrayFacts:
-        """The world's facts as the array simulator reads them (catalog, machines, fees, calendar)."""
-        return self._sim.facts
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -230,25 +239,27 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
         if options:
             raise ValueError(f"AutoVend-Array-v0 takes no reset options, got {sorted(options)}")
         run_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        obs = self._sim.reset([run_seed])
+        sim = _SIMS[self]
+        obs = sim.reset([run_seed])
         self._settled = 0
-        return _one(obs, 0), _one(_reset_info(self._sim), 0)
+        return _one(obs, 0), _one(_reset_info(sim), 0)
 
     def step(self, action: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """One day: the action, the settlement, the next day's observation (see the module docstring)."""
-        if self._sim.state is None:
+        sim = _SIMS[self]
+        if sim.state is None:
             raise RuntimeError("call reset() before step()")
-        if self._sim.done or self._settled >= self._days:
+        if sim.done or self._settled >= self._days:
             raise RuntimeError("the run is over (terminated or truncated); call reset() for a new one")
-        obs, net, _ = self._sim.step({k: np.asarray(v)[None] for k, v in action.items()})
+        obs, net, _ = sim.step({k: np.asarray(v)[None] for k, v in action.items()})
         self._settled += 1
-        terminated = self._sim.done
+        terminated = sim.done
         truncated = not terminated and self._settled >= self._days
-        return _one(obs, 0), float(net[0]) / 100.0, terminated, truncated, _one(_step_info(self._sim), 0)
+        return _one(obs, 0), float(net[0]) / 100.0, terminated, truncated, _one(_step_info(sim), 0)
 
     def run_calls(self) -> list[list[Call]]:
         """The tool calls of the run's days so far (with `record=True`)."""
-        return self._sim.run_calls(0)
+        return _SIMS[self].run_calls(0)
 
 
 def _days(sim: ArraySim, days: int | None) -> int:
@@ -279,25 +290,17 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         self.num_envs = num_envs
-        self._sim = ArraySim(world, num_envs, slots=slots, record=record)
-        self._days = _days(self._sim, days)
-        self.single_observation_space = observation_space(self._sim.facts, slots)
-        self.single_action_space = action_space(self._sim.facts, slots)
+        sim = ArraySim(world, num_envs, slots=slots, record=record)
+        _SIMS[self] = sim
+        self._days = _days(sim, days)
+        self.facts = PublicFacts.of(sim.facts)
+        self.single_observation_space = observation_space(sim.facts, slots)
+        self.single_action_space = action_space(sim.facts, slots)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._rngs: list[np.random.Generator | None] = [None] * num_envs
         self._settled = 0
         self._autoreset = False
-
-    @property
-    def facts(self) -> ArrayFacts:
-        """The world's facts as the array simulator reads them."""
-        return self._sim.facts
-
-    @property
-    def sim(self) -> ArraySim:
-        """The array simulator under the env."""
-        return self._sim
 
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
@@ -324,31 +327,33 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
         return int(rng.integers(0, 2**31 - 1))
 
     def _start(self, seeds: list[int]) -> tuple[Obs, dict[str, Any]]:
-        obs = self._sim.reset(seeds)
+        sim = _SIMS[self]
+        obs = sim.reset(seeds)
         self._settled = 0
         self._autoreset = False
-        return obs, _with_masks(_reset_info(self._sim))
+        return obs, _with_masks(_reset_info(sim))
 
     def step(
         self, actions: Mapping[str, Any]
     ) -> tuple[Obs, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         """One day of every run (after the runs end: new runs, the actions ignored)."""
         N = self.num_envs
-        if self._sim.state is None:
+        sim = _SIMS[self]
+        if sim.state is None:
             raise RuntimeError("call reset() before step()")
         if self._autoreset:
             obs, info = self._start([self._draw(i) for i in range(N)])
             return obs, np.zeros(N), np.zeros(N, dtype=bool), np.zeros(N, dtype=bool), info
-        obs, net, _ = self._sim.step(actions)
+        obs, net, _ = sim.step(actions)
         self._settled += 1
-        terminated = np.full(N, self._sim.done)
-        truncated = np.full(N, not self._sim.done and self._settled >= self._days)
+        terminated = np.full(N, sim.done)
+        truncated = np.full(N, not sim.done and self._settled >= self._days)
         self._autoreset = bool(terminated[0] or truncated[0])
-        return obs, net / 100.0, terminated, truncated, _with_masks(_step_info(self._sim))
+        return obs, net / 100.0, terminated, truncated, _with_masks(_step_info(sim))
 
     def run_calls(self, run: int) -> list[list[Call]]:
         """Run `run`'s recorded tool calls, day by day."""
-        return self._sim.run_calls(run)
+        return _SIMS[self].run_calls(run)
 
 
 def _with_masks(batch: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -123,3 +123,61 @@ class ArrayFacts:
     def world(self) -> World:
         """The world these facts were read from."""
         return self.facts.world
+
+
+@dataclass(frozen=True, eq=False)
+class PublicFacts:
+    """What an agent may know of the world before it plays (the catalog, machines, rules and calendar).
+
+    The array envs hand this out (`facts`); `ArrayFacts` also holds the demand model and the settlement weather,
+    which agents never see in advance.
+    """
+
+    world_name: str
+    device_ids: tuple[str, ...]
+    sku_ids: tuple[str, ...]
+    n_machines: int
+    n_products: int
+    horizon: int
+    capacity: IntArray  # (M,)
+    ref_fen: IntArray  # (K,)
+    cost_fen: IntArray  # (K,)
+    life: IntArray  # (K,)
+    lo_fen: IntArray  # (K,) lowest allowed price
+    hi_fen: IntArray  # (K,) highest allowed price
+    band: tuple[float, float]
+    start_cash_fen: int
+    rent_fen: int
+    daily_fee_fen: int
+    visit_fen: int
+    fine_fen: int
+    lead_nominal: int
+    workday: BoolArray  # (D,) by day number: the published calendar
+    weekday: IntArray  # (D,) 0 = Monday
+
+    @classmethod
+    def of(cls, f: ArrayFacts) -> PublicFacts:
+        """The public part of `f` (copies)."""
+        return cls(
+            world_name=f.world.name,
+            device_ids=f.facts.device_ids,
+            sku_ids=f.facts.sku_ids,
+            n_machines=f.n_machines,
+            n_products=f.n_products,
+            horizon=f.horizon,
+            capacity=f.capacity.copy(),
+            ref_fen=f.ref_fen.copy(),
+            cost_fen=f.cost_fen.copy(),
+            life=f.life.copy(),
+            lo_fen=f.lo_fen.copy(),
+            hi_fen=f.hi_fen.copy(),
+            band=f.band,
+            start_cash_fen=f.start_cash_fen,
+            rent_fen=f.rent_fen,
+            daily_fee_fen=f.daily_fee_fen,
+            visit_fen=f.visit_fen,
+            fine_fen=f.fine_fen,
+            lead_nominal=f.lead_nominal,
+            workday=f.workday.copy(),
+            weekday=f.weekday.copy(),
+        )

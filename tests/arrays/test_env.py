@@ -142,3 +142,27 @@ def test_holding_changes_nothing_but_the_fees(world):
     for _ in range(5):
         obs, reward, _, _, info = env.step(hold_action(obs))
         assert reward == pytest.approx(-fee) and info["refused"] == 0 and info["visits"] == 0
+
+
+def test_nothing_the_array_env_hands_out_reaches_the_truth(world):
+    """The env, its facts, observations and infos hold no simulator, world or demand parameter (as the tool doors)."""
+    from autovend.arrays.core import ArraySim
+    from autovend.arrays.env import array_sim_of
+    from autovend.arrays.facts import ArrayFacts
+    from tests.env.walker import find_privileged
+
+    single = ArrayVendEnv(world, slots=4, record=True)
+    vector = ArrayVendVectorEnv(2, world=world, slots=4, record=True)
+    received: list[object] = [single, vector, single.facts, vector.facts]
+    obs, info = single.reset(seed=1)
+    vobs, vinfo = vector.reset(seed=1)
+    received += [obs, info, vobs, vinfo]
+    for _ in range(3):
+        received += list(single.step(hold_action(obs)))
+        received += list(vector.step(hold_action(vobs)))
+    received += [single.run_calls(), vector.run_calls(1)]
+    assert find_privileged(received, world) == []  # World, demand model, b and U arrays: none reachable
+    assert not any(isinstance(v, (ArraySim, ArrayFacts)) for env in (single, vector) for v in vars(env).values())
+    assert isinstance(array_sim_of(single), ArraySim) and array_sim_of(vector).n_runs == 2  # the harness gets in
+    with pytest.raises(TypeError, match="not an AutoVend-Array-v0 env"):
+        array_sim_of(object())
