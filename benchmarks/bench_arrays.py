@@ -53,7 +53,8 @@ def array_baseline(episodes: int, days: int, slots: int) -> dict[str, Any]:
         env_s += c - b
         stocked += int(np.count_nonzero(obs["slot_units"]))
     final = np.asarray(info["net_assets"])
-    return {"setup": setup, "policy": policy_s, "env": env_s, "stocked": stocked, "final": final}
+    cuts = policy.slot_cuts
+    return {"setup": setup, "policy": policy_s, "env": env_s, "stocked": stocked, "final": final, "cuts": cuts}
 
 
 def plain_loop(episodes: int, machines: int, slots: int, days: int) -> float:
@@ -100,6 +101,8 @@ def main() -> None:
     )
     print(f"  plain numpy loop over the same {cells:,} cells: {loop:.1f} s, {loop / cells * 1e6:.3f} us a cell")
     print(f"  final net assets: mean {final.mean():,.0f}, min {final.min():,.0f}, max {final.max():,.0f}")
+    cuts = got["cuts"]
+    print(f"  clearance left out for want of slots: {int(cuts.sum())} products in {int((cuts > 0).sum())} episodes")
     if d == 180 and n >= 3:
         seeds = ", ".join(f"{x:,.2f}" for x in final[:3])
         print(f"  seeds 1-3: {seeds} (the tool baseline's: 274,304.79, 302,310.68, 295,052.50)")

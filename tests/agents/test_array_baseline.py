@@ -89,3 +89,33 @@ def test_the_array_baseline_ends_where_the_baseline_ends_on_seeds_1_to_3():
 def test_settings_the_array_baseline_cannot_follow_are_refused():
     with pytest.raises(ConfigError, match="memory_half_life_days"):
         ArrayBaseline(ROOT / "worlds" / "cn20", 1, 64, BaselineConfig(memory_half_life_days=30))
+
+
+def test_a_machine_holds_no_more_products_than_the_env_has_slots():
+    from autovend.agents.array_baseline.estimate import estimate
+    from autovend.agents.array_baseline.review import SlotsFull
+    from autovend.agents.array_baseline.serve import _clearance
+
+    world = as_world(ROOT / "worlds" / "cn20")
+    with pytest.raises(ValueError, match="opening assortment puts 40 products"):
+        ArrayBaseline(world, 1, 30)
+    sim = ArraySim(world, 1, slots=44)
+    policy = ArrayBaseline(world, 1, 44)
+    obs = sim.reset([1])
+    with pytest.raises(SlotsFull, match="more than 44 products"):  # reviews add products: 44 slots are too few
+        for _ in range(60):
+            obs, _, _ = sim.step(policy.act(obs))
+    # clearance puts a facing of uncarried stock on a machine while its room lasts, and its free slots
+    policy = ArrayBaseline(world, 1, 64)
+    book = policy.book
+    est = estimate(book, policy.st, policy.config)
+    K = len(policy.st.sku_ids)
+    uncarried = np.setdiff1d(np.arange(K), book.pk[0][book.pk[0] >= 0])[:6]  # no machine carries them
+    usable = np.zeros((1, K), dtype=np.int64)
+    usable[0, uncarried[:5]] = 9
+    free = np.flatnonzero(book.pk[0, 0] < 0)
+    book.pk[0, 0, free[2:]] = uncarried[-1]  # all but two slots taken
+    n, m = np.array([0]), np.array([0])
+    order, qty = _clearance(est, n, m, usable, np.array([50]))
+    assert (qty > 0).sum() == 2 and set(order[0][qty[0] > 0]) <= set(uncarried[:5].tolist())
+    assert policy.slot_cuts.tolist() == [3]  # five products would go up, two slots are free

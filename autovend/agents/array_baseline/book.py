@@ -66,6 +66,7 @@ class Book:
     hold_until: IntArray  # (N, G)
     gp_sum: FloatArray  # (N, M, 2)
     gp_n: IntArray  # (N, M, 2)
+    slot_cuts: IntArray  # (N,) clearance products left out for want of a free slot (the baseline has no slots)
 
     @classmethod
     def new(cls, st: Static, s0: State, cfg: BaselineConfig, n_runs: int, slots: int) -> Book:
@@ -120,6 +121,7 @@ class Book:
             hold_until=rep(s0.hold_until, np.int64),
             gp_sum=np.zeros((N, M, 2)),
             gp_n=np.zeros((N, M, 2), dtype=np.int64),
+            slot_cuts=np.zeros(N, dtype=np.int64),
         )
         rn, rm, rs = np.nonzero(book.active)
         book.entries(rn, rm, pk[rn, rm, rs])

@@ -8,6 +8,10 @@
         if terminated[0] or truncated[0]:
             break
 
+A machine holds at most the env's slots of products at once (the baseline has no such limit): products the
+baseline would put on a full machine as clearance are left out and counted (`slot_cuts`; none on cn20's seeds 1-3
+at 64 slots), and a review that needs more slots than there are raises `SlotsFull`.
+
 The day is `autovend.agents.baseline`'s, step for step (observe, clean, estimate, prices, visits, orders),
 with its settings (`BaselineConfig`) and its rules ported to arrays over the runs (`book`, `estimate`,
 `targets`, `visits`, `serve`, `review`, `orders`, `trials`). Like the baseline it reads only what an agent
@@ -77,6 +81,11 @@ class ArrayBaseline:
         self._sku_rank = np.empty(len(order), dtype=np.int64)
         self._sku_rank[order] = np.arange(len(order))
         self.reset()
+
+    @property
+    def slot_cuts(self) -> IntArray:
+        """(N,) clearance products each run left out because the machine's slots were full."""
+        return self.book.slot_cuts.copy()
 
     def reset(self) -> None:
         """Forget the runs: the next `act` must be a day-1 observation."""

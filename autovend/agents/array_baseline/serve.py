@@ -294,5 +294,10 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     score = np.full((R, K), -np.inf)
     score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
     order, ok = top(score, dead, count)
+    # the env's slots bound how many products a machine holds: clearance beyond them is left out (and counted)
+    slots_free = (book.pk[n, m] < 0).sum(axis=1)
+    over = np.cumsum(ok, axis=1) > slots_free[:, None]
+    np.add.at(book.slot_cuts, n, (ok & over).sum(axis=1))
+    ok &= ~over
     qty = np.where(ok, np.minimum(np.take_along_axis(usable, order, axis=1), cfg.facing_units), 0)
     return order, qty
