@@ -203,12 +203,12 @@ def _reset_info(sim: ArraySim) -> dict[str, np.ndarray]:
     return {"net_assets": sim.net_assets_fen() / 100.0, "cash": st.cash / 100.0}
 
 
-def _one(batch: Mapping[str, np.ndarray], i: int) -> dict[str, Any]:
-    """Run i's part of a batched dict: scalars as Python numbers (as gymnasium batches them back)."""
+def _one(batch: Mapping[str, np.ndarray], i: int, scalars: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Run i's part of a batched dict; the `scalars` keys as Python numbers (as gymnasium batches them back)."""
     out: dict[str, Any] = {}
     for key, value in batch.items():
         v = value[i]
-        out[key] = v.item() if np.ndim(v) == 0 and key in _SCALAR_INFO else np.asarray(v)
+        out[key] = v.item() if key in scalars and np.ndim(v) == 0 else np.asarray(v)
     return out
 
 
@@ -242,7 +242,7 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
         sim = _SIMS[self]
         obs = sim.reset([run_seed])
         self._settled = 0
-        return _one(obs, 0), _one(_reset_info(sim), 0)
+        return _one(obs, 0), _one(_reset_info(sim), 0, _SCALAR_INFO)
 
     def step(self, action: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """One day: the action, the settlement, the next day's observation (see the module docstring)."""
@@ -255,7 +255,7 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
         self._settled += 1
         terminated = sim.done
         truncated = not terminated and self._settled >= self._days
-        return _one(obs, 0), float(net[0]) / 100.0, terminated, truncated, _one(_step_info(sim), 0)
+        return _one(obs, 0), float(net[0]) / 100.0, terminated, truncated, _one(_step_info(sim), 0, _SCALAR_INFO)
 
     def run_calls(self) -> list[list[Call]]:
         """The tool calls of the run's days so far (with `record=True`)."""

@@ -24,7 +24,12 @@ def world():
 
 
 def test_gymnasium_env_checker_passes(world):
-    check_env(ArrayVendEnv(world, slots=5))
+    env = ArrayVendEnv(world, slots=5)
+    check_env(env)
+    obs, _ = env.reset(seed=1)
+    for key, value in obs.items():  # arrays of the space's own dtype, scalars as 0-d arrays
+        space = env.observation_space[key]
+        assert isinstance(value, np.ndarray) and value.dtype == space.dtype and value in space, key
     env = gymnasium.make("AutoVend-Array-v0", world=world, slots=5)
     with pytest.warns(UserWarning):
         check_env(env)  # through gymnasium.make's wrappers too: it only warns that they are there
