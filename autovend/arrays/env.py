@@ -251,6 +251,10 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
             raise RuntimeError("call reset() before step()")
         if sim.done or self._settled >= self._days:
             raise RuntimeError("the run is over (terminated or truncated); call reset() for a new one")
+        for key, value in action.items():  # the shapes of one run (the vector env checks its batches)
+            space = self.action_space.spaces.get(key) if isinstance(self.action_space, spaces.Dict) else None
+            if space is not None and np.shape(value) != space.shape:
+                raise ValueError(f"action[{key!r}] has shape {np.shape(value)}; it must be {space.shape}")
         obs, net, _ = sim.step({k: np.asarray(v)[None] for k, v in action.items()})
         self._settled += 1
         terminated = sim.done

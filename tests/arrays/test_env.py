@@ -171,3 +171,25 @@ def test_nothing_the_array_env_hands_out_reaches_the_truth(world):
     assert isinstance(array_sim_of(single), ArraySim) and array_sim_of(vector).n_runs == 2  # the harness gets in
     with pytest.raises(TypeError, match="not an AutoVend-Array-v0 env"):
         array_sim_of(object())
+
+
+def test_malformed_values_are_refused_and_malformed_actions_raise(world):
+    env = ArrayVendEnv(world, slots=3)
+    obs = _stock(env, [30, 30, 30])
+    action = hold_action(obs)
+    action["visit"][0] = 1
+    action["slot_product"][0, :2] = [0, 1]
+    action["slot_target"] = action["slot_target"].astype(float)
+    action["slot_target"][0, :2] = [2.5, 4]  # a fraction of a unit
+    action["slot_price"][0, 1] = np.nan
+    action["order"][0] = -3
+    obs, _, _, _, info = env.step(action)
+    assert info["slot_refused"][0, 0] == CODE["invalid_qty"] and obs["slot_product"][0, 0] == -1
+    assert (
+        info["price_refused"][0, 1] == CODE["invalid_price"] and obs["slot_units"][0, 1] + obs["slot_sold"][0, 1] == 4
+    )
+    assert info["order_refused"][0] == CODE["invalid_qty"] and obs["in_transit"][0] == 0
+    with pytest.raises(ValueError, match=r"action\['order'\] has shape \(5,\); it must be \(12,\)"):
+        env.step({"order": np.zeros(5)})
+    with pytest.raises(ValueError, match="unknown action keys \\['restock'\\]"):
+        env.step({"restock": np.zeros(3)})
