@@ -50,6 +50,8 @@ class Est:
     machine_rate: FloatArray  # (N, M)
     gp_per_unit: FloatArray  # (N, M)
     pct: IntArray  # (N, M) the incumbent multiplier of each machine's price group
+    _slot_k: IntArray | None = None
+    _slot_mu: FloatArray | None = None
 
     def prior_attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """The prior attraction of (run, machine, product) triples."""
@@ -69,6 +71,24 @@ class Est:
     def mu(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """Rates (units a day) of triples."""
         return self.attr(n, m, k) * self.scale[n, m]
+
+    def slot_mu(self, n: IntArray, m: IntArray) -> FloatArray:
+        """(R, S) rates of the products in rows' slots (0 for an empty slot); the day's values kept per slot."""
+        book = self.book
+        if self._slot_k is None:  # the slots as the day began, and their rates
+            self._slot_k = book.pk.copy()
+            held = book.pk >= 0
+            a, b, c = np.nonzero(held)
+            self._slot_mu = np.zeros(book.pk.shape)
+            self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
+        assert self._slot_mu is not None
+        k = book.pk[n, m]
+        out = self._slot_mu[n, m]
+        moved = (k != self._slot_k[n, m]) & (k >= 0)
+        if moved.any():  # products placed since: their own rates
+            r, s = np.nonzero(moved)
+            out[r, s] = self.mu(n[r], m[r], k[r, s])
+        return np.where(k >= 0, out, 0.0)
 
     def prior(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """What a product is expected to sell at a machine untried (units a day)."""

@@ -73,7 +73,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     k = book.pk[n, m, s]
     col = n * K + k
     shelf_target = np.bincount(col, weights=level[n, m, s], minlength=N * K)  # whole numbers: exact
-    mu = est.mu(n, m, k)
+    mu = est.slot_mu(nn, mm).reshape(N, M, S)[n, m, s]
     p = book.index[n, m, k].astype(np.int64)
     trial = book.ce[n, m, p] < cfg.min_trial_days
     plan = np.where(trial, 0.0, mu)

@@ -137,7 +137,7 @@ def _score(est: Est, n: IntArray, m: IntArray) -> FloatArray:
     """(R, S) expected gross profit a day of each slot's product at its machine."""
     k = np.maximum(est.book.pk[n, m], 0)
     nn, mm = n[:, None], m[:, None]
-    return est.mu(nn, mm, k) * est.margin(nn, mm, k)
+    return est.slot_mu(n, m) * est.margin(nn, mm, k)
 
 
 def _sunk(est: Est, n: IntArray, m: IntArray, s: IntArray, avail: IntArray) -> FloatArray:

@@ -174,7 +174,7 @@ def _make_room(
     if not old.any():
         return np.zeros(len(n), dtype=bool)
     k = np.maximum(book.pk[n, m], 0)
-    mu = est.mu(n[:, None], m[:, None], k)
+    mu = est.slot_mu(n, m)
     order = np.lexsort((np.where(old, k, NEVER), np.where(old, -mu, np.inf)), axis=1)
     shelf_sorted = np.take_along_axis(np.where(old, book.shelf[n, m], 0), order, axis=1)
     old_sorted = np.take_along_axis(old, order, axis=1)

@@ -33,7 +33,7 @@ def levels(
     """`cycle_levels` of rows' products over `days` (broadcast): (need, spoilage cap, rate)."""
     st, cfg = est.st, est.cfg
     nn, mm = n[:, None], m[:, None]
-    mu = est.mu(nn, mm, k)
+    mu = est.slot_mu(n, m)  # the rows' slots are the carried products' (k), others masked out later
     r = est.r[n, m][:, None]
     life = st.life[k].astype(float)
     days = np.asarray(days)
