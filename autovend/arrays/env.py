@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -55,13 +56,25 @@ from autovend.arrays.actions import CODES, MEANING
 from autovend.arrays.core import DEFAULT_SLOTS, ArraySim, Obs
 from autovend.arrays.facts import ArrayFacts, PublicFacts
 from autovend.arrays.log import Call
+from autovend.env.boundary import REFUSED, in_agent_code
+from autovend.errors import PrivilegeError
 from autovend.sim.items import MAX_ITEM_QTY
 from autovend.world.model import World
 
 ENV_ID = "AutoVend-Array-v0"
-# env -> its ArraySim: the simulator (with the world's demand model and the runs' shocks) is kept out of the env's
+
+
+@dataclass(eq=False)
+class _Held:
+    """What an array env keeps out of its attributes: its simulator, and whether agent code made the env."""
+
+    sim: ArraySim
+    by_agent: bool  # made while agent code ran (`autovend.env.boundary.agent_code`): never handed across
+
+
+# env -> its _Held: the simulator (with the world's demand model and the runs' shocks) is kept out of the env's
 # attributes, as `autovend.env.boundary` keeps the tool doors' simulators (`array_sim_of` is the harness's way in)
-_SIMS: weakref.WeakKeyDictionary[object, ArraySim] = weakref.WeakKeyDictionary()
+_SIMS: weakref.WeakKeyDictionary[object, _Held] = weakref.WeakKeyDictionary()
 BIG = np.iinfo(np.int32).max
 WorldArg = World | str | os.PathLike[str]
 
@@ -140,12 +153,31 @@ def hold_action(obs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
-def array_sim_of(env: object) -> ArraySim:
-    """The `ArraySim` behind an array env (harness only: tests, benchmarks, replays; never give it to an agent)."""
+def _seal(env: object, sim: ArraySim) -> None:
+    _SIMS[env] = _Held(sim, by_agent=in_agent_code())
+
+
+def _sim(env: object) -> ArraySim:
+    """The `ArraySim` behind `env`, unchecked (the env's own access, as the tools' in `autovend.env.boundary`)."""
     try:
-        return _SIMS[env]
+        return _SIMS[env].sim
     except (KeyError, TypeError):
         raise TypeError(f"{type(env).__name__} is not an AutoVend-Array-v0 env") from None
+
+
+def array_sim_of(env: object) -> ArraySim:
+    """The `ArraySim` behind an array env (harness only: tests, benchmarks, replays; never give it to an agent).
+
+    Refused with `PrivilegeError` as `autovend.env.boundary.simulator_of` is: while agent code runs on the
+    calling thread, and for an env that agent code made (from any thread, at any time); TypeError for an object
+    that is no array env.
+    """
+    sim = _sim(env)
+    if in_agent_code():
+        raise PrivilegeError(REFUSED.format(what="array_sim_of(...)", why=" while the agent's code runs"))
+    if _SIMS[env].by_agent:
+        raise PrivilegeError(REFUSED.format(what="array_sim_of(...)", why=" for an array env the agent's code made"))
+    return sim
 
 
 def explain_refusals(info: Mapping[str, Any], facts: PublicFacts, run: int | None = None) -> list[str]:
@@ -224,7 +256,7 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
         self, world: WorldArg = "cn20", days: int | None = None, slots: int = DEFAULT_SLOTS, record: bool = False
     ) -> None:
         sim = ArraySim(world, 1, slots=slots, record=record)
-        _SIMS[self] = sim
+        _seal(self, sim)
         self._days = _days(sim, days)
         self.facts = PublicFacts.of(sim.facts)
         self.observation_space = observation_space(sim.facts, slots)  # type: ignore[assignment]
@@ -239,14 +271,14 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
         if options:
             raise ValueError(f"AutoVend-Array-v0 takes no reset options, got {sorted(options)}")
         run_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
-        sim = _SIMS[self]
+        sim = _sim(self)
         obs = sim.reset([run_seed])
         self._settled = 0
         return _one(obs, 0), _one(_reset_info(sim), 0, _SCALAR_INFO)
 
     def step(self, action: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """One day: the action, the settlement, the next day's observation (see the module docstring)."""
-        sim = _SIMS[self]
+        sim = _sim(self)
         if sim.state is None:
             raise RuntimeError("call reset() before step()")
         if sim.done or self._settled >= self._days:
@@ -263,7 +295,7 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
 
     def run_calls(self) -> list[list[Call]]:
         """The tool calls of the run's days so far (with `record=True`)."""
-        return _SIMS[self].run_calls(0)
+        return _sim(self).run_calls(0)
 
 
 def _days(sim: ArraySim, days: int | None) -> int:
@@ -295,7 +327,7 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         self.num_envs = num_envs
         sim = ArraySim(world, num_envs, slots=slots, record=record)
-        _SIMS[self] = sim
+        _seal(self, sim)
         self._days = _days(sim, days)
         self.facts = PublicFacts.of(sim.facts)
         self.single_observation_space = observation_space(sim.facts, slots)
@@ -331,7 +363,7 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
         return int(rng.integers(0, 2**31 - 1))
 
     def _start(self, seeds: list[int]) -> tuple[Obs, dict[str, Any]]:
-        sim = _SIMS[self]
+        sim = _sim(self)
         obs = sim.reset(seeds)
         self._settled = 0
         self._autoreset = False
@@ -342,7 +374,7 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
     ) -> tuple[Obs, npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         """One day of every run (after the runs end: new runs, the actions ignored)."""
         N = self.num_envs
-        sim = _SIMS[self]
+        sim = _sim(self)
         if sim.state is None:
             raise RuntimeError("call reset() before step()")
         if self._autoreset:
@@ -357,7 +389,7 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
 
     def run_calls(self, run: int) -> list[list[Call]]:
         """Run `run`'s recorded tool calls, day by day."""
-        return _SIMS[self].run_calls(run)
+        return _sim(self).run_calls(run)
 
 
 def _with_masks(batch: dict[str, np.ndarray]) -> dict[str, Any]:

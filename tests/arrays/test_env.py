@@ -173,6 +173,51 @@ def test_nothing_the_array_env_hands_out_reaches_the_truth(world):
         array_sim_of(object())
 
 
+def test_array_sim_of_is_refused_to_agent_code(world):
+    """The harness's way in is refused as `simulator_of` is: inside agent code, and for envs agent code made."""
+    import threading
+
+    from autovend.arrays.env import array_sim_of
+    from autovend.env.boundary import agent_code
+    from autovend.errors import PrivilegeError
+    from autovend.session import ToolSession
+
+    harness_env = ArrayVendEnv(world, slots=4)
+    session = ToolSession(world, seed=1)  # the agent's session: agent code runs on it
+    try:
+        with agent_code(session):
+            with pytest.raises(PrivilegeError, match=r"array_sim_of\(\.\.\.\) was refused while the agent's code runs"):
+                array_sim_of(harness_env)
+            own = ArrayVendEnv(world, slots=4)  # envs the agent makes itself: it may play them
+            own_vector = ArrayVendVectorEnv(2, world=world, slots=4)
+            obs, _ = own.reset(seed=1)
+            own.step(hold_action(obs))
+            vobs, _ = own_vector.reset(seed=1)
+            own_vector.step(hold_action(vobs))
+            for env in (own, own_vector):
+                with pytest.raises(PrivilegeError):
+                    array_sim_of(env)
+        assert array_sim_of(harness_env).n_runs == 1  # back in the harness: allowed again
+        for env in (own, own_vector):  # but an env agent code made never hands out its simulator
+            with pytest.raises(PrivilegeError, match="for an array env the agent's code made"):
+                array_sim_of(env)
+        outcome: list[str] = []
+
+        def other() -> None:
+            try:
+                array_sim_of(own)
+                outcome.append("read")
+            except PrivilegeError:
+                outcome.append("refused")
+
+        thread = threading.Thread(target=other)  # a thread of the agent's own, polling later
+        thread.start()
+        thread.join()
+        assert outcome == ["refused"]
+    finally:
+        session.close()
+
+
 def test_malformed_values_are_refused_and_malformed_actions_raise(world):
     env = ArrayVendEnv(world, slots=3)
     obs = _stock(env, [30, 30, 30])
