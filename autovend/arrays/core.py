@@ -30,6 +30,7 @@ from autovend.arrays.log import Call, CallLog
 from autovend.arrays.settle import DayClose, end_day, start_day
 from autovend.arrays.state import ArrayState, initial_state
 from autovend.arrays.visits import visit
+from autovend.rng import run_seed
 from autovend.world.bundle import as_world
 from autovend.world.model import World
 
@@ -38,6 +39,13 @@ FloatArray = npt.NDArray[np.float64]
 Obs = dict[str, np.ndarray]
 
 DEFAULT_SLOTS = 64  # products a machine can hold at once (carried or still on the shelf)
+
+
+def _count(value: object, what: str) -> int:
+    """`value` as a whole number >= 1 (a numpy integer as its int; a boolean is none), or a ValueError naming it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what} must be a whole number >= 1, got {value!r}; pass an integer such as 8")
+    return int(value)
 
 
 class ArraySim:
@@ -51,10 +59,7 @@ class ArraySim:
         slots: int = DEFAULT_SLOTS,
         record: bool | Iterable[int] = False,
     ) -> None:
-        if not isinstance(n_runs, int) or n_runs < 1:
-            raise ValueError(f"n_runs must be a whole number >= 1, got {n_runs!r}")
-        if not isinstance(slots, int) or slots < 1:
-            raise ValueError(f"slots must be a whole number >= 1, got {slots!r}")
+        n_runs, slots = _count(n_runs, "n_runs"), _count(slots, "slots")
         self.facts = ArrayFacts.of(world if isinstance(world, World) else as_world(world))
         self.n_runs = n_runs
         self.slots = slots
@@ -72,11 +77,15 @@ class ArraySim:
 
     def reset(self, seeds: Sequence[int] | IntArray) -> Obs:
         """Start every run at day 1 (run n with seeds[n]) and return day 1's observation."""
-        s = np.asarray(list(seeds) if not isinstance(seeds, np.ndarray) else seeds, dtype=np.int64)
-        if s.shape != (self.n_runs,):
-            raise ValueError(f"reset needs {self.n_runs} seeds, got {s.shape[0] if s.ndim else 'a scalar'}")
-        if (s < 0).any():
-            raise ValueError(f"seeds must be >= 0, got {int(s.min())}")
+        if isinstance(seeds, np.ndarray) and seeds.ndim != 1:
+            raise ValueError(f"reset needs {self.n_runs} seeds (a list or a 1-d array), got a {seeds.ndim}-d array")
+        if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, np.ndarray)):
+            got = f"{seeds!r:.40} (of type {type(seeds).__name__})"
+            raise ValueError(f"reset needs {self.n_runs} seeds (a list or a 1-d array), got {got}")
+        if len(seeds) != self.n_runs:
+            raise ValueError(f"reset needs {self.n_runs} seeds, got {len(seeds)}")
+        # each a whole number >= 0 (`autovend.rng.run_seed`: a boolean, a float or text is refused, as at every door)
+        s = np.array([run_seed(one, f"seeds[{i}]") for i, one in enumerate(seeds)], dtype=np.int64)
         self.state = initial_state(self.facts, s, self.slots)
         start_day(self.facts, self.state, 1)
         self.calls = CallLog(self._record)

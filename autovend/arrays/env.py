@@ -58,6 +58,7 @@ from autovend.arrays.facts import ArrayFacts, PublicFacts
 from autovend.arrays.log import Call
 from autovend.env.boundary import REFUSED, in_agent_code
 from autovend.errors import PrivilegeError
+from autovend.rng import run_seed, run_seeds
 from autovend.sim.items import MAX_ITEM_QTY
 from autovend.world.model import World
 
@@ -266,13 +267,19 @@ class ArrayVendEnv(gymnasium.Env[dict[str, np.ndarray], dict[str, np.ndarray]]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start a run: `seed` is the run seed (None: drawn from the env's generator); no options."""
-        super().reset(seed=seed)
+        """Start a run: `seed` is the run seed (None: drawn from the env's generator); no options.
+
+        A seed that is no whole number >= 0 (a boolean, a float, text; a numpy integer is its int) is refused with
+        a ValueError (`autovend.rng.run_seed`, as AutoVend-v0 does), and the run under way goes on.
+        """
+        if seed is not None:
+            seed = run_seed(seed)
         if options:
             raise ValueError(f"AutoVend-Array-v0 takes no reset options, got {sorted(options)}")
-        run_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        super().reset(seed=seed)
+        episode_seed = seed if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
         sim = _sim(self)
-        obs = sim.reset([run_seed])
+        obs = sim.reset([episode_seed])
         self._settled = 0
         return _one(obs, 0), _one(_reset_info(sim), 0, _SCALAR_INFO)
 
@@ -323,9 +330,9 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
         slots: int = DEFAULT_SLOTS,
         record: bool | Sequence[int] = False,
     ) -> None:
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
-        self.num_envs = num_envs
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}; pass an integer such as 8")
+        self.num_envs = num_envs = int(num_envs)
         sim = ArraySim(world, num_envs, slots=slots, record=record)
         _seal(self, sim)
         self._days = _days(sim, days)
@@ -341,17 +348,13 @@ class ArrayVendVectorEnv(VectorEnv[Any, Any, Any]):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Obs, dict[str, Any]]:
-        """Start N runs: seed None (each env draws its own), an int (seed + i) or a list of N."""
+        """Start N runs: seed None (each env draws its own), an int (seed + i) or a list of N.
+
+        Seeds are checked before any run is reset, by the rule of AutoVend-v0's vector env (`autovend.rng.run_seeds`).
+        """
         if options:
             raise ValueError(f"AutoVend-Array-v0 takes no reset options, got {sorted(options)}")
-        if seed is None:
-            seeds: list[int | None] = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-        if len(seeds) != self.num_envs:
-            raise ValueError(f"seed lists {len(seeds)} seeds for {self.num_envs} environments")
+        seeds = run_seeds(seed, self.num_envs)
         for i, s in enumerate(seeds):
             if s is not None or self._rngs[i] is None:
                 self._rngs[i], _ = np_random(s)

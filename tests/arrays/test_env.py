@@ -238,3 +238,61 @@ def test_malformed_values_are_refused_and_malformed_actions_raise(world):
         env.step({"order": np.zeros(5)})
     with pytest.raises(ValueError, match="unknown action keys \\['restock'\\]"):
         env.step({"restock": np.zeros(3)})
+
+
+SEEDS_REFUSED = [
+    pytest.param(True, r"seed must be a whole number >= 0, got True \(a boolean\)", id="true"),
+    pytest.param(np.bool_(True), r"\(a boolean\)", id="numpy-bool"),
+    pytest.param(1.5, r"got 1.5 \(a float\)", id="float"),
+    pytest.param("1", r"got '1' \(a str\)", id="text"),
+    pytest.param(-1, r"got -1; pass 0 or more", id="negative"),
+]
+
+
+@pytest.mark.parametrize(("seed", "message"), SEEDS_REFUSED)
+def test_a_seed_that_is_no_whole_number_is_refused_at_every_array_door(world, seed, message):
+    """The array doors take seeds by the rule of every other door (`autovend.rng.run_seed`); nothing is reset."""
+    from autovend.arrays.core import ArraySim
+    from autovend.arrays.env import array_sim_of
+
+    env = ArrayVendEnv(world, slots=3)
+    obs, _ = env.reset(seed=2)
+    env.step(hold_action(obs))
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=seed)
+    assert array_sim_of(env).day == 2  # the run under way goes on
+    envs = ArrayVendVectorEnv(2, world=world, slots=3)
+    vobs, _ = envs.reset(seed=[7, 8])
+    envs.step(hold_action(vobs))
+    with pytest.raises(ValueError, match=message):
+        envs.reset(seed=seed)
+    with pytest.raises(ValueError, match=message.replace("seed must", r"seed\[1\] must")):
+        envs.reset(seed=[3, seed])
+    assert array_sim_of(envs).day == 2
+    sim = ArraySim(world, 2, slots=3)
+    with pytest.raises(ValueError, match=message.replace("seed must", r"seeds\[0\] must")):
+        sim.reset([seed, 4])
+
+
+def test_array_seeds_and_counts_take_numpy_integers_and_refuse_the_rest(world):
+    from autovend.arrays.core import ArraySim
+    from autovend.arrays.env import array_sim_of
+
+    a, b = ArrayVendVectorEnv(np.int64(2), world=world, slots=3), ArrayVendVectorEnv(2, world=world, slots=3)
+    assert type(a.num_envs) is int
+    assert data_equivalence(a.reset(seed=np.int64(3)), b.reset(seed=3))
+    assert data_equivalence(a.reset(seed=np.array([3, 9])), b.reset(seed=[3, 9]))
+    assert array_sim_of(a).state.seeds.tolist() == [3, 9]
+    with pytest.raises(ValueError, match="seed lists 3 seeds for 2 environments"):
+        a.reset(seed=[1, 2, 3])
+    for bad in (True, 0, 2.0, "2"):
+        with pytest.raises(ValueError, match="num_envs must be a whole number >= 1"):
+            ArrayVendVectorEnv(bad, world=world, slots=3)
+        with pytest.raises(ValueError, match="n_runs must be a whole number >= 1"):
+            ArraySim(world, bad)
+        with pytest.raises(ValueError, match="slots must be a whole number >= 1"):
+            ArraySim(world, 1, slots=bad)
+    with pytest.raises(ValueError, match=r"reset needs 2 seeds \(a list or a 1-d array\), got 5 \(of type int\)"):
+        ArraySim(world, 2).reset(5)
+    with pytest.raises(ValueError, match=r"got a 2-d array"):
+        ArraySim(world, 2).reset(np.ones((2, 1), dtype=int))
