@@ -6,9 +6,10 @@
 
 A step is a day of the simulator: the action is carried out as the simulator's own actions (`moves`), the
 day is closed exactly as `Simulator.end_day` closes it (`settle`), the next day starts. The reward is the
-change in net assets over the day (fen, as integers; `autovend.arrays.env` gives CNY). Runs never share
-anything but the world: run n with seed s is the simulator's run with seed s under the same actions, to the
-fen (`tests/arrays/test_core.py` plays the same days through `Simulator` and compares every day).
+change in net assets over the day (in hundredths of the world's currency, as integers: "fen" in names here, as in
+`autovend.sim.money`; `autovend.arrays.env` gives whole units). Runs never share anything but the world: run n
+with seed s is the simulator's run with seed s under the same actions, to the hundredth (`tests/arrays/test_core.py`
+plays the same days through `Simulator` and compares every day).
 With `record`, the tool calls each recorded run stands for are kept (`calls`), to be replayed into a run
 folder (`autovend.agents.array_replay`).
 """

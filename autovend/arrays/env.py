@@ -12,12 +12,12 @@
 
 Observations (`observation_space`, a Dict of Boxes; the vector env adds a leading run axis):
 
-    day, weekday (0 = Monday), workday (1 when visits are possible), t_max_c, precip_mm, cash (CNY)
+    day, weekday (0 = Monday), workday (1 when visits are possible), t_max_c, precip_mm, cash (in `facts.currency`)
     slot_product (M, S)   product index in catalog order held by each slot, -1 = empty
     slot_units, slot_expired, slot_expiring (M, S)   units; expired today; unexpired, expiring within 7 days
     slot_next_expiry (M, S)   first day on which the earliest unexpired units are expired, 0 = none
     slot_price (M, S)     price in force / reference price (0 for an empty slot)
-    slot_sold, slot_revenue, slot_cogs (M, S)   the last settled day's units sold, revenue and cost (CNY)
+    slot_sold, slot_revenue, slot_cogs (M, S)   the last settled day's units sold, revenue and cost (currency)
     last_visit (M,)       last day with a visit, 0 = never
     warehouse_units, warehouse_expired, warehouse_expiring, warehouse_next_expiry, in_transit (K,)
     visit_mask (M,)       1 where a visit is possible today (working days)
@@ -26,14 +26,14 @@ Observations (`observation_space`, a Dict of Boxes; the vector env adds a leadin
 Actions (`action_space`, a Dict; any key may be left out): visit (M,), visit_order (M,), slot_product,
 slot_target, slot_remove, slot_waste, slot_price (M, S), order, discard (K,); their meaning is in
 `autovend.arrays.actions`.
-Each action is carried out as the simulator's own actions (`autovend.arrays.moves`) and the day is settled
-exactly as the simulator settles it; the reward is the day's change in net assets (CNY), so the rewards add up
-to the final net assets minus the start cash. `info` holds the net assets, cash, units sold and visits of the
-day, and what was refused: `refused` (how many parts) and codes per part (`visit_refused`, `slot_refused`,
-`price_refused`, `order_refused`, `discard_refused`; 0 = carried out, else an index into
-`autovend.arrays.actions.CODES`; `explain_refusals` writes them out). With `record=True` the env keeps the
-tool calls each day stands for (`run_calls`), which `autovend.agents.array_replay` plays into a run folder
-that `autovend verify` accepts.
+Each action is carried out as the simulator's own actions (`autovend.arrays.moves`) and the day is settled exactly
+as the simulator settles it; the reward is the day's change in net assets (in the world's currency,
+`facts.currency`), so the rewards add up to the final net assets minus the start cash. `info` holds the net assets,
+cash, units sold and visits of the day, and what was refused: `refused` (how many parts) and codes per part
+(`visit_refused`, `slot_refused`, `price_refused`, `order_refused`, `discard_refused`; 0 = carried out, else an
+index into `autovend.arrays.actions.CODES`; `explain_refusals` writes them out). With `record=True` the env keeps
+the tool calls each day stands for (`run_calls`), which `autovend.agents.array_replay` plays into a run folder that
+`autovend verify` accepts.
 """
 
 from __future__ import annotations

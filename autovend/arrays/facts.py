@@ -134,6 +134,7 @@ class PublicFacts:
     """
 
     world_name: str
+    currency: str  # the world's ISO 4217 code: every amount the envs give is in it
     device_ids: tuple[str, ...]
     sku_ids: tuple[str, ...]
     n_machines: int
@@ -160,6 +161,7 @@ class PublicFacts:
         """The public part of `f` (copies)."""
         return cls(
             world_name=f.world.name,
+            currency=f.world.economics.currency,
             device_ids=f.facts.device_ids,
             sku_ids=f.facts.sku_ids,
             n_machines=f.n_machines,

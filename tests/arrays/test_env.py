@@ -296,3 +296,10 @@ def test_array_seeds_and_counts_take_numpy_integers_and_refuse_the_rest(world):
         ArraySim(world, 2).reset(5)
     with pytest.raises(ValueError, match=r"got a 2-d array"):
         ArraySim(world, 2).reset(np.ones((2, 1), dtype=int))
+
+
+def test_the_facts_name_the_worlds_currency(world):
+    """Amounts are in the world's currency (main's rule for every surface); the facts say which."""
+    assert ArrayVendEnv(world, slots=3).facts.currency == "CNY"
+    uah = toy_world(3, 12, seed=0, economics=Economics(horizon_days=8, currency="UAH"))
+    assert ArrayVendVectorEnv(2, world=uah, slots=3).facts.currency == "UAH"
