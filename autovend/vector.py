@@ -38,7 +38,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from autovend.env.boundary import episode_of
 from autovend.errors import EpisodeOver
 from autovend.gym import MAX_TEXT, AutoVendEnv, _ascii_json, parse_action
-from autovend.rng import run_seed
+from autovend.rng import run_seeds
 from autovend.sim import Simulator
 from autovend.tools.result import ToolResult
 from autovend.world.model import World
@@ -126,21 +126,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
 
     def _seeds(self, seed: Any) -> list[int | None]:
         """The seed of each sub-environment from `reset`'s `seed` (see `reset`), or a ValueError."""
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
-            first = run_seed(seed)
-            return [first + i for i in range(self.num_envs)]
-        if not isinstance(seed, (Sequence, np.ndarray)):
-            raise ValueError(
-                f"seed must be None, a whole number >= 0 or a list of {self.num_envs}, got a {type(seed).__name__}"
-            )
-        seeds = [None if s is None else run_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
-        if len(seeds) != self.num_envs:
-            raise ValueError(
-                f"seed lists {len(seeds)} seeds for {self.num_envs} environments; give one or {self.num_envs}"
-            )
-        return seeds
+        return run_seeds(seed, self.num_envs)
 
     def step(
         self, actions: Any
