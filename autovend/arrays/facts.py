@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.demand.environment import environment_multiplier
+from autovend.errors import ConfigError
 from autovend.sim.facts import WorldFacts
 from autovend.sim.queries import EXPIRING_WITHIN_DAYS
 from autovend.world.model import World
@@ -65,7 +66,18 @@ class ArrayFacts:
 
     @classmethod
     def of(cls, world: World) -> ArrayFacts:
-        """The facts of `world` (BundleError, as for the simulator, if it cannot be simulated)."""
+        """The facts of `world` (BundleError, as for the simulator, if it cannot be simulated).
+
+        A world with conditions (a scenario's suppliers, outages, demand shifts, breakdowns: `autovend.world.derive`)
+        is refused: the array simulator does not model them, and a run that ignored them would be scored on
+        another world.
+        """
+        if not world.conditions.empty:
+            kinds = ", ".join(sorted(k for k, v in world.conditions.payload().items() if v))
+            raise ConfigError(
+                f"world {world.name!r} has conditions ({kinds}) that the array simulator does not model: play it "
+                "with AutoVend-v0 or the tools (autovend run), or give the array envs its base world"
+            )
         f = WorldFacts.from_world(world)
         dm = f.demand
         eco = world.economics

@@ -303,3 +303,33 @@ def test_the_facts_name_the_worlds_currency(world):
     assert ArrayVendEnv(world, slots=3).facts.currency == "CNY"
     uah = toy_world(3, 12, seed=0, economics=Economics(horizon_days=8, currency="UAH"))
     assert ArrayVendVectorEnv(2, world=uah, slots=3).facts.currency == "UAH"
+
+
+def test_a_world_with_conditions_is_refused_and_one_changed_in_its_tables_is_played(world):
+    """The array simulator does not model a scenario's conditions (a breakdown here): it refuses the world in words
+    instead of scoring a run on another world; a scenario that only changes tables (unit costs) yields a plain world."""
+    from autovend.arrays.core import ArraySim
+    from autovend.errors import ConfigError
+    from autovend.world.derive import apply_scenario
+    from autovend.world.scenario import Scenario
+
+    broken = apply_scenario(
+        world,
+        Scenario.model_validate(
+            {
+                "name": "down",
+                "summary": "s",
+                "tests": "t",
+                "shows": "w",
+                "changes": {"breakdowns": [{"machines": {"busiest": 1}, "first_day": 3, "last_day": 4}]},
+            }
+        ),
+    )
+    with pytest.raises(ConfigError, match=r"has conditions \(breakdowns\) that the array simulator does not model"):
+        ArraySim(broken, 2)
+    with pytest.raises(ConfigError, match="play it with AutoVend-v0"):
+        ArrayVendVectorEnv(2, world=broken)
+    dearer = apply_scenario(world, "cost-inflation")
+    sim = ArraySim(dearer, 2)
+    sim.reset([1, 2])
+    assert (sim.facts.cost_fen > ArraySim(world, 1).facts.cost_fen).all()
