@@ -72,14 +72,19 @@ repro: install ## Run the default pipeline (dvc repro) on the embedded synthetic
 status: install ## Say why `dvc status` lists each pipeline's stages (not built here, an input missing, or changed)
 	python -m autovend.pipeline.status
 
-test: install ## Run the test suite (the real-model test has its own target, test-local-model)
-	pytest -q -m "not localmodel"
+# The suite runs on every CPU (pytest-xdist; at most 4 workers: each starts its own Dask clusters and servers), a
+# test file per worker at a time so that a module's fixtures are built once. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= auto
+XDIST = $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile)
+
+test: install ## Run the test suite on every CPU (the real-model test has its own target, test-local-model)
+	pytest -q -m "not localmodel" $(XDIST)
 
 test-local-model: local ## Play cn20 with SmolLM2-135M through the harness, in process and over MCP (minutes)
 	pytest -q -m localmodel
 
 test-fast: install ## The inner loop: every test not marked slow (pytest -m "not slow", 3-8 minutes on 2 cores)
-	pytest -q -m "not slow and not localmodel"
+	pytest -q -m "not slow and not localmodel" $(XDIST)
 
 lint: install ## Check style with ruff (lint and format) and types with mypy ([tool.mypy] in pyproject.toml)
 	ruff check autovend tests benchmarks

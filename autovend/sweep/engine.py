@@ -43,7 +43,7 @@ from autovend.sweep.leaderboard import write_leaderboard
 from autovend.sweep.leaderboard_html import write_leaderboard_html
 from autovend.sweep.progress import SweepStatus, Tracker
 from autovend.sweep.results import ResultRow, read_result, write_results
-from autovend.sweep.robustness import write_robustness
+from autovend.sweep.robustness_files import write_robustness
 from autovend.sweep.spec import AgentEntry, SweepSpec
 from autovend.sweep.standing import standing_cells, write_paired
 from autovend.sweep.tasks import (

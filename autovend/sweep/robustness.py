@@ -26,11 +26,9 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from autovend.canonical import canonical_value
 from autovend.evaluation.paired import PairedDifference, paired_differences, rank_order
-from autovend.io import atomic_write_text
 from autovend.sweep.results import ResultRow
 from autovend.sweep.standing import row_standings
 from autovend.sweep.variants import Variant
@@ -338,15 +336,3 @@ def robustness_json(report: Sequence[WorldRobustness]) -> str:
             }
         )
     return json.dumps(canonical_value(data), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def write_robustness(rows: Sequence[ResultRow], out_dir: str | Path, variants: Sequence[Variant]) -> str:
-    """Write robustness.md, .json and .html into OUT; return the leaderboard's summary section."""
-    from autovend.sweep.robustness_html import robustness_html
-
-    report = robustness(rows, variants)
-    out = Path(out_dir)
-    atomic_write_text(out / ROBUSTNESS_FILE, robustness_markdown(report))
-    atomic_write_text(out / ROBUSTNESS_JSON, robustness_json(report))
-    atomic_write_text(out / ROBUSTNESS_HTML, robustness_html(report))
-    return summary_markdown(report)
