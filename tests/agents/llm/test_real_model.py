@@ -56,10 +56,10 @@ def server(tmp_path_factory):
 MODES = ("in_process", "mcp")
 
 
-def _play(server, mode, out, config=CONFIG, days=DAYS):
+def _play(server, mode, out, config=CONFIG, days=DAYS, extra=()):
     """One run against the server: its folder, exit code, output and the requests the server answered."""
     args = ["run", "--agent", "openai:smol", "--base-url", server.base_url, "--world", str(WORLD), "--seed", "1",
-            "--days", str(days), "--out", str(out), "--agent-config", str(config)]  # fmt: skip
+            "--days", str(days), "--out", str(out), "--agent-config", str(config), *extra]  # fmt: skip
     if mode == "mcp":
         args.append("--mcp")
     before = server.requests()
@@ -225,3 +225,27 @@ def test_a_server_that_cannot_start_says_why(tmp_path):
         f"the llama.cpp server exited with code 1 before it answered: ValueError: Model path does not exist: {tmp_path / 'nowhere.gguf'} "
         f"(its output: {log})"
     )
+
+
+def test_the_interventions_run_with_the_real_model_and_replay(server, tmp_path):
+    """Both interventions on the real model (autovend.agents.llm.interventions): the run is scored and records them,
+    each day starts with the harness's reads of the feasible state (the warehouse, then every machine), the model is
+    shown the verified state and the standing-policy tool, and `verify` replays the run, harness reads included."""
+    from autovend.evaluation.verify import verify_run
+    from autovend.world.bundle import load_world
+
+    extra = ("--intervention", "verify-state", "--intervention", "policy-notes")
+    run = _play(server, "in_process", tmp_path / "run", extra=extra)
+    assert run["result"].exit_code == 0, run["result"].output
+    meta = json.loads((run["out"] / "run.json").read_text())
+    assert meta["agent_config"]["interventions"] == ["verify-state", "policy-notes"]
+    devices = list(load_world(WORLD).machines["device_id"])
+    for day in range(1, DAYS + 1):
+        calls = [c for c in run["calls"] if c["day"] == day]
+        reads = [c["tool"] for c in calls[: len(devices) + 1]]
+        assert reads == ["get_warehouse", *["get_device_detail"] * len(devices)], (day, reads)
+        assert [c["arguments"]["device_id"] for c in calls[1 : len(devices) + 1]] == devices
+    shown = json.dumps(run["log"], ensure_ascii=False)
+    assert "[Verified state, read by the harness before you act]" in shown
+    assert "update_policy" in shown
+    assert verify_run(run["out"]).ok  # the harness's reads replay like any call
