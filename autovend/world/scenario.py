@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from autovend.canonical import canonical_value, json_hash
-from autovend.config import read_yaml_value
+from autovend.config import problem_lines, read_yaml_value
 from autovend.errors import ConfigError
 from autovend.shipped import SCENARIOS, resolve_shipped
 from autovend.world.conditions import MAX_DAY, Split, Supplier, check_pmf
@@ -188,11 +188,6 @@ class Scenario(_Frozen):
         return json_hash(canonical_value(self.model_dump(mode="json")))
 
 
-def _where(loc: tuple[Any, ...]) -> str:
-    """A pydantic error location as a reader of the YAML sees it: `changes, suppliers, entry 1, price_factor`."""
-    return ", ".join(f"entry {x + 1}" if isinstance(x, int) else str(x) for x in loc) or "the top level"
-
-
 def parse_scenario(data: Any, where: str = "the scenario") -> Scenario:
     """A checked `Scenario` from parsed YAML; ConfigError listing every problem in words."""
     if not isinstance(data, dict):
@@ -203,13 +198,8 @@ def parse_scenario(data: Any, where: str = "the scenario") -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for e in exc.errors():
-            msg = str(e["msg"]).removeprefix("Value error, ")
-            if e["type"] == "extra_forbidden":
-                msg = "not a key of a scenario here; check its spelling (docs/scenarios.md lists the keys)"
-            lines.append(f"  - {_where(tuple(e['loc']))}: {msg}")
-        raise ConfigError(f"{where}: invalid scenario:\n" + "\n".join(lines)) from None
+        lines = "\n".join(f"  - {line}" for line in problem_lines(exc, Scenario))
+        raise ConfigError(f"{where}: invalid scenario:\n{lines}\n(docs/scenarios.md lists the keys)") from None
 
 
 def _refuse_tags(path: Path, label: str) -> None:

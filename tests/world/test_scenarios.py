@@ -216,11 +216,14 @@ def _write(tmp_path: Path, text: str) -> Path:
     [
         ("name: x\nsummary: !!str s\ntests: t\nshows: w\n", "line 2, column 10: a YAML tag"),
         ("name: x\nsummary: !!python/object:os.system s\ntests: t\nshows: w\n", "a YAML tag"),
-        ("name: x\nsummary: s\ntests: t\nshows: w\nchanges: {wether: []}\n", "changes, wether: not a key"),
+        (
+            "name: x\nsummary: s\ntests: t\nshows: w\nchanges: {wether: []}\n",
+            "key changes, key wether: is no setting here",
+        ),
         (
             "name: x\nsummary: s\ntests: t\nshows: w\nchanges:\n  suppliers:\n"
             "    - {supplier_id: cheap, price_factor: 0.9, promised_days: 5, lead_time_pmf: {5: 1}}\n",
-            "changes, suppliers, entry 1, price_factor: Input should be greater than or equal to 1",
+            "key changes, key suppliers, entry 1, key price_factor: Input should be greater than or equal to 1",
         ),
         (
             "name: x\nsummary: s\ntests: t\nshows: w\nchanges:\n  lead_times: {lead_time_pmf: {3: 0.5, 4: 0.4}}\n",
