@@ -17,6 +17,7 @@ import pandas as pd
 
 from autovend.calibration.estimates import Estimates
 from autovend.calibration.result import CalibrationResult
+from autovend.marks import counted
 from autovend.validation.bootstrap import METRICS, MIN_MACHINES, Comparison, Scorer, machine_stats, metric_values
 from autovend.validation.controls import CONTROLS
 from autovend.validation.grid import EvalGrid, Forecast
@@ -126,7 +127,8 @@ def _reasons(metrics: dict[str, Any], n_machines: int, weeks: WeekBootstrap | No
     if weeks is not None:
         few = (
             f"intervals need at least {MIN_MACHINES} machines (a machine-cluster bootstrap) or {MIN_WEEKS} test weeks "
-            f"(a block bootstrap over weeks); {n_machines} machines and {weeks.n_weeks} weeks evaluated"
+            f"(a block bootstrap over weeks); {counted(n_machines, 'machine')} and {counted(weeks.n_weeks, 'week')} "
+            "evaluated"
         )
     no_interval = n_machines < MIN_MACHINES and (weeks is None or not weeks.usable)
     out: dict[str, str] = {}

@@ -85,7 +85,8 @@ def interval_text(n_machines: int, n_boot: int, weeks: WeekBootstrap | None) -> 
     )
     if not weeks.usable:
         return (
-            f"no interval: {machines} are too few for the machine-cluster bootstrap (it needs {MIN_MACHINES}) and "
+            f"no interval: {machines} {'is' if n_machines == 1 else 'are'} too few for the machine-cluster bootstrap "
+            f"(it needs {MIN_MACHINES}) and "
             f"{weeks.n_weeks} test weeks too few for a block bootstrap over weeks (it needs {MIN_WEEKS}), so no "
             f"comparison is decided{flips}"
         )

@@ -157,13 +157,13 @@ def test_one_machine_over_three_weeks_has_no_interval_and_says_why(one_machine_t
     v = res.verdict
     assert v["resampling"]["resamples"] == 0 and all(c["better"] is None for c in v["comparisons"])
     assert v["interval"].startswith(
-        "no interval: 1 machine are too few for the machine-cluster bootstrap (it needs 3) and 3 test weeks too few "
+        "no interval: 1 machine is too few for the machine-cluster bootstrap (it needs 3) and 3 test weeks too few "
         "for a block bootstrap over weeks (it needs 4)"
     )
     reason = res.provenance["not_computed"]["intervals.wape.low"]
     assert reason == (
         "intervals need at least 3 machines (a machine-cluster bootstrap) or 4 test weeks (a block bootstrap over "
-        "weeks); 1 machines and 3 weeks evaluated"
+        "weeks); 1 machine and 3 weeks evaluated"
     )
     text = (out / "validation.md").read_text()
     assert "**Too few machines and weeks to decide**" in text and "there are no intervals" in text
