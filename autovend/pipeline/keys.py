@@ -53,7 +53,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "limits": "what limits this source's numbers: a paragraph written into validation.md",
         "shelf_weeks": "sales-only machines: look-back of the pre-window assortment, weeks",
         "include_sales_only": "with inventory records: also score the sales-only machines (mixed)",
-        "bootstrap": "machine-cluster bootstrap resamples of every interval",
+        "bootstrap": "bootstrap resamples of every interval: of machines, or of test weeks below 3 machines",
         "level": "backtest (follow recent machine levels when backtests say so) or off",
     },
     "export": {
