@@ -147,7 +147,28 @@ def test_the_same_seed_gives_the_same_hashes_without_numpys_simd_kernels(bundle,
 
 
 def test_a_world_without_ranges_is_refused_in_words(tmp_path):
-    res = CliRunner().invoke(app, ["world", "draw", "cn20", "--n", "2", "--seed", "1", "-o", str(tmp_path / "x")])
+    """A bundle written without the export (here a toy world) records no identified set to draw from."""
+    from autovend.world.bundle import make_manifest, world_files, write_bundle
+    from autovend.world.toy import toy_world
+
+    world = toy_world(2, 6, seed=0)
+    files = world_files(world)
+    files["README.md"] = b"# a toy world, written without the export\n"
+    write_bundle(tmp_path / "toy", files, make_manifest(world, files, "toy", "toy", {}))
+    res = CliRunner().invoke(
+        app, ["world", "draw", str(tmp_path / "toy"), "--n", "2", "--seed", "1", "-o", str(tmp_path / "x")]
+    )
     assert res.exit_code != 0
     assert isinstance(res.exception, BundleError) and "records no identified set" in str(res.exception)
     assert not (tmp_path / "x").exists()
+
+
+def test_the_shipped_worlds_record_their_identified_sets():
+    """The shipped worlds carry the ranges export writes: cn20 with its estimated u interval, nj5 with u not
+    identified (its profile interval, which the paper's fallback value lies above) and borrowed capacities."""
+    cn20 = read_ranges(read_manifest(ROOT / "worlds" / "cn20"), "cn20")
+    nj5 = read_ranges(read_manifest(ROOT / "worlds" / "nj5"), "nj5")
+    assert cn20.u.identified and cn20.u.estimated and cn20.u.low < cn20.u.value < cn20.u.high
+    assert (cn20.u.low, cn20.u.high) == (0.0276815, 0.0309441) and cn20.capacity_factor is None
+    assert not nj5.u.identified and nj5.u.high < nj5.u.value  # the fallback lies above the data's interval
+    assert nj5.capacity_factor is not None and (nj5.capacity_factor.low, nj5.capacity_factor.high) == (0.75, 1.25)
