@@ -5,14 +5,14 @@
 - `verify-state`: before the model acts each day, the harness reads the feasible state with read-only tools and
   puts it above the daily prompt: cash and whether site visits are possible today, every warehouse product with
   its units (expired ones apart) and next expiry, and every machine's free capacity and shelf (units and price of
-  each product). The paper's agents had to query this to ground an action and often did not ("difficulties in
-  grounding feasible actions"). The harness's calls (get_warehouse pages, one get_device_detail per machine) are
+  each product). The paper's agents had to query this to ground an action and often did not: many of their actions
+  were infeasible. The harness's calls (get_warehouse pages, one get_device_detail per machine) are
   in the trajectory like any call, made before the model's first turn, and do not count against the model's
   daily tool budget; they are free read-only queries, so they change nothing in the simulation.
 - `policy-notes`: the model keeps a standing policy, a text of at most `POLICY_LIMIT` characters shown at the top
   of every daily prompt, and revises it with a harness tool, `update_policy(text)` (listed with the 18 tools;
-  the harness answers it, nothing reaches the simulator). The paper's agents failed at "retaining corrections
-  across decisions"; the notebook (read_memory / write_memory) stays as it is.
+  the harness answers it, nothing reaches the simulator). The paper's agents kept repeating mistakes they had
+  been told about; the notebook (read_memory / write_memory) stays as it is.
 
 Both are recorded in run.json's agent_config (`interventions`), so runs with and without them are different
 agents of one model, compared with paired statistics over seeds like any two agents (`autovend compare`, a sweep
