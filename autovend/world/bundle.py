@@ -66,7 +66,7 @@ from autovend.world.conditions import conditions_of
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 from autovend.world.names import resolve_world
 from autovend.world.owner import MANIFEST as MANIFEST  # the name every reader of a bundle imports from here
-from autovend.world.owner import bundle_refusal, exported_files, shipped_files
+from autovend.world.owner import bundle_manifest, bundle_refusal, exported_files, shipped_files
 
 SCHEMA_VERSION = BUNDLE_SCHEMA_VERSION
 README = "README.md"
@@ -241,13 +241,8 @@ def bundle_files(folder: Path) -> frozenset[str] | None:
     Whoever wrote it: `autovend world install` replaces an installed copy by this (`autovend.world.catalogue`);
     export and ship decide by `autovend.world.owner`.
     """
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    if not isinstance(manifest, dict) or "world_hash" not in manifest or not isinstance(manifest.get("files"), dict):
-        return None
-    return frozenset([MANIFEST, *manifest["files"]])
+    manifest = bundle_manifest(folder)
+    return None if manifest is None else frozenset([MANIFEST, *manifest["files"]])
 
 
 def check_output(
