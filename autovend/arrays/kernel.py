@@ -71,11 +71,14 @@ def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups:
     return np.bincount(g, weights=v, minlength=n_groups).astype(np.float64, copy=False)
 
 
-def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
+def block_row_sums(
+    row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int, presorted: bool = False
+) -> FloatArray:
     """numpy's `x.sum()` of rows given by their non-zero entries, for every row 0..n_rows-1.
 
     row, pos, val: each non-zero entry's row, its position in the row and its value; length: (n_rows,) the length
-    of each row (entries not given are zeros). Rows without entries sum to 0.
+    of each row (entries not given are zeros). Rows without entries sum to 0. `presorted`: the entries already
+    come by row, then position (they are not sorted again).
     """
     out = np.zeros(n_rows, dtype=np.float64)
     if not len(row):
@@ -84,8 +87,9 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
     pos = np.asarray(pos, dtype=np.int64)
     val = np.asarray(val, dtype=np.float64)
     length = np.asarray(length, dtype=np.int64)
-    order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
-    row, pos, val = row[order], pos[order], val[order]
+    if not presorted:
+        order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
+        row, pos, val = row[order], pos[order], val[order]
     L = length[row]
     short = L <= PAIRWISE_BLOCK
     if short.any():  # one block: 8 accumulators and a tail (or a tail alone under 8 entries)

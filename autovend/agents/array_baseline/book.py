@@ -10,7 +10,8 @@ it equals the baseline's to the bit (integers, and exposure levels whose float32
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,6 +68,10 @@ class Book:
     gp_sum: FloatArray  # (N, M, 2)
     gp_n: IntArray  # (N, M, 2)
     slot_cuts: IntArray  # (N,) clearance products left out for want of a free slot (the baseline has no slots)
+    # every entry by run, machine and product (key, n, m, p, k), kept up to date as entries are made
+    _sorted: tuple[IntArray, IntArray, IntArray, IntArray, IntArray] | None = None
+    _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
+    _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
 
     @classmethod
     def new(cls, st: Static, s0: State, cfg: BaselineConfig, n_runs: int, slots: int) -> Book:
@@ -146,8 +151,43 @@ class Book:
             self.index[nn, mm, kk] = slot
             self.ek[nn, mm, slot] = kk
             np.add.at(self.used, (nn, mm), 1)
+            if self._sorted is not None:
+                self._made.append(key)
             p = self.index[n, m, k].astype(np.int64)
         return p
+
+    def sorted_entries(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        """(n, m, p, k) of every entry in use, by run, machine and product (the (M, K) arrays' order).
+
+        Sorted once; the entries made since are merged in at their places (keys are distinct).
+        """
+        M, K = self.index.shape[1], self.index.shape[2]
+        if self._sorted is None:
+            n, m, p = np.nonzero(self.ek >= 0)
+            k = self.ek[n, m, p]
+            key = (n * M + m) * K + k
+            order = np.argsort(key)
+            self._sorted = key[order], n[order], m[order], p[order], k[order]
+            self._derived = {}
+        elif self._made:
+            add = np.sort(np.concatenate(self._made))
+            an, am, ak = add // (M * K), (add // K) % M, add % K
+            ap = self.index[an, am, ak].astype(np.int64)
+            at = np.searchsorted(self._sorted[0], add)
+            self._sorted = tuple(  # type: ignore[assignment]
+                np.insert(old, at, new) for old, new in zip(self._sorted, (add, an, am, ap, ak), strict=True)
+            )
+            self._derived = {}
+        self._made = []
+        assert self._sorted is not None
+        return self._sorted[1], self._sorted[2], self._sorted[3], self._sorted[4]
+
+    def entry_array(self, name: object, make: Callable[[], IntArray]) -> IntArray:
+        """An array computed from `sorted_entries` (by `make`), kept until entries are made."""
+        self.sorted_entries()
+        if name not in self._derived:
+            self._derived[name] = make()
+        return self._derived[name]
 
     def _widen(self, need: int) -> None:
         P = self.ek.shape[2]

@@ -31,6 +31,15 @@ def _k_wide(values: np.ndarray, pk: IntArray, K: int, fill: object = 0) -> np.nd
     return out
 
 
+def dropped_wide(est: Est, n: IntArray, m: IntArray) -> BoolArray:
+    """(R, K) the products dropped at each row's machine (entries marked `dropped`)."""
+    book = est.book
+    out = np.zeros((len(n), book.index.shape[2]), dtype=bool)
+    r, p = np.nonzero(book.dropped[n, m])
+    out[r, book.ek[n[r], m[r], p]] = True
+    return out
+
+
 def add(est: Est, n: IntArray, m: IntArray, k: IntArray) -> None:
     """Start carrying product k at (run n, machine m): the first free slot, and its entry (rows distinct)."""
     book = est.book
@@ -98,16 +107,13 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
         return
     K = len(st.sku_ids)
     days_left = np.maximum(st.horizon - d - st.lead_days - cfg.lead_allowance_days - book.cycle[n, m], 0)
-    kk = np.arange(K)[None, :]
-    nn, mm = n[:, None], m[:, None]
-    margin = est.margin(nn, mm, kk)
+    margin = est.margin_rows(n, m)
     pk = book.pk[n, m]
     act_k = _k_wide(book.active[n, m], pk, K, False)
     phase_k = _k_wide(book.phase[n, m], pk, K, False)
-    idx = book.index[n, m].astype(np.int64)
-    dropped_k = np.where(idx >= 0, book.dropped[nn, mm, np.maximum(idx, 0)], False)
+    dropped_k = dropped_wide(est, n, m)
     cand_ok = ~act_k & ~dropped_k & ~phase_k & (margin > 0)
-    cand_score = est.prior(nn, mm, kk) * margin
+    cand_score = est.prior_rows(n, m) * margin
     carried = _carried(est, n)
     _drop_poor(est, n, m, cand_ok, cand_score, days_left, avail)
     _fill_free(est, n, m, d, cand_ok, cand_score, network_expo[n], carried)

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.review import add, review, top
+from autovend.agents.array_baseline.review import add, dropped_wide, review, top
 from autovend.agents.array_baseline.rows import fit_within
 from autovend.agents.array_baseline.targets import carried, cycle, targets
 from autovend.agents.array_baseline.visits import Calendar
@@ -287,8 +287,7 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     on_here = np.zeros((R, K), dtype=bool)  # phase products, and any unit on this shelf
     r2, s2 = np.nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
     on_here[r2, here[r2, s2]] = True
-    idx = book.index[n, m].astype(np.int64)
-    dropped = np.where(idx >= 0, book.dropped[n[:, None], m[:, None], np.maximum(idx, 0)], False)
+    dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
     r, k = np.nonzero(dead)
     score = np.full((R, K), -np.inf)

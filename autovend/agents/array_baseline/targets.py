@@ -28,25 +28,38 @@ def carried(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArray, In
 
 
 def levels(
-    est: Est, n: IntArray, m: IntArray, k: IntArray, days: npt.ArrayLike, safety: BoolArray
+    est: Est, n: IntArray, m: IntArray, k: IntArray, days: npt.ArrayLike, safety: BoolArray, act: BoolArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """`cycle_levels` of rows' products over `days` (broadcast): (need, spoilage cap, rate)."""
+    """`cycle_levels` of rows' carried products (`act`) over `days` (broadcast): (need, spoilage cap, rate).
+
+    need and cap are worked out on the carried products only (0 elsewhere); the rate is every slot's.
+    """
     st, cfg = est.st, est.cfg
-    nn, mm = n[:, None], m[:, None]
     mu = est.slot_mu(n, m)  # the rows' slots are the carried products' (k), others masked out later
-    r = est.r[n, m][:, None]
-    life = st.life[k].astype(float)
+    r_i, s_i = np.nonzero(act)
+    kc = k[r_i, s_i]
+    mu_c = mu[r_i, s_i]
+    r = est.r[n, m][r_i]
+    life = st.life[kc].astype(float)
     days = np.asarray(days)
-    mean_h = mu * days
+    lead = days.shape[:-2]  # (H,) for the cycle's horizons, else ()
+    d_c = np.broadcast_to(days, (*lead, *act.shape))[..., r_i, s_i]
+    mean_h = mu_c * d_c
     var_h = mean_h + mean_h**2 / r
-    mean_life = mu * life
+    mean_life = mu_c * life
+    limit = np.zeros(act.shape)
+    limit[r_i, s_i] = np.floor(cfg.sell_through_share * mean_life)
+    need = np.zeros((*lead, *act.shape))
+    safety = np.asarray(safety)
+    if not safety.any():  # z = 0 on every row: the mean need (the same values as below with z = 0)
+        need[..., r_i, s_i] = mean_h + np.zeros(np.broadcast(mean_h, var_h).shape) * np.sqrt(var_h)
+        return need, limit, mu
     var_life = mean_life + mean_life**2 / r
     stock0 = np.maximum(cfg.facing_units, mean_h)
     p_spoil = unsold_probability(stock0, mean_life, var_life)
-    co = cfg.shelf_holding_per_unit_day * days + p_spoil * st.cost[k]
-    z = np.where(np.asarray(safety)[:, None], newsvendor_z(est.margin(nn, mm, k), co, cfg.z_max), 0.0)
-    need = mean_h + z * np.sqrt(var_h)
-    limit = np.floor(cfg.sell_through_share * mean_life)
+    co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * st.cost[kc]
+    z = np.where(safety[r_i], newsvendor_z(est.margin(n[r_i], m[r_i], kc), co, cfg.z_max), 0.0)
+    need[..., r_i, s_i] = mean_h + z * np.sqrt(var_h)
     return need, limit, mu
 
 
@@ -69,7 +82,7 @@ def targets(
     """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots."""
     act, k, pos = carried(est, n, m)
     H = np.maximum(days, 1)[:, None]
-    need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety))
+    need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety), act)
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
@@ -89,7 +102,7 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
     n, m, act, k, pos = n[live], m[live], act[live], k[live], pos[live]
     rows = len(n)
     days = np.arange(1, top + 1)
-    need, limit, mu = levels(est, n, m, k, days[:, None, None], np.ones(rows, dtype=bool))  # (H, R, S)
+    need, limit, mu = levels(est, n, m, k, days[:, None, None], np.ones(rows, dtype=bool), act)  # (H, R, S)
     room = default_room(est, n, m)
     H = len(days)
     flat = lambda x: x.reshape(H * rows, -1)  # noqa: E731 - (H, R, S) -> (H * R, S)
