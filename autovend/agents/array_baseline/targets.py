@@ -11,8 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.rows import list_pos, list_sums, shelf_targets
+from autovend.agents.array_baseline.rows import fast_rank, list_order, shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
+from autovend.arrays.kernel import block_row_sums
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -21,10 +22,18 @@ BoolArray = npt.NDArray[np.bool_]
 
 def carried(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArray, IntArray]:
     """Rows' carried products: (mask, product (0 where none), place in catalog order)."""
+    act, k, pos, _ = carried_order(est, n, m)
+    return act, k, pos
+
+
+def carried_order(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArray, IntArray, IntArray]:
+    """`carried`, and each row's slots in catalog order (`list_order`)."""
     book = est.book
     act = book.active[n, m]
-    k = np.where(act, book.pk[n, m], 0)
-    return act, k, list_pos(book.pk[n, m], act)
+    pk = book.pk[n, m]
+    k = np.where(act, pk, 0)
+    pos, order = list_order(pk, act)
+    return act, k, pos, order
 
 
 def levels(
@@ -80,13 +89,13 @@ def targets(
     safety: bool = True,
 ) -> IntArray:
     """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots."""
-    act, k, pos = carried(est, n, m)
+    act, k, pos, order = carried_order(est, n, m)
     H = np.maximum(days, 1)[:, None]
     need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety), act)
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
-    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill)
+    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order)
 
 
 def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
@@ -95,11 +104,11 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
     R = len(n)
     top = cfg.max_cycle_days
     out = np.full(R, top, dtype=np.int64)
-    act, k, pos = carried(est, n, m)
+    act, k, pos, order = carried_order(est, n, m)
     live = act.any(axis=1)
     if cfg.cycle_rule == "fixed" or not live.any():
         return out
-    n, m, act, k, pos = n[live], m[live], act[live], k[live], pos[live]
+    n, m, act, k, pos, order = n[live], m[live], act[live], k[live], pos[live], order[live]
     rows = len(n)
     days = np.arange(1, top + 1)
     need, limit, mu = levels(est, n, m, k, days[:, None, None], np.ones(rows, dtype=bool), act)  # (H, R, S)
@@ -116,13 +125,22 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
         np.tile(room, H),
         cfg.facing_units,
         np.full(H * rows, cfg.fill_spare_room),
+        rep(order),
+        rep(fast_rank(mu, act, pos, order)),  # the same order at every horizon
     ).reshape(H, rows, -1)
-    r = est.r[n, m][None, :, None]
-    margin = np.maximum(est.margin(n[:, None], m[:, None], k), 0.0)
-    mean = mu[None] * days[:, None, None]
+    # expected sales of the carried products only, in list order (what `list_sums` adds up)
+    count = act.sum(axis=1)
+    ro, j = np.nonzero(np.arange(act.shape[1])[None, :] < count[:, None])
+    so = order[ro, j]
+    r = est.r[n, m][ro]
+    margin = np.maximum(est.margin(n[ro], m[ro], k[ro, so]), 0.0)
+    mean = mu[ro, so] * days[:, None]  # (H, entries)
     sd = np.sqrt(mean + mean**2 / r)
-    sold = mean - sd * normal_loss((stock - mean) / np.maximum(sd, 1e-9))
-    total = list_sums(flat(sold * margin[None]), rep(act), rep(pos)).reshape(H, rows)
+    sold = mean - sd * normal_loss((stock[:, ro, so] - mean) / np.maximum(sd, 1e-9))
+    row = (np.arange(H)[:, None] * rows + ro).ravel()
+    total = block_row_sums(
+        row, np.tile(j, H), (sold * margin).ravel(), np.tile(count, H), H * rows, presorted=True
+    ).reshape(H, rows)
     value = (total - st.visit_fee) / days[:, None]
     best = np.full(rows, top, dtype=np.int64)
     best_value = np.full(rows, -np.inf)
