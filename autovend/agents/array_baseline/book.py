@@ -33,6 +33,7 @@ class Book:
 
     pk: IntArray  # (N, M, S) product of each policy slot, -1 = free
     active: BoolArray  # (N, M, S) carried
+    carriers: IntArray  # (N, K) machines carrying each product (`active` counted; kept with it: `set_active`)
     phase: BoolArray  # (N, M, S) no longer carried, selling down (`phase_out`)
     shelf: IntArray  # (N, M, S) units on the shelf, as the book keeps them
     index: npt.NDArray[np.int32]  # (N, M, K) entry of each product at each machine, -1 = none
@@ -92,6 +93,7 @@ class Book:
         book = cls(
             pk=pk,
             active=pk >= 0,
+            carriers=np.zeros((N, K), dtype=np.int64),
             phase=np.zeros((N, M, S), dtype=bool),
             shelf=np.zeros((N, M, S), dtype=np.int64),
             index=np.full((N, M, K), -1, dtype=np.int32),
@@ -130,8 +132,14 @@ class Book:
         )
         rn, rm, rs = np.nonzero(book.active)
         book.entries(rn, rm, pk[rn, rm, rs])
+        np.add.at(book.carriers, (rn, pk[rn, rm, rs]), 1)
         assert book.mult.shape[1] == G
         return book
+
+    def set_active(self, n: IntArray, m: IntArray, s: IntArray, on: bool) -> None:
+        """Mark slots (whose `active` is `not on`, and that hold a product) carried or not, and count it."""
+        self.active[n, m, s] = on
+        np.add.at(self.carriers, (n, self.pk[n, m, s]), 1 if on else -1)
 
     # ------------------------------------------------------------------ entries
 

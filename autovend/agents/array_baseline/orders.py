@@ -21,11 +21,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 def carried_anywhere(book: Book, K: int) -> BoolArray:
     """(N, K) products some machine of the run carries."""
-    N = book.pk.shape[0]
-    out = np.zeros((N, K), dtype=bool)
-    n, m, s = np.nonzero(book.active)
-    out[n, book.pk[n, m, s]] = True
-    return out
+    return book.carriers > 0
 
 
 def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, IntArray]) -> IntArray:

@@ -52,7 +52,7 @@ def add(est: Est, n: IntArray, m: IntArray, k: IntArray) -> None:
         raise SlotsFull(f"a machine needs more than {book.pk.shape[2]} products at once; make the env with more slots")
     s = np.argmax(free, axis=1)
     book.pk[n, m, s] = k
-    book.active[n, m, s] = True
+    book.set_active(n, m, s, True)
     book.phase[n, m, s] = False
     book.shelf[n, m, s] = 0
     book.entries(n, m, k)
@@ -63,7 +63,7 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
     book = est.book
     p = book.entries(n, m, book.pk[n, m, s])
     book.dropped[n, m, p] = True
-    book.active[n, m, s] = False
+    book.set_active(n, m, s, False)
     left = book.shelf[n, m, s] > 0
     book.phase[n, m, s] = left
     book.pk[n, m, s] = np.where(left, book.pk[n, m, s], -1)
@@ -122,12 +122,7 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
 
 def _carried(est: Est, n: IntArray) -> BoolArray:
     """(R, K) products carried by some machine of each row's run, now."""
-    book = est.book
-    K = len(est.st.sku_ids)
-    out = np.zeros((len(n), K), dtype=bool)
-    r, mm, s = np.nonzero(book.active[n])
-    out[r, book.pk[n[r], mm, s]] = True
-    return out
+    return est.book.carriers[n] > 0
 
 
 def _judged(est: Est, n: IntArray, m: IntArray) -> BoolArray:
@@ -150,7 +145,7 @@ def _sunk(est: Est, n: IntArray, m: IntArray, s: IntArray, avail: IntArray) -> F
     """What replacing slot s's product throws away: its shelf and warehouse units if no other machine has it."""
     book, st = est.book, est.st
     k = book.pk[n, m, s]
-    others = (book.active[n] & (book.pk[n] == k[:, None, None])).sum(axis=(1, 2))
+    others = book.carriers[n, k]
     value = (book.shelf[n, m, s] + avail[n, k]) * st.cost[k]
     return np.where(others > 1, 0.0, value.astype(np.float64))
 

@@ -261,7 +261,7 @@ def _fill(
             kc = clear[rr, j]
             add(est, n[rr], m[rr], kc)
             slot = np.argmax(book.pk[n[rr], m[rr]] == kc[:, None], axis=1)
-            book.active[n[rr], m[rr], slot] = False
+            book.set_active(n[rr], m[rr], slot, False)
             q = clear_qty[rr, j]
             book.shelf[n[rr], m[rr], slot] = q
             book.phase[n[rr], m[rr], slot] = q > 0
@@ -280,9 +280,7 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     count = np.where(room >= cfg.facing_units, room // cfg.facing_units, 0)
     if not count.any():
         return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=np.int64)
-    carried_any = np.zeros((R, K), dtype=bool)
-    r, mm, s = np.nonzero(book.active[n])
-    carried_any[r, book.pk[n[r], mm, s]] = True
+    carried_any = book.carriers[n] > 0
     here = book.pk[n, m]
     on_here = np.zeros((R, K), dtype=bool)  # phase products, and any unit on this shelf
     r2, s2 = np.nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
