@@ -18,7 +18,7 @@ from autovend.agents.array_baseline.book import Book
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, dense_row_sums
 from autovend.sim.money import FEN_PER_CNY
 
 IntArray = npt.NDArray[np.int64]
@@ -162,7 +162,7 @@ def _pooled_index(
     cu, ce = book.cu.ravel()[flat], book.ce.ravel()[flat]
     row = book.entry_array("row", lambda: n * M + m)
     # np.sum over the catalog (the entries come by row, then product)
-    ce_row = block_row_sums(row, k, ce, np.full(N * M, K), N * M, presorted=True).reshape(N, M)
+    ce_row = dense_row_sums(row, k, ce, K, N * M).reshape(N, M)
     cu_row = np.bincount(row, weights=cu, minlength=N * M).reshape(N, M)
     base_cum = np.where(ce_row > 0, cu_row / np.maximum(ce_row, 1e-9), fallback)
     rel = cu / np.maximum(base_cum, 1e-9).ravel()[row]
