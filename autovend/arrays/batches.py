@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from autovend.arrays.kernel import nonzero
+
 Int32 = npt.NDArray[np.int32]
 IntArray = npt.NDArray[np.int64]
 
@@ -79,8 +81,8 @@ def drop_front(expiry: Int32, qty: Int32, n: IntArray) -> tuple[Int32, Int32]:
 def merge(expiry: Int32, qty: Int32, add_expiry: Int32, add_qty: Int32) -> tuple[Int32, Int32]:
     """The rows with the batches `add_*` put in: sorted by expiry, equal expiry days merged, packed left."""
     R = len(qty)
-    r1, c1 = np.nonzero(qty > 0)
-    r2, c2 = np.nonzero(add_qty > 0)
+    r1, c1 = nonzero(qty > 0)
+    r2, c2 = nonzero(add_qty > 0)
     row = np.concatenate([r1, r2]).astype(np.int64)
     key = (row << 32) | np.concatenate([expiry[r1, c1], add_expiry[r2, c2]]).astype(np.int64)
     units = np.concatenate([qty[r1, c1], add_qty[r2, c2]]).astype(np.int64)

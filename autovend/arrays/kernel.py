@@ -56,6 +56,23 @@ def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArr
     return node, lo, n, depth
 
 
+def nonzero(a: npt.ArrayLike) -> tuple[IntArray, ...]:
+    """`np.nonzero(a)`: the same index arrays (C order), from `np.flatnonzero`.
+
+    Several times faster on 2-d and 3-d arrays, whose `np.nonzero` works out every index of every entry.
+    """
+    arr = np.asarray(a)
+    flat: IntArray = np.flatnonzero(arr)
+    if arr.ndim <= 1:
+        return (flat,)
+    out: list[IntArray] = []
+    for size in arr.shape[:0:-1]:
+        flat, rem = np.divmod(flat, size)
+        out.append(rem)
+    out.append(flat)
+    return tuple(out[::-1])
+
+
 def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups: int, start: FloatArray) -> FloatArray:
     """Per group, `start` plus its values added one by one in increasing `order` (left to right).
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
-from autovend.arrays.kernel import sequential_sums
+from autovend.arrays.kernel import nonzero, sequential_sums
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -130,7 +130,7 @@ class Book:
             gp_n=np.zeros((N, M, 2), dtype=np.int64),
             slot_cuts=np.zeros(N, dtype=np.int64),
         )
-        rn, rm, rs = np.nonzero(book.active)
+        rn, rm, rs = nonzero(book.active)
         book.entries(rn, rm, pk[rn, rm, rs])
         np.add.at(book.carriers, (rn, pk[rn, rm, rs]), 1)
         assert book.mult.shape[1] == G
@@ -171,7 +171,7 @@ class Book:
         """
         M, K = self.index.shape[1], self.index.shape[2]
         if self._sorted is None:
-            n, m, p = np.nonzero(self.ek >= 0)
+            n, m, p = nonzero(self.ek >= 0)
             k = self.ek[n, m, p]
             key = (n * M + m) * K + k
             order = np.argsort(key)
@@ -215,7 +215,7 @@ class Book:
         """Book the settled sales of `day` (`observe.sync_sales`): window, cumulative units, shelves, gross profit."""
         j = day % W
         sold = obs["slot_sold"].astype(np.int64)
-        n, m, s = np.nonzero(sold)
+        n, m, s = nonzero(sold)
         k = obs["slot_product"][n, m, s].astype(np.int64)
         u = sold[n, m, s]
         self.ring_units[j] = 0
@@ -240,7 +240,7 @@ class Book:
         """Today's exposure (shelves after today's moves) into the window and the cumulative book."""
         j = day % W
         old_k, old_level, old_units = self.ring_k[j], self.ring_level[j], self.ring_units[j]
-        n, m, s = np.nonzero(old_k >= 0)
+        n, m, s = nonzero(old_k >= 0)
         if len(n):
             p = self.index[n, m, old_k[n, m, s]].astype(np.int64)
             self.wu[n, m, p] -= old_units[n, m, s]
@@ -252,7 +252,7 @@ class Book:
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
         self.ring_stocked[j] = (level > 0).any(axis=2)
-        n, m, s = np.nonzero(level)
+        n, m, s = nonzero(level)
         if len(n):
             p = self.entries(n, m, self.pk[n, m, s])
             lv = level[n, m, s]

@@ -18,7 +18,7 @@ from autovend.agents.array_baseline.book import Book
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
-from autovend.arrays.kernel import block_row_sums, dense_row_sums
+from autovend.arrays.kernel import block_row_sums, dense_row_sums, nonzero
 from autovend.sim.money import FEN_PER_CNY
 
 IntArray = npt.NDArray[np.int64]
@@ -92,7 +92,7 @@ class Est:
         if self._slot_k is None:  # the slots as the day began, and their rates
             self._slot_k = book.pk.copy()
             held = book.pk >= 0
-            a, b, c = np.nonzero(held)
+            a, b, c = nonzero(held)
             self._slot_mu = np.zeros(book.pk.shape)
             self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
         assert self._slot_mu is not None
@@ -100,7 +100,7 @@ class Est:
         out = self._slot_mu[n, m]
         moved = (k != self._slot_k[n, m]) & (k >= 0)
         if moved.any():  # products placed since: their own rates
-            r, s = np.nonzero(moved)
+            r, s = nonzero(moved)
             out[r, s] = self.mu(n[r], m[r], k[r, s])
         return np.where(k >= 0, out, 0.0)
 
@@ -147,7 +147,7 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
 def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray]:
     """(n, m, k) of the carried products, by run, machine and product."""
     N, M, S = book.pk.shape
-    n, m, s = np.nonzero(book.active)
+    n, m, s = nonzero(book.active)
     k = book.pk[n, m, s]
     order = np.argsort((n * M + m) * K + k)  # keys distinct: a product is in one slot of a machine
     return n[order], m[order], k[order]
@@ -198,7 +198,7 @@ def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArr
     denom = carried.copy()
     none = carried <= 0
     if none.any():  # a machine that carries nothing: the sum over the whole catalog
-        rn, rm = np.nonzero(none)
+        rn, rm = nonzero(none)
         kk = np.tile(np.arange(K), len(rn))
         rr = np.repeat(np.arange(len(rn)), K)
         full = block_row_sums(rr, kk, est.attr(rn[rr], rm[rr], kk), np.full(len(rn), K), len(rn))
@@ -214,7 +214,7 @@ def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
     count = stocked.sum(axis=1)
     mean = np.where(stocked, totals, 0.0).sum(axis=1) / np.maximum(count, 1)  # whole numbers: exact
     pos = np.cumsum(stocked, axis=1) - 1
-    r, c = np.nonzero(stocked)
+    r, c = nonzero(stocked)
     dev = totals[r, c] - mean[r]
     var = block_row_sums(r, pos[r, c], dev * dev, count, N * M, presorted=True) / np.maximum(count - 1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -12,7 +12,7 @@ from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.procurement import round_lots
 from autovend.agents.baseline.state import Static
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -64,7 +64,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     cover = min(cfg.order_cover_days, max(remaining - L, 0))
     nn, mm = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(M), indexing="ij"))
     level = targets(est, nn, mm, book.cycle[nn, mm]).reshape(N, M, S)
-    n, m, s = np.nonzero(book.active)  # run, machine, slot: machine order within a run
+    n, m, s = nonzero(book.active)  # run, machine, slot: machine order within a run
     k = book.pk[n, m, s]
     col = n * K + k
     shelf_target = np.bincount(col, weights=level[n, m, s], minlength=N * K)  # whole numbers: exact
@@ -108,7 +108,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
 def _within_cash(qty: IntArray, cost: FloatArray, priority: FloatArray, budget: FloatArray) -> IntArray:
     """`within_cash`: all the order lines of a run if they fit its budget, else the highest-priority ones that do."""
     N, K = qty.shape
-    n, k = np.nonzero(qty)
+    n, k = nonzero(qty)
     value = qty[n, k] * cost[k]
     first = np.r_[True, n[1:] != n[:-1]] if len(n) else np.zeros(0, dtype=bool)
     i = np.arange(len(n))

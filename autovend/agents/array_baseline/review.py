@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
+from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -26,7 +27,7 @@ def _k_wide(values: np.ndarray, pk: IntArray, K: int, fill: object = 0) -> np.nd
     """Rows' slot values spread over the catalog (R, K)."""
     R = len(pk)
     out = np.full((R, K), fill, dtype=np.asarray(values).dtype)
-    r, s = np.nonzero(pk >= 0)
+    r, s = nonzero(pk >= 0)
     out[r, pk[r, s]] = values[r, s]
     return out
 
@@ -35,7 +36,7 @@ def dropped_wide(est: Est, n: IntArray, m: IntArray) -> BoolArray:
     """(R, K) the products dropped at each row's machine (entries marked `dropped`)."""
     book = est.book
     out = np.zeros((len(n), book.index.shape[2]), dtype=bool)
-    r, p = np.nonzero(book.dropped[n, m])
+    r, p = nonzero(book.dropped[n, m])
     out[r, book.ek[n[r], m[r], p]] = True
     return out
 
@@ -82,7 +83,7 @@ def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray,
     if width < K:  # only the columns up to the width-th best score (and its ties) can be picked
         bound = np.partition(key, width - 1, axis=1)[:, width - 1]
         valid = valid & (key <= bound[:, None])
-    r, c = np.nonzero(valid)
+    r, c = nonzero(valid)
     kc = key[r, c]
     order = np.lexsort((c, kc, r))
     r, c = r[order], c[order]
@@ -176,7 +177,7 @@ def _drop_poor(
     key = np.where(poor, score[rows], np.inf)
     order = np.lexsort((np.where(poor, k, np.iinfo(np.int64).max), key), axis=1)[:, : cfg.max_drops_per_visit]
     take = np.take_along_axis(poor, order, axis=1)
-    r, j = np.nonzero(take)
+    r, j = nonzero(take)
     s = order[r, j]
     rr = rows[r]
     sunk = _sunk(est, n[rr], m[rr], s, avail)

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.baseline.targets import SHARE_ROUNDS
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -43,9 +43,9 @@ def list_sums(x: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | 
     R = x.shape[0]
     count = valid.sum(axis=1)
     if order is not None:
-        r, j = np.nonzero(np.arange(x.shape[1])[None, :] < count[:, None])
+        r, j = nonzero(np.arange(x.shape[1])[None, :] < count[:, None])
         return block_row_sums(r, j, x[r, order[r, j]], count, R, presorted=True)
-    r, c = np.nonzero(valid)
+    r, c = nonzero(valid)
     return block_row_sums(r, pos[r, c], x[r, c], count, R)
 
 

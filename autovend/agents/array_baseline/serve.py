@@ -21,6 +21,7 @@ from autovend.agents.array_baseline.rows import fit_within
 from autovend.agents.array_baseline.targets import carried, cycle, targets
 from autovend.agents.array_baseline.visits import Calendar
 from autovend.arrays.facts import SOON_DAYS
+from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -139,7 +140,7 @@ def _take_off_expiring(
     expiry[...] = np.where(cut & (units - qty > 0), d + SOON_DAYS + 1, expiry)
     off = stale_line & long_gap[:, None]
     if off.any():
-        r, s = np.nonzero(off)
+        r, s = nonzero(off)
         waste[r, s] = stale[r, s]
         off[r, s] = units[r, s]
         k = book.pk[n[r], m[r], s]
@@ -184,7 +185,7 @@ def _make_room(
     np.put_along_axis(out, order, out_sorted, axis=1)
     if not out.any():
         return np.zeros(len(n), dtype=bool)
-    r, s = np.nonzero(out)
+    r, s = nonzero(out)
     waste[r, s] += soon[r, s]
     off[r, s] += book.shelf[n[r], m[r], s]
     returned(
@@ -226,7 +227,7 @@ def _fill(
     usable = avail[n].copy()  # (R, K)
     if long_gap.any():
         rows = np.flatnonzero(long_gap)
-        r, s = np.nonzero(delisted[rows] >= 0)
+        r, s = nonzero(delisted[rows] >= 0)
         usable[rows[r], delisted[rows[r], s]] = 0
         nexp = wh_next[n[rows]]
         usable[rows] = np.where((nexp > 0) & (nexp <= nxt[rows, None]), 0, usable[rows])
@@ -250,7 +251,7 @@ def _fill(
     got = need > 0
     expiry[...] = np.where(got, np.minimum(expiry, first), expiry)
     book.shelf[n, m] += need
-    r, s = np.nonzero(got)
+    r, s = nonzero(got)
     avail[n[r], k[r, s]] -= need[r, s]
     placed = np.zeros(R, dtype=bool)
     if clear.shape[1]:
@@ -283,11 +284,11 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     carried_any = book.carriers[n] > 0
     here = book.pk[n, m]
     on_here = np.zeros((R, K), dtype=bool)  # phase products, and any unit on this shelf
-    r2, s2 = np.nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
+    r2, s2 = nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
     on_here[r2, here[r2, s2]] = True
     dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
-    r, k = np.nonzero(dead)
+    r, k = nonzero(dead)
     score = np.full((R, K), -np.inf)
     score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
     order, ok = top(score, dead, count)

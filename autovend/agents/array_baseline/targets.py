@@ -13,7 +13,7 @@ import numpy.typing as npt
 from autovend.agents.array_baseline.estimate import Est
 from autovend.agents.array_baseline.rows import fast_rank, list_order, shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -45,7 +45,7 @@ def levels(
     """
     st, cfg = est.st, est.cfg
     mu = est.slot_mu(n, m)  # the rows' slots are the carried products' (k), others masked out later
-    r_i, s_i = np.nonzero(act)
+    r_i, s_i = nonzero(act)
     kc = k[r_i, s_i]
     mu_c = mu[r_i, s_i]
     r = est.r[n, m][r_i]
@@ -130,7 +130,7 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
     ).reshape(H, rows, -1)
     # expected sales of the carried products only, in list order (what `list_sums` adds up)
     count = act.sum(axis=1)
-    ro, j = np.nonzero(np.arange(act.shape[1])[None, :] < count[:, None])
+    ro, j = nonzero(np.arange(act.shape[1])[None, :] < count[:, None])
     so = order[ro, j]
     r = est.r[n, m][ro]
     margin = np.maximum(est.margin(n[ro], m[ro], k[ro, so]), 0.0)
