@@ -214,37 +214,60 @@ class Book:
     def sync_sales(self, obs: dict[str, np.ndarray], day: int, W: int, sku_rank: IntArray) -> None:
         """Book the settled sales of `day` (`observe.sync_sales`): window, cumulative units, shelves, gross profit."""
         j = day % W
-        sold = obs["slot_sold"].astype(np.int64)
-        n, m, s = nonzero(sold)
-        k = obs["slot_product"][n, m, s].astype(np.int64)
-        u = sold[n, m, s]
+        N, M, S = self.pk.shape
+        sold = np.asarray(obs["slot_sold"]).reshape(-1)
+        i = np.flatnonzero(sold)  # the cells that sold, in (run, machine, slot) order
+        row = i // S  # run * M + machine
+        n, m = np.divmod(row, M)
+        k = np.asarray(obs["slot_product"]).reshape(-1)[i].astype(np.int64)
+        u = sold[i].astype(np.int64)
         self.ring_units[j] = 0
-        self.ring_units[j][n, m, s] = u
+        self.ring_units[j].reshape(-1)[i] = u
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
-        if not len(n):
+        if not len(i):
             return
         p = self.entries(n, m, k)
-        self.wu[n, m, p] += u
-        self.cu[n, m, p] += u
-        ps = self.pk[n, m, :] == k[:, None]  # the policy slot holding the product
-        s_book = np.argmax(ps, axis=1)
-        self.shelf[n, m, s_book] = np.maximum(self.shelf[n, m, s_book] - u, 0)
-        np.add.at(self.ring_machine_units[j], (n, m), u)
-        gp = obs["slot_revenue"][n, m, s] - obs["slot_cogs"][n, m, s]
-        N, M = self.last_visit.shape
+        f = row * self.ek.shape[2] + p
+        self.wu.reshape(-1)[f] += u
+        self.cu.reshape(-1)[f] += u
+        shelf = self.shelf.reshape(-1)
+        at = row * S + self._slot_of(row, k)  # the policy slot holding the product
+        shelf[at] = np.maximum(shelf[at] - u, 0)
+        np.add.at(self.ring_machine_units[j].reshape(-1), row, u)
+        gp = np.asarray(obs["slot_revenue"]).reshape(-1)[i] - np.asarray(obs["slot_cogs"]).reshape(-1)[i]
         # the records list a day's sales by device and product id: each machine's sum runs in product id order
-        self.gp_hist[j] = sequential_sums(n * M + m, sku_rank[k], gp, N * M, np.zeros(N * M)).reshape(N, M)
+        self.gp_hist[j] = sequential_sums(row, sku_rank[k], gp, N * M, np.zeros(N * M)).reshape(N, M)
+
+    def _slot_of(self, row: IntArray, k: IntArray) -> IntArray:
+        """The first policy slot of machine rows `row` (run * M + machine) holding product k (0 where none holds it).
+
+        What `np.argmax(pk[n, m, :] == k, axis=1)` gives, from one sorted list of every held slot's key.
+        """
+        S = self.pk.shape[2]
+        K = self.index.shape[2]
+        held = np.flatnonzero(self.pk.reshape(-1) >= 0)
+        key = np.sort(((held // S) * K + self.pk.reshape(-1)[held]) * S + held % S)
+        want = (row * K + k) * S
+        at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+        if not len(key):
+            return np.zeros(len(row), dtype=np.int64)
+        found = key[at]
+        return np.where(found // S == want // S, found % S, 0)
 
     def record_exposure(self, day: int, W: int, facing: int) -> None:
         """Today's exposure (shelves after today's moves) into the window and the cumulative book."""
         j = day % W
-        old_k, old_level, old_units = self.ring_k[j], self.ring_level[j], self.ring_units[j]
-        n, m, s = nonzero(old_k >= 0)
-        if len(n):
-            p = self.index[n, m, old_k[n, m, s]].astype(np.int64)
-            self.wu[n, m, p] -= old_units[n, m, s]
-            self.we[n, m, p] -= LEVELS32[facing][old_level[n, m, s]]
+        N, M, S = self.pk.shape
+        K = self.index.shape[2]
+        old_k, old_level = self.ring_k[j].reshape(-1), self.ring_level[j].reshape(-1)
+        i = np.flatnonzero(old_k >= 0)
+        if len(i):
+            row = i // S
+            p = self.index.reshape(-1)[row * K + old_k[i]].astype(np.int64)
+            f = row * self.ek.shape[2] + p
+            self.wu.reshape(-1)[f] -= self.ring_units[j].reshape(-1)[i]
+            self.we.reshape(-1)[f] -= LEVELS32[facing][old_level[i]]
         level = np.where(self.pk >= 0, np.minimum(self.shelf, facing), 0).astype(np.int8)
         self.ring_k[j] = self.pk
         self.ring_level[j] = level
@@ -252,12 +275,15 @@ class Book:
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
         self.ring_stocked[j] = (level > 0).any(axis=2)
-        n, m, s = nonzero(level)
-        if len(n):
-            p = self.entries(n, m, self.pk[n, m, s])
-            lv = level[n, m, s]
-            self.we[n, m, p] += LEVELS32[facing][lv]
-            self.ce[n, m, p] += LEVELS64[facing][lv]
+        i = np.flatnonzero(level)
+        if len(i):
+            row = i // S
+            n, m = np.divmod(row, M)
+            p = self.entries(n, m, self.pk.reshape(-1)[i])
+            f = row * self.ek.shape[2] + p
+            lv = level.reshape(-1)[i]
+            self.we.reshape(-1)[f] += LEVELS32[facing][lv]
+            self.ce.reshape(-1)[f] += LEVELS64[facing][lv]
 
 
 def _levels(facing: int, dtype: Any) -> FloatArray:
