@@ -119,3 +119,15 @@ def test_a_machine_holds_no_more_products_than_the_env_has_slots():
     order, qty = _clearance(est, n, m, usable, np.array([50]))
     assert (qty > 0).sum() == 2 and set(order[0][qty[0] > 0]) <= set(uncarried[:5].tolist())
     assert policy.slot_cuts.tolist() == [3]  # five products would go up, two slots are free
+
+
+def test_first_lowest_is_the_lexsorts_first():
+    from autovend.agents.array_baseline.review import first_lowest
+
+    rng = np.random.default_rng(0)
+    big = np.iinfo(np.int64).max
+    for _ in range(2000):
+        shape = (int(rng.integers(1, 6)), int(rng.integers(1, 8)))
+        key = rng.choice(np.array([0.0, 1.0, 2.0, 0.5, np.inf, -np.inf, np.nan]), shape)
+        tie = rng.choice(np.array([0, 1, 2, 3, big]), shape)
+        assert np.array_equal(first_lowest(key, tie), np.lexsort((tie, key), axis=1)[:, 0])

@@ -185,6 +185,23 @@ def _drop_poor(
     drop(est, n[rr][pays], m[rr][pays], s[pays])
 
 
+def first_lowest(key: FloatArray, tie: IntArray) -> IntArray:
+    """`np.lexsort((tie, key), axis=1)[:, 0]`: each row's lowest key, ties by the lowest `tie`, then the first."""
+    R = len(key)
+    top_tie = np.iinfo(np.int64).max
+    low = np.fmin.reduce(key, axis=1) if key.shape[1] else np.full(R, np.nan)  # NaN keys sort last
+    at = key == low[:, None]
+    t = np.where(at, tie, top_tie)
+    out = np.argmin(t, axis=1)
+    rows = np.arange(R)
+    plain = t[rows, out] == top_tie  # no tie value below the largest: the first of the lowest keys
+    out[plain] = np.argmax(at[plain], axis=1)
+    odd = ~at.any(axis=1)  # all NaN: as the lexsort has it
+    if odd.any():
+        out[odd] = np.lexsort((tie[odd], key[odd]), axis=1)[:, 0]
+    return out
+
+
 def _median(values: FloatArray, count: IntArray) -> FloatArray:
     """np.median of each row's first `count` values among the non-NaN ones (NaN elsewhere)."""
     srt = np.sort(values, axis=1)  # NaN last
@@ -250,8 +267,7 @@ def _swap_in(
         score = _score(est, n[r], m[r])
         has = judged.any(axis=1)
         pk = book.pk[n[r], m[r]]
-        key = np.where(judged, score, np.inf)
-        worst = np.lexsort((np.where(judged, pk, np.iinfo(np.int64).max), key), axis=1)[:, 0]
+        worst = first_lowest(np.where(judged, score, np.inf), np.where(judged, pk, np.iinfo(np.int64).max))
         worst_score = score[np.arange(len(r)), worst]
         better = cand_score[r, k] > cfg.swap_ratio * np.maximum(worst_score, 0.0)
         sunk = _sunk(est, n[r], m[r], worst, avail)
