@@ -122,9 +122,9 @@ def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -
     k = st.slot_k
     ask = plan.price
     N, M, S = k.shape
-    nn, mm = np.meshgrid(np.arange(N), np.arange(M), indexing="ij")
     held = (k >= 0) & (ask >= 0)
-    cur = st.price[nn[:, :, None], mm[:, :, None], np.where(k >= 0, k, 0)]
+    flat = np.arange(N * M).reshape(N, M, 1) * facts.n_products + np.where(k >= 0, k, 0)
+    cur = st.price.reshape(-1)[flat]  # st.price[n, m, k] of every slot, as one gather
     n, m, s = nonzero(held & (ask != cur))
     kk = k[n, m, s].astype(np.int64)
     fen = ask[n, m, s]
