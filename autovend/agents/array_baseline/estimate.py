@@ -56,9 +56,11 @@ class Est:
     _pct_at: IntArray | None = None  # (N, M) each machine's row of `_margin`
 
     def prior_attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
-        """The prior attraction of (run, machine, product) triples."""
+        """The prior attraction of (run, machine, product) triples (flat gathers of base[n, m], idx[n, k], f)."""
         st = self.st
-        return self.base[n, m] * self.idx[n, k] * self.f[n, st.site[m], st.l1[k]]
+        M, K = self.base.shape[1], self.idx.shape[1]
+        f = self.f.ravel()[(n * st.n_site + st.site[m]) * st.n_l1 + st.l1[k]]
+        return self.base.ravel()[n * M + m] * self.idx.ravel()[n * K + k] * f
 
     def prior_rows(self, n: IntArray, m: IntArray) -> FloatArray:
         """(R, K) `prior` of rows' machines over the whole catalog (the same arithmetic, row-wise gathers)."""
@@ -74,11 +76,14 @@ class Est:
 
     def attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """Units per exposure-day of triples: the window's, shrunk to the prior."""
-        p = self.book.index[n, m, k].astype(np.int64)
+        book = self.book
+        _, M, K = book.index.shape
+        row = n * M + m  # flat gathers of index[n, m, k], wu[n, m, p] and we[n, m, p]
+        p = book.index.ravel()[row * K + k].astype(np.int64)
         has = p >= 0
-        pp = np.where(has, p, 0)
-        units = np.where(has, self.book.wu[n, m, pp], 0).astype(np.float64)
-        expo = np.where(has, self.book.we[n, m, pp], 0.0)
+        at = row * book.ek.shape[2] + np.where(has, p, 0)
+        units = np.where(has, book.wu.ravel()[at], 0).astype(np.float64)
+        expo = np.where(has, book.we.ravel()[at], 0.0)
         n0 = self.cfg.prior_strength_days
         return (units + n0 * self.prior_attr(n, m, k)) / (expo + n0)
 
@@ -183,7 +188,7 @@ def _pooled_index(
     sub = (sub_num + cfg.subcategory_prior_days) / (sub_den + cfg.subcategory_prior_days)
     ip = cfg.index_prior_days
     idx = (adj_k + ip * sub[:, st.l2]) / (ce_k + ip)
-    return idx, f
+    return np.ascontiguousarray(idx), f  # row by row (the gathers read rows of it)
 
 
 def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
