@@ -187,8 +187,8 @@ def _pooled_index(
     sub_den = np.bincount(l2, weights=ce_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
     sub = (sub_num + cfg.subcategory_prior_days) / (sub_den + cfg.subcategory_prior_days)
     ip = cfg.index_prior_days
-    idx = (adj_k + ip * sub[:, st.l2]) / (ce_k + ip)
-    return np.ascontiguousarray(idx), f  # row by row (the gathers read rows of it)
+    idx = (adj_k + ip * np.take(sub, st.l2, axis=1)) / (ce_k + ip)
+    return np.ascontiguousarray(idx), f  # C order: the gathers read rows of it
 
 
 def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
