@@ -18,7 +18,7 @@ import numpy.typing as npt
 from autovend.agents.array_baseline.estimate import Est
 from autovend.agents.array_baseline.review import add, dropped_wide, review, top
 from autovend.agents.array_baseline.rows import fit_within
-from autovend.agents.array_baseline.targets import carried, cycle, targets
+from autovend.agents.array_baseline.targets import carried_order, cycle, levels, targets
 from autovend.agents.array_baseline.visits import Calendar
 from autovend.arrays.facts import SOON_DAYS
 from autovend.arrays.kernel import nonzero
@@ -86,8 +86,12 @@ def serve(
     book.phase[n, m] &= book.shelf[n, m] > 0
     gone = (book.pk[n, m] >= 0) & ~book.active[n, m] & ~book.phase[n, m]
     book.pk[n, m] = np.where(gone, -1, book.pk[n, m])
-    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off)
-    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted)
+    # the carried products and their mean needs until the next service: the same for making room and filling
+    # (making room only takes off products no longer carried)
+    co = carried_order(est, n, m)
+    mean = levels(est, n, m, co[1], np.maximum(nxt - d, 1)[:, None], np.zeros(R, dtype=bool), co[0])
+    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean)
+    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean)
     touched = restocked | reduced | (delisted >= 0).any(axis=1) | made_room
     book.last_visit[n, m] = np.where(touched, d, book.last_visit[n, m])
     first = (book.first_visit[n, m] == 0) & restocked
@@ -163,6 +167,8 @@ def _make_room(
     delisted: IntArray,
     waste: IntArray,
     off: IntArray,
+    co: tuple[BoolArray, IntArray, IntArray, IntArray],
+    mean: tuple[FloatArray, FloatArray, FloatArray],
 ) -> BoolArray:
     """Dropped products still on the shelf come off when the carried ones' mean needs want their room.
 
@@ -170,7 +176,7 @@ def _make_room(
     """
     book, st = est.book, est.st
     cap = st.capacity[m]
-    spare = cap - targets(est, n, m, nxt - d, room=cap, fill=False, safety=False).sum(axis=1)
+    spare = cap - targets(est, n, m, nxt - d, room=cap, fill=False, safety=False, carried=co, mean_levels=mean).sum(1)
     old = book.phase[n, m]
     if not old.any():
         return np.zeros(len(n), dtype=bool)
@@ -216,6 +222,8 @@ def _fill(
     wh_next: IntArray,
     expiry: IntArray,
     delisted: IntArray,
+    co: tuple[BoolArray, IntArray, IntArray, IntArray],
+    mean: tuple[FloatArray, FloatArray, FloatArray],
 ) -> BoolArray:
     """Restock: the carried products' mean needs, a facing each of uncarried paid-for stock, then the rest.
 
@@ -231,19 +239,19 @@ def _fill(
         usable[rows[r], delisted[rows[r], s]] = 0
         nexp = wh_next[n[rows]]
         usable[rows] = np.where((nexp > 0) & (nexp <= nxt[rows, None]), 0, usable[rows])
-    act, k, pos = carried(est, n, m)
+    act, k, pos, _ = co
     held = book.pk[n, m] >= 0
     shelf = np.where(held, book.shelf[n, m], 0)
     free = cap - shelf.sum(axis=1)
     use_k = usable[np.arange(R)[:, None], k]
-    base = np.maximum(targets(est, n, m, nxt - d, fill=False, safety=False) - shelf, 0)
+    base = np.maximum(targets(est, n, m, nxt - d, fill=False, safety=False, carried=co, mean_levels=mean) - shelf, 0)
     base = fit_within(np.where(act, np.minimum(base, use_k), 0), act, pos, free)
     room = free - base.sum(axis=1)
     clear, clear_qty = _clearance(est, n, m, usable, room)
     room = room - clear_qty.sum(axis=1)
     other = held & ~act
     keep = np.where(other, shelf, 0).sum(axis=1) + clear_qty.sum(axis=1)
-    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep) - shelf - base, 0)
+    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co) - shelf - base, 0)
     need = base + fit_within(np.where(act, np.minimum(full, use_k - base), 0), act, pos, np.maximum(room, 0))
     need = np.where(act, need, 0)
     # restocks take the earliest-expiring warehouse units; the ones expiring soon were thrown away

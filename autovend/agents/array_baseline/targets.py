@@ -87,11 +87,20 @@ def targets(
     room: IntArray | None = None,
     fill: bool = True,
     safety: bool = True,
+    carried: tuple[BoolArray, IntArray, IntArray, IntArray] | None = None,
+    mean_levels: tuple[FloatArray, FloatArray, FloatArray] | None = None,
 ) -> IntArray:
-    """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots."""
-    act, k, pos, order = carried_order(est, n, m)
+    """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots.
+
+    carried: the rows' `carried_order`, when known; mean_levels: their `levels` over these days without safety
+    stock, when known (for `safety=False`).
+    """
+    act, k, pos, order = carried_order(est, n, m) if carried is None else carried
     H = np.maximum(days, 1)[:, None]
-    need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety), act)
+    if mean_levels is not None and not safety:
+        need, limit, mu = mean_levels
+    else:
+        need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety), act)
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
