@@ -44,9 +44,9 @@ class Book:
     dropped: BoolArray  # (N, M, P)
     wu: IntArray  # (N, M, P) units sold in the window
     we: FloatArray  # (N, M, P) exposure-days in the window (sums of float32 levels, exact)
-    ring_k: IntArray  # (W, N, M, S) each window day's slot products
+    ring_k: npt.NDArray[np.int32]  # (W, N, M, S) each window day's slot products
     ring_level: npt.NDArray[np.int8]  # (W, N, M, S) min(units, facing) on the shelf that day
-    ring_units: IntArray  # (W, N, M, S) units sold that day
+    ring_units: npt.NDArray[np.int32]  # (W, N, M, S) units sold that day
     ring_machine_units: IntArray  # (W, N, M)
     ring_stocked: BoolArray  # (W, N, M) the machine held a unit that day
     gp_hist: FloatArray  # (W, N, M) gross profit of each machine-day
@@ -104,9 +104,9 @@ class Book:
             dropped=np.zeros((N, M, FIRST_ENTRIES), dtype=bool),
             wu=np.zeros((N, M, FIRST_ENTRIES), dtype=np.int64),
             we=np.zeros((N, M, FIRST_ENTRIES)),
-            ring_k=np.full((W, N, M, S), -1, dtype=np.int64),
+            ring_k=np.full((W, N, M, S), -1, dtype=np.int32),  # int32: a 30-day ring of slots is large
             ring_level=np.zeros((W, N, M, S), dtype=np.int8),
-            ring_units=np.zeros((W, N, M, S), dtype=np.int64),
+            ring_units=np.zeros((W, N, M, S), dtype=np.int32),
             ring_machine_units=np.zeros((W, N, M), dtype=np.int64),
             ring_stocked=np.zeros((W, N, M), dtype=bool),
             gp_hist=np.zeros((W, N, M)),
