@@ -204,6 +204,9 @@ def _one_slot_each(
     N, M, S = product.shape
     slots = np.arange(S)
     while True:
+        p = np.sort(product, axis=-1)  # any product asked twice in a machine? (most days none)
+        if not ((p[..., 1:] == p[..., :-1]) & (p[..., 1:] >= 0)).any():
+            return product, target
         holder = product == cur_k
         order = np.lexsort((slots[None, None, :] + np.zeros_like(product), ~holder, product), axis=-1)
         p = np.take_along_axis(product, order, axis=-1)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from autovend.arrays.kernel import nonzero
+
 Int32 = npt.NDArray[np.int32]
 IntArray = npt.NDArray[np.int64]
 
@@ -23,6 +25,7 @@ class BatchTable:
     def __init__(self, rows: int, width: int) -> None:
         self.expiry: Int32 = np.full((rows, width), NONE, dtype=np.int32)
         self.qty: Int32 = np.zeros((rows, width), dtype=np.int32)
+        self.used: Int32 = np.zeros(rows, dtype=np.int32)  # batches in each row (the first `used` entries)
 
     @property
     def width(self) -> int:
@@ -30,12 +33,16 @@ class BatchTable:
         return int(self.expiry.shape[1])
 
     def get(self, rows: IntArray) -> tuple[Int32, Int32]:
-        """Copies of the batches of `rows`."""
-        return self.expiry[rows], self.qty[rows]
+        """Copies of the batches of `rows`, as wide as the fullest of them needs (at least one entry)."""
+        w = max(int(self.used[rows].max()) if len(rows) else 0, 1)
+        if w >= self.width:
+            return self.expiry[rows], self.qty[rows]
+        return self.expiry[rows, :w], self.qty[rows, :w]
 
     def put(self, rows: IntArray, expiry: Int32, qty: Int32) -> None:
         """Replace the batches of `rows` (distinct) by packed, sorted batches of any width."""
-        need = int(np.count_nonzero(qty, axis=1).max()) if len(rows) else 0
+        count = np.count_nonzero(qty, axis=1)
+        need = int(count.max()) if len(rows) else 0
         if need > self.width:  # a place holds more batches than ever before: widen every row
             extra = need - self.width
             self.expiry = np.concatenate([self.expiry, np.full((len(self.expiry), extra), NONE, np.int32)], axis=1)
@@ -45,11 +52,13 @@ class BatchTable:
         self.qty[rows, :w] = qty[:, :w]
         self.expiry[rows, w:] = NONE
         self.qty[rows, w:] = 0
+        self.used[rows] = count
 
     def clear(self, rows: IntArray) -> None:
         """Empty `rows`."""
         self.expiry[rows] = NONE
         self.qty[rows] = 0
+        self.used[rows] = 0
 
 
 def taken_between(qty: Int32, start: IntArray, stop: IntArray) -> Int32:
@@ -79,8 +88,8 @@ def drop_front(expiry: Int32, qty: Int32, n: IntArray) -> tuple[Int32, Int32]:
 def merge(expiry: Int32, qty: Int32, add_expiry: Int32, add_qty: Int32) -> tuple[Int32, Int32]:
     """The rows with the batches `add_*` put in: sorted by expiry, equal expiry days merged, packed left."""
     R = len(qty)
-    r1, c1 = np.nonzero(qty > 0)
-    r2, c2 = np.nonzero(add_qty > 0)
+    r1, c1 = nonzero(qty > 0)
+    r2, c2 = nonzero(add_qty > 0)
     row = np.concatenate([r1, r2]).astype(np.int64)
     key = (row << 32) | np.concatenate([expiry[r1, c1], add_expiry[r2, c2]]).astype(np.int64)
     units = np.concatenate([qty[r1, c1], add_qty[r2, c2]]).astype(np.int64)

@@ -167,7 +167,8 @@ class ArraySim:
         expired, expiring, nxt = self._slot_expiry()
         nn = np.arange(N)[:, None, None]
         mm = np.arange(f.n_machines)[None, :, None]
-        price = np.where(held, st.price[nn, mm, k] / f.ref_fen[k], 0.0)
+        flat = (nn * f.n_machines + mm) * f.n_products + k  # st.price[nn, mm, k] as one gather
+        price = np.where(held, st.price.reshape(-1)[flat] / f.ref_fen[k], 0.0)
         wexp, wsoon, wnext = self._warehouse_expiry()
         open_ = not st.done
         return {

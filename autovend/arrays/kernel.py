@@ -34,6 +34,7 @@ UNROLL = 8
 FAST_TERMS = 400  # CDF terms of the fast path at most
 FAST_MARGIN = 1e-9  # a uniform this close to a CDF value goes to the exact routine
 FAST_RATE = 300.0  # rates above this go to the exact routine (exp(-rate) would lose its precision)
+DENSE_CELLS = 1 << 19  # cells of the dense block `dense_row_sums` fills at a time (4 MiB)
 
 
 def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
@@ -55,6 +56,23 @@ def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArr
     return node, lo, n, depth
 
 
+def nonzero(a: npt.ArrayLike) -> tuple[IntArray, ...]:
+    """`np.nonzero(a)`: the same index arrays (C order), from `np.flatnonzero`.
+
+    Several times faster on 2-d and 3-d arrays, whose `np.nonzero` works out every index of every entry.
+    """
+    arr = np.asarray(a)
+    flat: IntArray = np.flatnonzero(arr)
+    if arr.ndim <= 1:
+        return (flat,)
+    out: list[IntArray] = []
+    for size in arr.shape[:0:-1]:
+        flat, rem = np.divmod(flat, size)
+        out.append(rem)
+    out.append(flat)
+    return tuple(out[::-1])
+
+
 def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups: int, start: FloatArray) -> FloatArray:
     """Per group, `start` plus its values added one by one in increasing `order` (left to right).
 
@@ -71,11 +89,14 @@ def sequential_sums(group: IntArray, order: IntArray, val: FloatArray, n_groups:
     return np.bincount(g, weights=v, minlength=n_groups).astype(np.float64, copy=False)
 
 
-def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
+def block_row_sums(
+    row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int, presorted: bool = False
+) -> FloatArray:
     """numpy's `x.sum()` of rows given by their non-zero entries, for every row 0..n_rows-1.
 
     row, pos, val: each non-zero entry's row, its position in the row and its value; length: (n_rows,) the length
-    of each row (entries not given are zeros). Rows without entries sum to 0.
+    of each row (entries not given are zeros). Rows without entries sum to 0. `presorted`: the entries already
+    come by row, then position (they are not sorted again).
     """
     out = np.zeros(n_rows, dtype=np.float64)
     if not len(row):
@@ -84,8 +105,9 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
     pos = np.asarray(pos, dtype=np.int64)
     val = np.asarray(val, dtype=np.float64)
     length = np.asarray(length, dtype=np.int64)
-    order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
-    row, pos, val = row[order], pos[order], val[order]
+    if not presorted:
+        order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
+        row, pos, val = row[order], pos[order], val[order]
     L = length[row]
     short = L <= PAIRWISE_BLOCK
     if short.any():  # one block: 8 accumulators and a tail (or a tail alone under 8 entries)
@@ -99,6 +121,29 @@ def block_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArr
             out[out_rows] = _tree_sums(_tree(int(sizes[0])), local, pos[long_], val[long_], len(out_rows))
         else:
             out += _general_sums(row[long_], pos[long_], val[long_], length, n_rows)
+    return out
+
+
+def dense_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: int, n_rows: int) -> FloatArray:
+    """`block_row_sums` of rows of one `length` (entries distinct and sorted by row), by numpy itself.
+
+    The entries are written into a dense block of rows (a few hundred at a time) and numpy sums its rows: the
+    same sums, cheaper than the emulation where the rows are long and not too sparse (the estimates' catalog rows).
+    """
+    out = np.zeros(n_rows, dtype=np.float64)
+    if not len(row):
+        return out
+    chunk = max(1, min(n_rows, DENSE_CELLS // max(length, 1)))
+    bounds = np.searchsorted(row, np.arange(0, n_rows + chunk, chunk))
+    block = np.zeros((chunk, length), dtype=np.float64)
+    for i, lo in enumerate(range(0, n_rows, chunk)):
+        a, b = int(bounds[i]), int(bounds[i + 1])
+        if a == b:
+            continue
+        r, c = row[a:b] - lo, pos[a:b]
+        block[r, c] = val[a:b]
+        out[lo : lo + chunk] = block[: min(chunk, n_rows - lo)].sum(axis=1)
+        block[r, c] = 0.0
     return out
 
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from autovend.arrays.actions import CODE, Plan
 from autovend.arrays.batches import Int32, drop_front, merge, taken_between
 from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.kernel import nonzero
 from autovend.arrays.state import ArrayState, lead_uniforms
 from autovend.sim.inventory import LEAD_BLOCK
 
@@ -109,7 +110,7 @@ def discard(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> N
     short = want > st.wh_q
     plan.discard_code[short & (plan.discard_code == 0)] = CODE["insufficient_stock"]
     qty = np.minimum(want, st.wh_q)
-    n, k = np.nonzero(qty)
+    n, k = nonzero(qty)
     q = qty[n, k]
     if len(n):
         take_warehouse(facts, st, n, k, q)
@@ -121,10 +122,10 @@ def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -
     k = st.slot_k
     ask = plan.price
     N, M, S = k.shape
-    nn, mm = np.meshgrid(np.arange(N), np.arange(M), indexing="ij")
     held = (k >= 0) & (ask >= 0)
-    cur = st.price[nn[:, :, None], mm[:, :, None], np.where(k >= 0, k, 0)]
-    n, m, s = np.nonzero(held & (ask != cur))
+    flat = np.arange(N * M).reshape(N, M, 1) * facts.n_products + np.where(k >= 0, k, 0)
+    cur = st.price.reshape(-1)[flat]  # st.price[n, m, k] of every slot, as one gather
+    n, m, s = nonzero(held & (ask != cur))
     kk = k[n, m, s].astype(np.int64)
     fen = ask[n, m, s]
     st.price[n, m, kk] = fen
@@ -133,7 +134,7 @@ def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -
 
 def place_orders(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
     """Order the asked units (product order within a run: order ids count up in that order); cash pays at once."""
-    n, k = np.nonzero(plan.order)
+    n, k = nonzero(plan.order)
     q = plan.order[n, k]
     moves.order = (n, k, q)
     if not len(n):

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from autovend.arrays.batches import drop_front, taken_between
 from autovend.arrays.facts import ArrayFacts
-from autovend.arrays.kernel import block_row_sums, poisson_quantiles
+from autovend.arrays.kernel import block_row_sums, nonzero, poisson_quantiles
 from autovend.arrays.moves import add_warehouse
 from autovend.arrays.state import ArrayState
 from autovend.demand.kernel import demand_from_uniforms
@@ -130,7 +130,7 @@ def end_day(facts: ArrayFacts, st: ArrayState, touched: BoolArray) -> DayClose:
     N, M, S = st.slot_k.shape
     K = facts.n_products
     d = st.day
-    n, m, s = np.nonzero(st.slot_q > 0)
+    n, m, s = nonzero(st.slot_q > 0)
     k = st.slot_k[n, m, s].astype(np.int64)
     units = st.slot_q[n, m, s]
     demand = day_demand(facts, st, n, m, k, units, _uniforms(st, facts, n, m * K + k))
@@ -176,7 +176,7 @@ def start_day(facts: ArrayFacts, st: ArrayState, d: int) -> None:
     st.day = d
     R = st.arriving.shape[0]
     due = st.arriving[d % R]
-    n, k = np.nonzero(due)
+    n, k = nonzero(due)
     if len(n):
         q = due[n, k]
         expiry = (d + facts.life[k]).astype(np.int32)[:, None]

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from autovend.arrays.actions import CODE, Plan
 from autovend.arrays.batches import NONE, Int32, drop_front, merge, taken_between
 from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.kernel import nonzero
 from autovend.arrays.moves import DayMoves, add_warehouse, group_cumsum, take_warehouse, unbook
 from autovend.arrays.state import ArrayState
 
@@ -38,7 +39,7 @@ def visit(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> Non
     keep = np.maximum(cur_q - plan.target, plan.remove)
     removed = np.where(go & (cur_q > 0), np.where(change, cur_q, np.minimum(keep, cur_q)), 0)
     # the shelves' side of the removals
-    rn, rm, rs = np.nonzero(removed)
+    rn, rm, rs = nonzero(removed)
     r = removed[rn, rm, rs]
     rk = cur_k[rn, rm, rs].astype(np.int64)
     rows = (rn * M + rm) * S + rs
@@ -53,13 +54,13 @@ def visit(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> Non
     over = plan.waste > removed
     plan.slot_code[over & (plan.slot_code == 0)] = CODE["insufficient_shelf_stock"]
     wasted = np.minimum(plan.waste, removed)
-    wn, wm, ws = np.nonzero(wasted)
+    wn, wm, ws = nonzero(wasted)
     wq = wasted[wn, wm, ws]
     wk = cur_k[wn, wm, ws].astype(np.int64)
     moves.waste = (wn, wm, ws, wk, wq)
     # restock asks, cut to each machine's room in slot order
     ask = np.where(go & (st.slot_k >= 0), np.maximum(plan.target - st.slot_q, 0), 0)
-    tn, tm, ts = np.nonzero(ask)
+    tn, tm, ts = nonzero(ask)
     a = ask[tn, tm, ts]
     tk = st.slot_k[tn, tm, ts].astype(np.int64)
     free = facts.capacity[tm] - st.shelf_n[tn, tm]

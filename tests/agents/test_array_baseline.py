@@ -119,3 +119,34 @@ def test_a_machine_holds_no_more_products_than_the_env_has_slots():
     order, qty = _clearance(est, n, m, usable, np.array([50]))
     assert (qty > 0).sum() == 2 and set(order[0][qty[0] > 0]) <= set(uncarried[:5].tolist())
     assert policy.slot_cuts.tolist() == [3]  # five products would go up, two slots are free
+
+
+def test_first_lowest_is_the_lexsorts_first():
+    from autovend.agents.array_baseline.review import first_lowest
+
+    rng = np.random.default_rng(0)
+    big = np.iinfo(np.int64).max
+    for _ in range(2000):
+        shape = (int(rng.integers(1, 6)), int(rng.integers(1, 8)))
+        key = rng.choice(np.array([0.0, 1.0, 2.0, 0.5, np.inf, -np.inf, np.nan]), shape)
+        tie = rng.choice(np.array([0, 1, 2, 3, big]), shape)
+        assert np.array_equal(first_lowest(key, tie), np.lexsort((tie, key), axis=1)[:, 0])
+
+
+def test_the_books_entries_stay_sorted_as_they_are_made():
+    world = as_world(ROOT / "worlds" / "cn20")
+    sim = ArraySim(world, 3, slots=64)
+    policy = ArrayBaseline(world, 3, 64)
+    obs = sim.reset([1, 2, 3])
+    for _ in range(40):
+        obs, _, _ = sim.step(policy.act(obs))
+        book = policy.book
+        n, m, p, k = book.sorted_entries()
+        fn, fm, fp = np.nonzero(book.ek >= 0)
+        fk = book.ek[fn, fm, fp]
+        order = np.argsort((fn * book.ek.shape[1] + fm) * book.index.shape[2] + fk)
+        assert all(np.array_equal(a, b[order]) for a, b in zip((n, m, p, k), (fn, fm, fp, fk), strict=True))
+        carriers = np.zeros_like(book.carriers)
+        an, am, asl = np.nonzero(book.active)
+        np.add.at(carriers, (an, book.pk[an, am, asl]), 1)
+        assert np.array_equal(carriers, book.carriers)

@@ -66,3 +66,16 @@ def test_expiry_view_and_a_table_that_widens():
     table = BatchTable(3, 2)
     table.put(np.array([1]), *_rows([[[1, 1], [2, 1], [3, 1]]], 3))
     assert table.width == 3 and _lists(table.expiry, table.qty) == [[], [[1, 1], [2, 1], [3, 1]], []]
+
+
+def test_a_table_hands_out_its_rows_as_wide_as_they_need():
+    table = BatchTable(4, 6)
+    table.put(np.array([0, 2]), *_rows([[[4, 1], [7, 2]], [[5, 3], [6, 1], [9, 2]]], 3))
+    assert table.used.tolist() == [2, 0, 3, 0]
+    e, q = table.get(np.array([0, 1]))
+    assert e.shape == (2, 2) and _lists(e, q) == [[[4, 1], [7, 2]], []]
+    e, q = table.get(np.array([3]))  # empty rows: one empty entry each
+    assert e.shape == (1, 1) and _lists(e, q) == [[]]
+    table.put(np.array([2]), *drop_front(*table.get(np.array([2])), np.array([4])))
+    table.clear(np.array([0]))
+    assert table.used.tolist() == [0, 0, 1, 0] and _lists(table.expiry, table.qty)[2] == [[9, 2]]

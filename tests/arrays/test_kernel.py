@@ -22,6 +22,26 @@ def test_block_row_sums_are_numpys_sums_of_the_rows(seed):
         assert np.array_equal(got, x.sum(axis=-1))  # to the bit, where a plain running sum is not
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_dense_row_sums_are_the_block_row_sums(seed):
+    rng = np.random.default_rng(seed)
+    for R, C in ((1, 1), (3, 1372), (700, 1372), (40, 64)):
+        x = rng.random((R, C)) * (rng.random((R, C)) < rng.uniform(0.01, 0.5)) * 10.0 ** rng.uniform(-4, 3, (R, C))
+        r, p = np.nonzero(x)
+        got = kernel.dense_row_sums(r, p, x[r, p], C, R)
+        assert np.array_equal(got, x.sum(axis=-1))
+        assert np.array_equal(got, block_row_sums(r, p, x[r, p], np.full(R, C), R))
+
+
+def test_nonzero_is_numpys():
+    rng = np.random.default_rng(1)
+    for shape in ((0,), (7,), (3, 5), (4, 0, 3), (6, 5, 4), (2, 3, 4, 5)):
+        for a in (rng.random(shape) < 0.3, rng.integers(-1, 2, shape), rng.random(shape).T < 0.5):
+            want, got = np.nonzero(a), kernel.nonzero(a)
+            assert len(got) == len(want)
+            assert all(np.array_equal(x, y) and y.dtype == x.dtype for x, y in zip(want, got, strict=True))
+
+
 def test_a_running_sum_differs_from_numpys_so_the_emulation_matters():
     rng = np.random.default_rng(0)
     x = rng.random((200, 700)) * (rng.random((200, 700)) < 0.1)

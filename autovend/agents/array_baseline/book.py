@@ -10,7 +10,8 @@ it equals the baseline's to the bit (integers, and exposure levels whose float32
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy.typing as npt
 
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
-from autovend.arrays.kernel import sequential_sums
+from autovend.arrays.kernel import nonzero, sequential_sums
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -32,6 +33,7 @@ class Book:
 
     pk: IntArray  # (N, M, S) product of each policy slot, -1 = free
     active: BoolArray  # (N, M, S) carried
+    carriers: IntArray  # (N, K) machines carrying each product (`active` counted; kept with it: `set_active`)
     phase: BoolArray  # (N, M, S) no longer carried, selling down (`phase_out`)
     shelf: IntArray  # (N, M, S) units on the shelf, as the book keeps them
     index: npt.NDArray[np.int32]  # (N, M, K) entry of each product at each machine, -1 = none
@@ -42,9 +44,9 @@ class Book:
     dropped: BoolArray  # (N, M, P)
     wu: IntArray  # (N, M, P) units sold in the window
     we: FloatArray  # (N, M, P) exposure-days in the window (sums of float32 levels, exact)
-    ring_k: IntArray  # (W, N, M, S) each window day's slot products
+    ring_k: npt.NDArray[np.int32]  # (W, N, M, S) each window day's slot products
     ring_level: npt.NDArray[np.int8]  # (W, N, M, S) min(units, facing) on the shelf that day
-    ring_units: IntArray  # (W, N, M, S) units sold that day
+    ring_units: npt.NDArray[np.int32]  # (W, N, M, S) units sold that day
     ring_machine_units: IntArray  # (W, N, M)
     ring_stocked: BoolArray  # (W, N, M) the machine held a unit that day
     gp_hist: FloatArray  # (W, N, M) gross profit of each machine-day
@@ -67,6 +69,10 @@ class Book:
     gp_sum: FloatArray  # (N, M, 2)
     gp_n: IntArray  # (N, M, 2)
     slot_cuts: IntArray  # (N,) clearance products left out for want of a free slot (the baseline has no slots)
+    # every entry by run, machine and product (key, n, m, p, k), kept up to date as entries are made
+    _sorted: tuple[IntArray, IntArray, IntArray, IntArray, IntArray] | None = None
+    _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
+    _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
 
     @classmethod
     def new(cls, st: Static, s0: State, cfg: BaselineConfig, n_runs: int, slots: int) -> Book:
@@ -87,6 +93,7 @@ class Book:
         book = cls(
             pk=pk,
             active=pk >= 0,
+            carriers=np.zeros((N, K), dtype=np.int64),
             phase=np.zeros((N, M, S), dtype=bool),
             shelf=np.zeros((N, M, S), dtype=np.int64),
             index=np.full((N, M, K), -1, dtype=np.int32),
@@ -97,9 +104,9 @@ class Book:
             dropped=np.zeros((N, M, FIRST_ENTRIES), dtype=bool),
             wu=np.zeros((N, M, FIRST_ENTRIES), dtype=np.int64),
             we=np.zeros((N, M, FIRST_ENTRIES)),
-            ring_k=np.full((W, N, M, S), -1, dtype=np.int64),
+            ring_k=np.full((W, N, M, S), -1, dtype=np.int32),  # int32: a 30-day ring of slots is large
             ring_level=np.zeros((W, N, M, S), dtype=np.int8),
-            ring_units=np.zeros((W, N, M, S), dtype=np.int64),
+            ring_units=np.zeros((W, N, M, S), dtype=np.int32),
             ring_machine_units=np.zeros((W, N, M), dtype=np.int64),
             ring_stocked=np.zeros((W, N, M), dtype=bool),
             gp_hist=np.zeros((W, N, M)),
@@ -123,10 +130,16 @@ class Book:
             gp_n=np.zeros((N, M, 2), dtype=np.int64),
             slot_cuts=np.zeros(N, dtype=np.int64),
         )
-        rn, rm, rs = np.nonzero(book.active)
+        rn, rm, rs = nonzero(book.active)
         book.entries(rn, rm, pk[rn, rm, rs])
+        np.add.at(book.carriers, (rn, pk[rn, rm, rs]), 1)
         assert book.mult.shape[1] == G
         return book
+
+    def set_active(self, n: IntArray, m: IntArray, s: IntArray, on: bool) -> None:
+        """Mark slots (whose `active` is `not on`, and that hold a product) carried or not, and count it."""
+        self.active[n, m, s] = on
+        np.add.at(self.carriers, (n, self.pk[n, m, s]), 1 if on else -1)
 
     # ------------------------------------------------------------------ entries
 
@@ -146,8 +159,43 @@ class Book:
             self.index[nn, mm, kk] = slot
             self.ek[nn, mm, slot] = kk
             np.add.at(self.used, (nn, mm), 1)
+            if self._sorted is not None:
+                self._made.append(key)
             p = self.index[n, m, k].astype(np.int64)
         return p
+
+    def sorted_entries(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        """(n, m, p, k) of every entry in use, by run, machine and product (the (M, K) arrays' order).
+
+        Sorted once; the entries made since are merged in at their places (keys are distinct).
+        """
+        M, K = self.index.shape[1], self.index.shape[2]
+        if self._sorted is None:
+            n, m, p = nonzero(self.ek >= 0)
+            k = self.ek[n, m, p]
+            key = (n * M + m) * K + k
+            order = np.argsort(key)
+            self._sorted = key[order], n[order], m[order], p[order], k[order]
+            self._derived = {}
+        elif self._made:
+            add = np.sort(np.concatenate(self._made))
+            an, am, ak = add // (M * K), (add // K) % M, add % K
+            ap = self.index[an, am, ak].astype(np.int64)
+            at = np.searchsorted(self._sorted[0], add)
+            self._sorted = tuple(  # type: ignore[assignment]
+                np.insert(old, at, new) for old, new in zip(self._sorted, (add, an, am, ap, ak), strict=True)
+            )
+            self._derived = {}
+        self._made = []
+        assert self._sorted is not None
+        return self._sorted[1], self._sorted[2], self._sorted[3], self._sorted[4]
+
+    def entry_array(self, name: object, make: Callable[[], IntArray]) -> IntArray:
+        """An array computed from `sorted_entries` (by `make`), kept until entries are made."""
+        self.sorted_entries()
+        if name not in self._derived:
+            self._derived[name] = make()
+        return self._derived[name]
 
     def _widen(self, need: int) -> None:
         P = self.ek.shape[2]
@@ -166,37 +214,60 @@ class Book:
     def sync_sales(self, obs: dict[str, np.ndarray], day: int, W: int, sku_rank: IntArray) -> None:
         """Book the settled sales of `day` (`observe.sync_sales`): window, cumulative units, shelves, gross profit."""
         j = day % W
-        sold = obs["slot_sold"].astype(np.int64)
-        n, m, s = np.nonzero(sold)
-        k = obs["slot_product"][n, m, s].astype(np.int64)
-        u = sold[n, m, s]
+        N, M, S = self.pk.shape
+        sold = np.asarray(obs["slot_sold"]).reshape(-1)
+        i = np.flatnonzero(sold)  # the cells that sold, in (run, machine, slot) order
+        row = i // S  # run * M + machine
+        n, m = np.divmod(row, M)
+        k = np.asarray(obs["slot_product"]).reshape(-1)[i].astype(np.int64)
+        u = sold[i].astype(np.int64)
         self.ring_units[j] = 0
-        self.ring_units[j][n, m, s] = u
+        self.ring_units[j].reshape(-1)[i] = u
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
-        if not len(n):
+        if not len(i):
             return
         p = self.entries(n, m, k)
-        self.wu[n, m, p] += u
-        self.cu[n, m, p] += u
-        ps = self.pk[n, m, :] == k[:, None]  # the policy slot holding the product
-        s_book = np.argmax(ps, axis=1)
-        self.shelf[n, m, s_book] = np.maximum(self.shelf[n, m, s_book] - u, 0)
-        np.add.at(self.ring_machine_units[j], (n, m), u)
-        gp = obs["slot_revenue"][n, m, s] - obs["slot_cogs"][n, m, s]
-        N, M = self.last_visit.shape
+        f = row * self.ek.shape[2] + p
+        self.wu.reshape(-1)[f] += u
+        self.cu.reshape(-1)[f] += u
+        shelf = self.shelf.reshape(-1)
+        at = row * S + self._slot_of(row, k)  # the policy slot holding the product
+        shelf[at] = np.maximum(shelf[at] - u, 0)
+        np.add.at(self.ring_machine_units[j].reshape(-1), row, u)
+        gp = np.asarray(obs["slot_revenue"]).reshape(-1)[i] - np.asarray(obs["slot_cogs"]).reshape(-1)[i]
         # the records list a day's sales by device and product id: each machine's sum runs in product id order
-        self.gp_hist[j] = sequential_sums(n * M + m, sku_rank[k], gp, N * M, np.zeros(N * M)).reshape(N, M)
+        self.gp_hist[j] = sequential_sums(row, sku_rank[k], gp, N * M, np.zeros(N * M)).reshape(N, M)
+
+    def _slot_of(self, row: IntArray, k: IntArray) -> IntArray:
+        """The first policy slot of machine rows `row` (run * M + machine) holding product k (0 where none holds it).
+
+        What `np.argmax(pk[n, m, :] == k, axis=1)` gives, from one sorted list of every held slot's key.
+        """
+        S = self.pk.shape[2]
+        K = self.index.shape[2]
+        held = np.flatnonzero(self.pk.reshape(-1) >= 0)
+        key = np.sort(((held // S) * K + self.pk.reshape(-1)[held]) * S + held % S)
+        want = (row * K + k) * S
+        at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+        if not len(key):
+            return np.zeros(len(row), dtype=np.int64)
+        found = key[at]
+        return np.where(found // S == want // S, found % S, 0)
 
     def record_exposure(self, day: int, W: int, facing: int) -> None:
         """Today's exposure (shelves after today's moves) into the window and the cumulative book."""
         j = day % W
-        old_k, old_level, old_units = self.ring_k[j], self.ring_level[j], self.ring_units[j]
-        n, m, s = np.nonzero(old_k >= 0)
-        if len(n):
-            p = self.index[n, m, old_k[n, m, s]].astype(np.int64)
-            self.wu[n, m, p] -= old_units[n, m, s]
-            self.we[n, m, p] -= LEVELS32[facing][old_level[n, m, s]]
+        N, M, S = self.pk.shape
+        K = self.index.shape[2]
+        old_k, old_level = self.ring_k[j].reshape(-1), self.ring_level[j].reshape(-1)
+        i = np.flatnonzero(old_k >= 0)
+        if len(i):
+            row = i // S
+            p = self.index.reshape(-1)[row * K + old_k[i]].astype(np.int64)
+            f = row * self.ek.shape[2] + p
+            self.wu.reshape(-1)[f] -= self.ring_units[j].reshape(-1)[i]
+            self.we.reshape(-1)[f] -= LEVELS32[facing][old_level[i]]
         level = np.where(self.pk >= 0, np.minimum(self.shelf, facing), 0).astype(np.int8)
         self.ring_k[j] = self.pk
         self.ring_level[j] = level
@@ -204,12 +275,15 @@ class Book:
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
         self.ring_stocked[j] = (level > 0).any(axis=2)
-        n, m, s = np.nonzero(level)
-        if len(n):
-            p = self.entries(n, m, self.pk[n, m, s])
-            lv = level[n, m, s]
-            self.we[n, m, p] += LEVELS32[facing][lv]
-            self.ce[n, m, p] += LEVELS64[facing][lv]
+        i = np.flatnonzero(level)
+        if len(i):
+            row = i // S
+            n, m = np.divmod(row, M)
+            p = self.entries(n, m, self.pk.reshape(-1)[i])
+            f = row * self.ek.shape[2] + p
+            lv = level.reshape(-1)[i]
+            self.we.reshape(-1)[f] += LEVELS32[facing][lv]
+            self.ce.reshape(-1)[f] += LEVELS64[facing][lv]
 
 
 def _levels(facing: int, dtype: Any) -> FloatArray:

@@ -18,7 +18,7 @@ from autovend.agents.array_baseline.book import Book
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, dense_row_sums, nonzero
 from autovend.sim.money import FEN_PER_CNY
 
 IntArray = npt.NDArray[np.int64]
@@ -52,19 +52,38 @@ class Est:
     pct: IntArray  # (N, M) the incumbent multiplier of each machine's price group
     _slot_k: IntArray | None = None
     _slot_mu: FloatArray | None = None
+    _margin: FloatArray | None = None  # (distinct multipliers, K) unit margins
+    _pct_at: IntArray | None = None  # (N, M) each machine's row of `_margin`
 
     def prior_attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
-        """The prior attraction of (run, machine, product) triples."""
+        """The prior attraction of (run, machine, product) triples (flat gathers of base[n, m], idx[n, k], f)."""
         st = self.st
-        return self.base[n, m] * self.idx[n, k] * self.f[n, st.site[m], st.l1[k]]
+        M, K = self.base.shape[1], self.idx.shape[1]
+        f = self.f.ravel()[(n * st.n_site + st.site[m]) * st.n_l1 + st.l1[k]]
+        return self.base.ravel()[n * M + m] * self.idx.ravel()[n * K + k] * f
+
+    def prior_rows(self, n: IntArray, m: IntArray) -> FloatArray:
+        """(R, K) `prior` of rows' machines over the whole catalog (the same arithmetic, row-wise gathers)."""
+        st = self.st
+        attr = self.base[n, m][:, None] * self.idx[n] * self.f[n, st.site[m]][:, st.l1]
+        return attr * self.scale[n, m][:, None]
+
+    def margin_rows(self, n: IntArray, m: IntArray) -> FloatArray:
+        """(R, K) `margin` of rows' machines over the whole catalog."""
+        self.margin(n[:0], m[:0], n[:0])  # the day's table
+        assert self._margin is not None and self._pct_at is not None
+        return self._margin[self._pct_at[n, m]]
 
     def attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """Units per exposure-day of triples: the window's, shrunk to the prior."""
-        p = self.book.index[n, m, k].astype(np.int64)
+        book = self.book
+        _, M, K = book.index.shape
+        row = n * M + m  # flat gathers of index[n, m, k], wu[n, m, p] and we[n, m, p]
+        p = book.index.ravel()[row * K + k].astype(np.int64)
         has = p >= 0
-        pp = np.where(has, p, 0)
-        units = np.where(has, self.book.wu[n, m, pp], 0).astype(np.float64)
-        expo = np.where(has, self.book.we[n, m, pp], 0.0)
+        at = row * book.ek.shape[2] + np.where(has, p, 0)
+        units = np.where(has, book.wu.ravel()[at], 0).astype(np.float64)
+        expo = np.where(has, book.we.ravel()[at], 0.0)
         n0 = self.cfg.prior_strength_days
         return (units + n0 * self.prior_attr(n, m, k)) / (expo + n0)
 
@@ -78,7 +97,7 @@ class Est:
         if self._slot_k is None:  # the slots as the day began, and their rates
             self._slot_k = book.pk.copy()
             held = book.pk >= 0
-            a, b, c = np.nonzero(held)
+            a, b, c = nonzero(held)
             self._slot_mu = np.zeros(book.pk.shape)
             self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
         assert self._slot_mu is not None
@@ -86,7 +105,7 @@ class Est:
         out = self._slot_mu[n, m]
         moved = (k != self._slot_k[n, m]) & (k >= 0)
         if moved.any():  # products placed since: their own rates
-            r, s = np.nonzero(moved)
+            r, s = nonzero(moved)
             out[r, s] = self.mu(n[r], m[r], k[r, s])
         return np.where(k >= 0, out, 0.0)
 
@@ -95,57 +114,72 @@ class Est:
         return self.prior_attr(n, m, k) * self.scale[n, m]
 
     def margin(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
-        """Unit margins (CNY) at the incumbent multiplier of the machine's price group."""
-        st = self.st
-        return price_fen(self.pct[n, m], st.ref_fen[k], st.band) / FEN_PER_CNY - st.cost[k]
+        """Unit margins (CNY) at the incumbent multiplier of the machine's price group.
+
+        Looked up in a table of the day's multipliers x the catalog (`price_fen` of each, computed once a day).
+        """
+        if self._margin is None or self._pct_at is None:
+            st = self.st
+            values, at = np.unique(self.pct, return_inverse=True)
+            kk = np.arange(len(st.ref_fen))[None, :]
+            self._margin = price_fen(values[:, None], st.ref_fen[kk], st.band) / FEN_PER_CNY - st.cost[kk]
+            self._pct_at = at.reshape(self.pct.shape)
+        return self._margin[self._pct_at[n, m], k]
 
 
 def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     """The day's estimates (see the module docstring and `autovend.agents.baseline.estimate.estimate`)."""
     N, M, P = book.ek.shape
-    used = book.ek >= 0
-    n, m, p = np.nonzero(used)
-    k = book.ek[n, m, p]
-    K = len(st.sku_ids)
-    by_k = np.argsort((n * M + m) * K + k)  # run, machine, product: the (M, K) arrays' order
-    n, m, p, k = n[by_k], m[by_k], p[by_k], k[by_k]
-    row = n * M + m
-    wu, we = book.wu[n, m, p], book.we[n, m, p]
+    n, m, p, k = book.sorted_entries()  # run, machine, product: the (M, K) arrays' order
+    row = book.entry_array("row", lambda: n * M + m)
+    flat = book.entry_array(("flat", P), lambda: row * P + p)  # into the (N, M, P) arrays
+    wu, we = book.wu.ravel()[flat], book.we.ravel()[flat]
     m_units = np.bincount(row, weights=wu, minlength=N * M).reshape(N, M)  # whole numbers: exact
     m_expo = np.bincount(row, weights=we, minlength=N * M).reshape(N, M)  # float32 levels: exact in any order
     fallback = cfg.prior_units_per_machine_day / max(cfg.starter_skus, 1)
     base = np.where(m_expo > 0, m_units / np.maximum(m_expo, 1e-9), fallback)
-    idx, f = _pooled_index(book, st, cfg, n, m, k, p, fallback)
+    idx, f = _pooled_index(book, st, cfg, n, m, k, flat, fallback)
     days = book.ring_stocked.sum(axis=0)
     machine_rate = np.where(days > 0, m_units / np.maximum(days, 1), cfg.prior_units_per_machine_day)
     pct = book.mult[:, book.price_group]
     est = Est(book, st, cfg, base, idx, f, np.ones((N, M)), _dispersion(book, cfg), machine_rate, np.zeros((N, M)), pct)
-    est.scale = _share_scale(est, machine_rate)
-    est.gp_per_unit = _gp_per_unit(book, est, m_units.astype(np.float64))
+    carried = _carried_sorted(book, len(st.sku_ids))
+    est.scale = _share_scale(est, machine_rate, carried)
+    est.gp_per_unit = _gp_per_unit(book, est, m_units.astype(np.float64), carried)
     return est
 
 
+def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray]:
+    """(n, m, k) of the carried products, by run, machine and product."""
+    N, M, S = book.pk.shape
+    n, m, s = nonzero(book.active)
+    k = book.pk[n, m, s]
+    order = np.argsort((n * M + m) * K + k)  # keys distinct: a product is in one slot of a machine
+    return n[order], m[order], k[order]
+
+
 def _pooled_index(
-    book: Book, st: Static, cfg: BaselineConfig, n: IntArray, m: IntArray, k: IntArray, p: IntArray, fallback: float
+    book: Book, st: Static, cfg: BaselineConfig, n: IntArray, m: IntArray, k: IntArray, flat: IntArray, fallback: float
 ) -> tuple[FloatArray, FloatArray]:
     """`pooled_index`: the product index (N, K) and the site x category factor (N, sites, categories)."""
     N, M, _ = book.ek.shape
     K = len(st.sku_ids)
-    cu, ce = book.cu[n, m, p], book.ce[n, m, p]
-    row = n * M + m
-    ce_row = block_row_sums(row, k, ce, np.full(N * M, K), N * M).reshape(N, M)  # np.sum over the catalog
+    cu, ce = book.cu.ravel()[flat], book.ce.ravel()[flat]
+    row = book.entry_array("row", lambda: n * M + m)
+    # np.sum over the catalog (the entries come by row, then product)
+    ce_row = dense_row_sums(row, k, ce, K, N * M).reshape(N, M)
     cu_row = np.bincount(row, weights=cu, minlength=N * M).reshape(N, M)
     base_cum = np.where(ce_row > 0, cu_row / np.maximum(ce_row, 1e-9), fallback)
-    rel = cu / np.maximum(base_cum, 1e-9)[n, m]
+    rel = cu / np.maximum(base_cum, 1e-9).ravel()[row]
     n_sl = st.n_site * st.n_l1
-    group = n * n_sl + st.site[m] * st.n_l1 + st.l1[k]
+    group = book.entry_array("group", lambda: n * n_sl + st.site[m] * st.n_l1 + st.l1[k])
     # np.bincount runs over the (M, K) arrays in row order, as the entries are sorted: sums one after the other
     f_num = np.bincount(group, weights=rel, minlength=N * n_sl)
     f_den = np.bincount(group, weights=ce, minlength=N * n_sl)
     sp = cfg.site_prior_days
     f = ((f_num + sp) / (f_den + sp)).reshape(N, st.n_site, st.n_l1)
-    adj = rel / f[n, st.site[m], st.l1[k]]
-    col = n * K + k  # column sums over the machines, row after row (the entries come machine by machine)
+    adj = rel / f.ravel()[group]
+    col = book.entry_array("col", lambda: n * K + k)  # column sums over the machines, row after row
     adj_k = np.bincount(col, weights=adj, minlength=N * K).reshape(N, K)
     ce_k = np.bincount(col, weights=ce, minlength=N * K).reshape(N, K)
     l2 = (np.arange(N)[:, None] * st.n_l2 + st.l2[None, :]).ravel()  # products in catalog order
@@ -153,23 +187,23 @@ def _pooled_index(
     sub_den = np.bincount(l2, weights=ce_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
     sub = (sub_num + cfg.subcategory_prior_days) / (sub_den + cfg.subcategory_prior_days)
     ip = cfg.index_prior_days
-    idx = (adj_k + ip * sub[:, st.l2]) / (ce_k + ip)
-    return idx, f
+    idx = (adj_k + ip * np.take(sub, st.l2, axis=1)) / (ce_k + ip)
+    return np.ascontiguousarray(idx), f  # C order: the gathers read rows of it
 
 
-def _share_scale(est: Est, machine_rate: FloatArray) -> FloatArray:
-    """`share_scale`: the carried products' rates add up to the machine's rate."""
+def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+    """`share_scale`: the carried products' rates add up to the machine's rate (nmk: `_carried_sorted`)."""
     book, st = est.book, est.st
     N, M, S = book.pk.shape
     K = len(st.sku_ids)
-    n, m, s = np.nonzero(book.active)
-    k = book.pk[n, m, s]
+    n, m, k = nmk
     attr = est.attr(n, m, k)
-    carried = block_row_sums(n * M + m, k, attr, np.full(N * M, K), N * M).reshape(N, M)  # np.where(...).sum(1)
+    # np.where(...).sum(1)
+    carried = block_row_sums(n * M + m, k, attr, np.full(N * M, K), N * M, presorted=True).reshape(N, M)
     denom = carried.copy()
     none = carried <= 0
     if none.any():  # a machine that carries nothing: the sum over the whole catalog
-        rn, rm = np.nonzero(none)
+        rn, rm = nonzero(none)
         kk = np.tile(np.arange(K), len(rn))
         rr = np.repeat(np.arange(len(rn)), K)
         full = block_row_sums(rr, kk, est.attr(rn[rr], rm[rr], kk), np.full(len(rn), K), len(rn))
@@ -185,9 +219,9 @@ def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
     count = stocked.sum(axis=1)
     mean = np.where(stocked, totals, 0.0).sum(axis=1) / np.maximum(count, 1)  # whole numbers: exact
     pos = np.cumsum(stocked, axis=1) - 1
-    r, c = np.nonzero(stocked)
+    r, c = nonzero(stocked)
     dev = totals[r, c] - mean[r]
-    var = block_row_sums(r, pos[r, c], dev * dev, count, N * M) / np.maximum(count - 1, 1)
+    var = block_row_sums(r, pos[r, c], dev * dev, count, N * M, presorted=True) / np.maximum(count - 1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         fitted = np.clip(mean * mean / (var - mean), 1.0, MAX_DISPERSION)
     out = np.where((mean <= 0) | (var <= mean), MAX_DISPERSION, fitted)
@@ -195,22 +229,19 @@ def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
     return out.reshape(N, M)
 
 
-def _gp_per_unit(book: Book, est: Est, m_units: FloatArray) -> FloatArray:
+def _gp_per_unit(book: Book, est: Est, m_units: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
     """Each machine's gross profit per unit over the window; before it sells, the mean margin of its products."""
     N, M, S = book.pk.shape
     gp_window = book.gp_hist.sum(axis=0)  # ring slots one after the other, as the baseline sums them
-    n, m, s = np.nonzero(book.active)
-    k = book.pk[n, m, s]
+    n, m, k = nmk  # by machine, then product
     margin = est.margin(n, m, k)
     count = book.active.sum(axis=2).ravel()
+    rows = n * M + m
     pos = np.zeros(len(n), dtype=np.int64)
     if len(n):  # each product's place among its machine's carried products, in catalog order
-        key = (n * M + m) * len(est.st.sku_ids) + k
-        order = np.argsort(key, kind="stable")
-        rows = (n * M + m)[order]
         first = np.r_[True, rows[1:] != rows[:-1]]
-        i = np.arange(len(order))
-        pos[order] = i - np.maximum.accumulate(np.where(first, i, 0))
-    mean = block_row_sums(n * M + m, pos, margin, count, N * M) / np.maximum(count, 1)
+        i = np.arange(len(rows))
+        pos = i - np.maximum.accumulate(np.where(first, i, 0))
+    mean = block_row_sums(rows, pos, margin, count, N * M, presorted=True) / np.maximum(count, 1)
     fallback = np.where(count > 0, mean, 0.0).reshape(N, M)
     return np.where(m_units > 0, gp_window / np.maximum(m_units, 1), fallback)

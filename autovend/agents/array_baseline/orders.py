@@ -12,7 +12,7 @@ from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.procurement import round_lots
 from autovend.agents.baseline.state import Static
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -21,11 +21,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 def carried_anywhere(book: Book, K: int) -> BoolArray:
     """(N, K) products some machine of the run carries."""
-    N = book.pk.shape[0]
-    out = np.zeros((N, K), dtype=bool)
-    n, m, s = np.nonzero(book.active)
-    out[n, book.pk[n, m, s]] = True
-    return out
+    return book.carriers > 0
 
 
 def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, IntArray]) -> IntArray:
@@ -51,8 +47,7 @@ def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, Int
 def network_exposure(book: Book, K: int) -> FloatArray:
     """(N, K) exposure-days of each product over the network (`cum_expo.sum(axis=0)`: machine after machine)."""
     N = book.pk.shape[0]
-    n, m, p = np.nonzero(book.ek >= 0)  # machine by machine: np.bincount adds them one after the other
-    k = book.ek[n, m, p]
+    n, m, p, k = book.sorted_entries()  # machine by machine: np.bincount adds them one after the other
     return np.bincount(n * K + k, weights=book.ce[n, m, p], minlength=N * K).reshape(N, K).astype(np.float64)
 
 
@@ -69,7 +64,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     cover = min(cfg.order_cover_days, max(remaining - L, 0))
     nn, mm = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(M), indexing="ij"))
     level = targets(est, nn, mm, book.cycle[nn, mm]).reshape(N, M, S)
-    n, m, s = np.nonzero(book.active)  # run, machine, slot: machine order within a run
+    n, m, s = nonzero(book.active)  # run, machine, slot: machine order within a run
     k = book.pk[n, m, s]
     col = n * K + k
     shelf_target = np.bincount(col, weights=level[n, m, s], minlength=N * K)  # whole numbers: exact
@@ -80,33 +75,40 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     mean_L = plan * L
     r = est.r[n, m]
     margin = est.margin(n, m, k)
-    # sums over the machines, one after the other (np.bincount adds in input order: machine by machine here)
-    mu_k = np.bincount(col, weights=mu, minlength=N * K)
-    mu_plan = np.bincount(col, weights=plan, minlength=N * K)
-    var_k = np.bincount(col, weights=mean_L + mean_L**2 / r, minlength=N * K)
+    # sums over the machines, one after the other (np.bincount adds in input order: machine by machine here);
+    # only the carried products (some machine of the run carries them) are ordered: the rest is worked out on them
     count = np.bincount(col, minlength=N * K)
-    margin_k = np.bincount(col, weights=margin, minlength=N * K) / np.maximum(count, 1)
-    life = np.tile(st.life, N)
-    cost = np.tile(st.cost, N)
-    mean_life = mu_k * life
+    live = np.flatnonzero(count > 0)
+    kl = live % K
+
+    def col_sum(w: npt.NDArray[np.float64 | np.int64]) -> FloatArray:
+        return np.bincount(col, weights=w, minlength=N * K)[live].astype(np.float64, copy=False)
+
+    shelf_target = shelf_target[live]
+    mu_k = col_sum(mu)
+    mu_plan = col_sum(plan)
+    var_k = col_sum(mean_L + mean_L**2 / r)
+    margin_k = col_sum(margin) / np.maximum(count[live], 1)
+    mean_life = mu_k * st.life[kl]
     var_life = mean_life + mean_life**2 / cfg.default_dispersion
     p_spoil = unsold_probability(shelf_target + mu_k * (L + cover), mean_life, var_life)
-    co = st.rent * (cover + cfg.max_cycle_days / 2.0) + p_spoil * cost
+    co = st.rent * (cover + cfg.max_cycle_days / 2.0) + p_spoil * st.cost[kl]
     z = newsvendor_z(margin_k, co, cfg.z_max)
     reorder = shelf_target + mu_plan * L + z * np.sqrt(var_k)
     up_to = np.minimum(reorder + mu_plan * cover, shelf_target + cfg.sell_through_share * mean_life)
-    priority = mu_k * margin_k
-    on_shelves = np.bincount(col, weights=book.shelf[n, m, s], minlength=N * K).astype(np.int64)
-    position = (warehouse + transit).ravel() + on_shelves
-    carried = count > 0
-    qty = round_lots(np.where(carried & (position < reorder), up_to - position, 0.0), cfg.order_lot)
+    priority = np.zeros(N * K)
+    priority[live] = mu_k * margin_k
+    on_shelves = col_sum(book.shelf[n, m, s]).astype(np.int64)
+    position = (warehouse + transit).ravel()[live] + on_shelves
+    qty = np.zeros(N * K, dtype=np.int64)
+    qty[live] = round_lots(np.where(position < reorder, up_to - position, 0.0), cfg.order_lot)
     return _within_cash(qty.reshape(N, K), st.cost, priority.reshape(N, K), cash - cfg.cash_floor)
 
 
 def _within_cash(qty: IntArray, cost: FloatArray, priority: FloatArray, budget: FloatArray) -> IntArray:
     """`within_cash`: all the order lines of a run if they fit its budget, else the highest-priority ones that do."""
     N, K = qty.shape
-    n, k = np.nonzero(qty)
+    n, k = nonzero(qty)
     value = qty[n, k] * cost[k]
     first = np.r_[True, n[1:] != n[:-1]] if len(n) else np.zeros(0, dtype=bool)
     i = np.arange(len(n))

@@ -36,6 +36,7 @@ from autovend.agents.baseline.calls import all_rows, ok
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.setup import new_state, price_band, static_from
 from autovend.agents.baseline.state import Static
+from autovend.arrays.kernel import nonzero
 from autovend.errors import ConfigError
 from autovend.session import ToolSession
 from autovend.tools.schemas import CALENDAR_DAYS_MAX
@@ -124,7 +125,7 @@ class ArrayBaseline:
             network = network_exposure(book, len(st.sku_ids))
             rank = visits_today(est, self.cal, obs, d, avail)
             for r in range(int(rank.max()) + 1):
-                n, m = np.nonzero(rank == r)
+                n, m = nonzero(rank == r)
                 serve(est, self.cal, obs, n, m, d, avail, wh_next, network, visits)
         order = place_orders(est, d, avail, obs["in_transit"].astype(np.int64), np.asarray(obs["cash"], dtype=float))
         book.record_exposure(d, cfg.window_days, cfg.facing_units)

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
+from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -26,8 +27,17 @@ def _k_wide(values: np.ndarray, pk: IntArray, K: int, fill: object = 0) -> np.nd
     """Rows' slot values spread over the catalog (R, K)."""
     R = len(pk)
     out = np.full((R, K), fill, dtype=np.asarray(values).dtype)
-    r, s = np.nonzero(pk >= 0)
+    r, s = nonzero(pk >= 0)
     out[r, pk[r, s]] = values[r, s]
+    return out
+
+
+def dropped_wide(est: Est, n: IntArray, m: IntArray) -> BoolArray:
+    """(R, K) the products dropped at each row's machine (entries marked `dropped`)."""
+    book = est.book
+    out = np.zeros((len(n), book.index.shape[2]), dtype=bool)
+    r, p = nonzero(book.dropped[n, m])
+    out[r, book.ek[n[r], m[r], p]] = True
     return out
 
 
@@ -43,7 +53,7 @@ def add(est: Est, n: IntArray, m: IntArray, k: IntArray) -> None:
         raise SlotsFull(f"a machine needs more than {book.pk.shape[2]} products at once; make the env with more slots")
     s = np.argmax(free, axis=1)
     book.pk[n, m, s] = k
-    book.active[n, m, s] = True
+    book.set_active(n, m, s, True)
     book.phase[n, m, s] = False
     book.shelf[n, m, s] = 0
     book.entries(n, m, k)
@@ -54,7 +64,7 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
     book = est.book
     p = book.entries(n, m, book.pk[n, m, s])
     book.dropped[n, m, p] = True
-    book.active[n, m, s] = False
+    book.set_active(n, m, s, False)
     left = book.shelf[n, m, s] > 0
     book.phase[n, m, s] = left
     book.pk[n, m, s] = np.where(left, book.pk[n, m, s], -1)
@@ -73,7 +83,7 @@ def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray,
     if width < K:  # only the columns up to the width-th best score (and its ties) can be picked
         bound = np.partition(key, width - 1, axis=1)[:, width - 1]
         valid = valid & (key <= bound[:, None])
-    r, c = np.nonzero(valid)
+    r, c = nonzero(valid)
     kc = key[r, c]
     order = np.lexsort((c, kc, r))
     r, c = r[order], c[order]
@@ -98,16 +108,13 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
         return
     K = len(st.sku_ids)
     days_left = np.maximum(st.horizon - d - st.lead_days - cfg.lead_allowance_days - book.cycle[n, m], 0)
-    kk = np.arange(K)[None, :]
-    nn, mm = n[:, None], m[:, None]
-    margin = est.margin(nn, mm, kk)
+    margin = est.margin_rows(n, m)
     pk = book.pk[n, m]
     act_k = _k_wide(book.active[n, m], pk, K, False)
     phase_k = _k_wide(book.phase[n, m], pk, K, False)
-    idx = book.index[n, m].astype(np.int64)
-    dropped_k = np.where(idx >= 0, book.dropped[nn, mm, np.maximum(idx, 0)], False)
+    dropped_k = dropped_wide(est, n, m)
     cand_ok = ~act_k & ~dropped_k & ~phase_k & (margin > 0)
-    cand_score = est.prior(nn, mm, kk) * margin
+    cand_score = est.prior_rows(n, m) * margin
     carried = _carried(est, n)
     _drop_poor(est, n, m, cand_ok, cand_score, days_left, avail)
     _fill_free(est, n, m, d, cand_ok, cand_score, network_expo[n], carried)
@@ -116,12 +123,7 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
 
 def _carried(est: Est, n: IntArray) -> BoolArray:
     """(R, K) products carried by some machine of each row's run, now."""
-    book = est.book
-    K = len(est.st.sku_ids)
-    out = np.zeros((len(n), K), dtype=bool)
-    r, mm, s = np.nonzero(book.active[n])
-    out[r, book.pk[n[r], mm, s]] = True
-    return out
+    return est.book.carriers[n] > 0
 
 
 def _judged(est: Est, n: IntArray, m: IntArray) -> BoolArray:
@@ -144,7 +146,7 @@ def _sunk(est: Est, n: IntArray, m: IntArray, s: IntArray, avail: IntArray) -> F
     """What replacing slot s's product throws away: its shelf and warehouse units if no other machine has it."""
     book, st = est.book, est.st
     k = book.pk[n, m, s]
-    others = (book.active[n] & (book.pk[n] == k[:, None, None])).sum(axis=(1, 2))
+    others = book.carriers[n, k]
     value = (book.shelf[n, m, s] + avail[n, k]) * st.cost[k]
     return np.where(others > 1, 0.0, value.astype(np.float64))
 
@@ -175,12 +177,29 @@ def _drop_poor(
     key = np.where(poor, score[rows], np.inf)
     order = np.lexsort((np.where(poor, k, np.iinfo(np.int64).max), key), axis=1)[:, : cfg.max_drops_per_visit]
     take = np.take_along_axis(poor, order, axis=1)
-    r, j = np.nonzero(take)
+    r, j = nonzero(take)
     s = order[r, j]
     rr = rows[r]
     sunk = _sunk(est, n[rr], m[rr], s, avail)
     pays = (best_alt[rr] - score[rr, s]) * days_left[rr] > sunk
     drop(est, n[rr][pays], m[rr][pays], s[pays])
+
+
+def first_lowest(key: FloatArray, tie: IntArray) -> IntArray:
+    """`np.lexsort((tie, key), axis=1)[:, 0]`: each row's lowest key, ties by the lowest `tie`, then the first."""
+    R = len(key)
+    top_tie = np.iinfo(np.int64).max
+    low = np.fmin.reduce(key, axis=1) if key.shape[1] else np.full(R, np.nan)  # NaN keys sort last
+    at = key == low[:, None]
+    t = np.where(at, tie, top_tie)
+    out = np.argmin(t, axis=1)
+    rows = np.arange(R)
+    plain = t[rows, out] == top_tie  # no tie value below the largest: the first of the lowest keys
+    out[plain] = np.argmax(at[plain], axis=1)
+    odd = ~at.any(axis=1)  # all NaN: as the lexsort has it
+    if odd.any():
+        out[odd] = np.lexsort((tie[odd], key[odd]), axis=1)[:, 0]
+    return out
 
 
 def _median(values: FloatArray, count: IntArray) -> FloatArray:
@@ -248,8 +267,7 @@ def _swap_in(
         score = _score(est, n[r], m[r])
         has = judged.any(axis=1)
         pk = book.pk[n[r], m[r]]
-        key = np.where(judged, score, np.inf)
-        worst = np.lexsort((np.where(judged, pk, np.iinfo(np.int64).max), key), axis=1)[:, 0]
+        worst = first_lowest(np.where(judged, score, np.inf), np.where(judged, pk, np.iinfo(np.int64).max))
         worst_score = score[np.arange(len(r)), worst]
         better = cand_score[r, k] > cfg.swap_ratio * np.maximum(worst_score, 0.0)
         sunk = _sunk(est, n[r], m[r], worst, avail)

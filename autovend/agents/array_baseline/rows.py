@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.baseline.targets import SHARE_ROUNDS
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -23,18 +23,46 @@ LAST = np.iinfo(np.int64).max // 4  # the place of an entry that is not in the l
 
 def list_pos(key: npt.ArrayLike, valid: BoolArray) -> IntArray:
     """Each valid entry's place in its row's list ordered by `key` (ascending); LAST elsewhere."""
+    return list_order(key, valid)[0]
+
+
+def list_order(key: npt.ArrayLike, valid: BoolArray) -> tuple[IntArray, IntArray]:
+    """`list_pos`, and each row's entries in list order (the valid ones first: `order[:, :count]`)."""
     k = np.where(valid, np.asarray(key, dtype=np.int64), LAST)
     order = np.argsort(k, axis=-1, kind="stable")
     pos = np.empty_like(order)
     np.put_along_axis(pos, order, np.broadcast_to(np.arange(k.shape[-1]), k.shape), axis=-1)
-    return np.where(valid, pos, LAST)
+    return np.where(valid, pos, LAST), order
 
 
-def list_sums(x: FloatArray, valid: BoolArray, pos: IntArray) -> FloatArray:
-    """(R,) numpy's `np.sum` of each row's list (the valid entries in `pos` order, zeros included)."""
+def list_sums(x: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | None = None) -> FloatArray:
+    """(R,) numpy's `np.sum` of each row's list (the valid entries in `pos` order, zeros included).
+
+    With `order` (`list_order`'s), the entries are taken in list order and not sorted again.
+    """
     R = x.shape[0]
-    r, c = np.nonzero(valid)
-    return block_row_sums(r, pos[r, c], x[r, c], valid.sum(axis=1), R)
+    count = valid.sum(axis=1)
+    if order is not None:
+        r, j = nonzero(np.arange(x.shape[1])[None, :] < count[:, None])
+        return block_row_sums(r, j, x[r, order[r, j]], count, R, presorted=True)
+    r, c = nonzero(valid)
+    return block_row_sums(r, pos[r, c], x[r, c], count, R)
+
+
+def fast_rank(rate: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | None = None) -> IntArray:
+    """Each valid entry's place among its row's by rate, fastest first (ties: list order); LAST elsewhere."""
+    R, S = rate.shape
+    speed = np.maximum(rate, 0.0)
+    if order is None:
+        key_order = np.lexsort((np.where(valid, pos, LAST), np.where(valid, -speed, np.inf)), axis=-1)
+    else:  # list order first, then a stable sort by speed: the same order as the lexsort
+        by_speed = np.argsort(
+            np.take_along_axis(np.where(valid, -speed, np.inf), order, axis=-1), axis=-1, kind="stable"
+        )
+        key_order = np.take_along_axis(order, by_speed, axis=-1)
+    fast = np.empty_like(key_order)
+    np.put_along_axis(fast, key_order, np.broadcast_to(np.arange(S), (R, S)), axis=-1)
+    return np.where(valid, fast, LAST)  # 0 = the fastest product of the row
 
 
 def _first_in_order(eligible: BoolArray, rank: IntArray, count: IntArray) -> BoolArray:
@@ -56,16 +84,19 @@ def shelf_targets(
     room: IntArray,
     facing: int,
     fill: BoolArray,
+    order: IntArray | None = None,
+    fast: IntArray | None = None,
 ) -> IntArray:
-    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list)."""
+    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list).
+
+    order: `list_order`'s (optional); fast: `fast_rank` of the rates (optional, worked out when missing).
+    """
     R, S = need.shape
     speed = np.maximum(rate, 0.0)
     cap = np.maximum(limit, facing).astype(np.int64)
     n = valid.sum(axis=1)
-    key_order = np.lexsort((np.where(valid, pos, LAST), np.where(valid, -speed, np.inf)), axis=-1)
-    fast = np.empty_like(key_order)
-    np.put_along_axis(fast, key_order, np.broadcast_to(np.arange(S), (R, S)), axis=-1)
-    fast = np.where(valid, fast, LAST)  # 0 = the fastest product of the row
+    if fast is None:
+        fast = fast_rank(rate, valid, pos, order)
     out = np.zeros((R, S), dtype=np.int64)
     live = (n > 0) & (room > 0)
     # not even the facings fit: the fastest products get a facing each, the next one what is left
@@ -83,7 +114,9 @@ def shelf_targets(
     if spare_rows.any():
         i = spare_rows
         spare = np.where(fill[i], room[i] - total[i], 0)
-        out[i] = _share_spare(S0[i], cap[i], speed[i], valid[i], pos[i], fast[i], spare)
+        out[i] = _share_spare(
+            S0[i], cap[i], speed[i], valid[i], pos[i], fast[i], spare, None if order is None else order[i]
+        )
     return out
 
 
@@ -101,7 +134,14 @@ def _scale_above_facing(
 
 
 def _share_spare(
-    S: IntArray, cap: IntArray, rate: FloatArray, valid: BoolArray, pos: IntArray, fast: IntArray, spare: IntArray
+    S: IntArray,
+    cap: IntArray,
+    rate: FloatArray,
+    valid: BoolArray,
+    pos: IntArray,
+    fast: IntArray,
+    spare: IntArray,
+    order: IntArray | None = None,
 ) -> IntArray:
     S = S.copy()
     spare = spare.copy()
@@ -113,7 +153,7 @@ def _share_spare(
         if not going.any():
             break
         w = np.where(open_, rate, 0.0)
-        wsum = list_sums(w, valid, pos)
+        wsum = list_sums(w, valid, pos, order)
         safe = np.where(going, wsum, 1.0)
         add = np.minimum(np.floor(spare[:, None] * w / safe[:, None]).astype(np.int64), cap - S)
         add = np.where(valid & going[:, None], add, 0)

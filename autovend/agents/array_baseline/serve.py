@@ -16,11 +16,12 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.review import add, review, top
+from autovend.agents.array_baseline.review import add, dropped_wide, review, top
 from autovend.agents.array_baseline.rows import fit_within
-from autovend.agents.array_baseline.targets import carried, cycle, targets
+from autovend.agents.array_baseline.targets import carried_order, cycle, levels, targets
 from autovend.agents.array_baseline.visits import Calendar
 from autovend.arrays.facts import SOON_DAYS
+from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -85,8 +86,12 @@ def serve(
     book.phase[n, m] &= book.shelf[n, m] > 0
     gone = (book.pk[n, m] >= 0) & ~book.active[n, m] & ~book.phase[n, m]
     book.pk[n, m] = np.where(gone, -1, book.pk[n, m])
-    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off)
-    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted)
+    # the carried products and their mean needs until the next service: the same for making room and filling
+    # (making room only takes off products no longer carried)
+    co = carried_order(est, n, m)
+    mean = levels(est, n, m, co[1], np.maximum(nxt - d, 1)[:, None], np.zeros(R, dtype=bool), co[0])
+    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean)
+    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean)
     touched = restocked | reduced | (delisted >= 0).any(axis=1) | made_room
     book.last_visit[n, m] = np.where(touched, d, book.last_visit[n, m])
     first = (book.first_visit[n, m] == 0) & restocked
@@ -139,7 +144,7 @@ def _take_off_expiring(
     expiry[...] = np.where(cut & (units - qty > 0), d + SOON_DAYS + 1, expiry)
     off = stale_line & long_gap[:, None]
     if off.any():
-        r, s = np.nonzero(off)
+        r, s = nonzero(off)
         waste[r, s] = stale[r, s]
         off[r, s] = units[r, s]
         k = book.pk[n[r], m[r], s]
@@ -162,6 +167,8 @@ def _make_room(
     delisted: IntArray,
     waste: IntArray,
     off: IntArray,
+    co: tuple[BoolArray, IntArray, IntArray, IntArray],
+    mean: tuple[FloatArray, FloatArray, FloatArray],
 ) -> BoolArray:
     """Dropped products still on the shelf come off when the carried ones' mean needs want their room.
 
@@ -169,7 +176,7 @@ def _make_room(
     """
     book, st = est.book, est.st
     cap = st.capacity[m]
-    spare = cap - targets(est, n, m, nxt - d, room=cap, fill=False, safety=False).sum(axis=1)
+    spare = cap - targets(est, n, m, nxt - d, room=cap, fill=False, safety=False, carried=co, mean_levels=mean).sum(1)
     old = book.phase[n, m]
     if not old.any():
         return np.zeros(len(n), dtype=bool)
@@ -184,7 +191,7 @@ def _make_room(
     np.put_along_axis(out, order, out_sorted, axis=1)
     if not out.any():
         return np.zeros(len(n), dtype=bool)
-    r, s = np.nonzero(out)
+    r, s = nonzero(out)
     waste[r, s] += soon[r, s]
     off[r, s] += book.shelf[n[r], m[r], s]
     returned(
@@ -215,6 +222,8 @@ def _fill(
     wh_next: IntArray,
     expiry: IntArray,
     delisted: IntArray,
+    co: tuple[BoolArray, IntArray, IntArray, IntArray],
+    mean: tuple[FloatArray, FloatArray, FloatArray],
 ) -> BoolArray:
     """Restock: the carried products' mean needs, a facing each of uncarried paid-for stock, then the rest.
 
@@ -226,23 +235,23 @@ def _fill(
     usable = avail[n].copy()  # (R, K)
     if long_gap.any():
         rows = np.flatnonzero(long_gap)
-        r, s = np.nonzero(delisted[rows] >= 0)
+        r, s = nonzero(delisted[rows] >= 0)
         usable[rows[r], delisted[rows[r], s]] = 0
         nexp = wh_next[n[rows]]
         usable[rows] = np.where((nexp > 0) & (nexp <= nxt[rows, None]), 0, usable[rows])
-    act, k, pos = carried(est, n, m)
+    act, k, pos, _ = co
     held = book.pk[n, m] >= 0
     shelf = np.where(held, book.shelf[n, m], 0)
     free = cap - shelf.sum(axis=1)
     use_k = usable[np.arange(R)[:, None], k]
-    base = np.maximum(targets(est, n, m, nxt - d, fill=False, safety=False) - shelf, 0)
+    base = np.maximum(targets(est, n, m, nxt - d, fill=False, safety=False, carried=co, mean_levels=mean) - shelf, 0)
     base = fit_within(np.where(act, np.minimum(base, use_k), 0), act, pos, free)
     room = free - base.sum(axis=1)
     clear, clear_qty = _clearance(est, n, m, usable, room)
     room = room - clear_qty.sum(axis=1)
     other = held & ~act
     keep = np.where(other, shelf, 0).sum(axis=1) + clear_qty.sum(axis=1)
-    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep) - shelf - base, 0)
+    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co) - shelf - base, 0)
     need = base + fit_within(np.where(act, np.minimum(full, use_k - base), 0), act, pos, np.maximum(room, 0))
     need = np.where(act, need, 0)
     # restocks take the earliest-expiring warehouse units; the ones expiring soon were thrown away
@@ -250,7 +259,7 @@ def _fill(
     got = need > 0
     expiry[...] = np.where(got, np.minimum(expiry, first), expiry)
     book.shelf[n, m] += need
-    r, s = np.nonzero(got)
+    r, s = nonzero(got)
     avail[n[r], k[r, s]] -= need[r, s]
     placed = np.zeros(R, dtype=bool)
     if clear.shape[1]:
@@ -261,7 +270,7 @@ def _fill(
             kc = clear[rr, j]
             add(est, n[rr], m[rr], kc)
             slot = np.argmax(book.pk[n[rr], m[rr]] == kc[:, None], axis=1)
-            book.active[n[rr], m[rr], slot] = False
+            book.set_active(n[rr], m[rr], slot, False)
             q = clear_qty[rr, j]
             book.shelf[n[rr], m[rr], slot] = q
             book.phase[n[rr], m[rr], slot] = q > 0
@@ -280,17 +289,14 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     count = np.where(room >= cfg.facing_units, room // cfg.facing_units, 0)
     if not count.any():
         return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=np.int64)
-    carried_any = np.zeros((R, K), dtype=bool)
-    r, mm, s = np.nonzero(book.active[n])
-    carried_any[r, book.pk[n[r], mm, s]] = True
+    carried_any = book.carriers[n] > 0
     here = book.pk[n, m]
     on_here = np.zeros((R, K), dtype=bool)  # phase products, and any unit on this shelf
-    r2, s2 = np.nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
+    r2, s2 = nonzero((here >= 0) & (book.phase[n, m] | (book.shelf[n, m] > 0)))
     on_here[r2, here[r2, s2]] = True
-    idx = book.index[n, m].astype(np.int64)
-    dropped = np.where(idx >= 0, book.dropped[n[:, None], m[:, None], np.maximum(idx, 0)], False)
+    dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
-    r, k = np.nonzero(dead)
+    r, k = nonzero(dead)
     score = np.full((R, K), -np.inf)
     score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
     order, ok = top(score, dead, count)

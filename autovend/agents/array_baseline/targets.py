@@ -11,8 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.rows import list_pos, list_sums, shelf_targets
+from autovend.agents.array_baseline.rows import fast_rank, list_order, shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -21,32 +22,53 @@ BoolArray = npt.NDArray[np.bool_]
 
 def carried(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArray, IntArray]:
     """Rows' carried products: (mask, product (0 where none), place in catalog order)."""
+    act, k, pos, _ = carried_order(est, n, m)
+    return act, k, pos
+
+
+def carried_order(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArray, IntArray, IntArray]:
+    """`carried`, and each row's slots in catalog order (`list_order`)."""
     book = est.book
     act = book.active[n, m]
-    k = np.where(act, book.pk[n, m], 0)
-    return act, k, list_pos(book.pk[n, m], act)
+    pk = book.pk[n, m]
+    k = np.where(act, pk, 0)
+    pos, order = list_order(pk, act)
+    return act, k, pos, order
 
 
 def levels(
-    est: Est, n: IntArray, m: IntArray, k: IntArray, days: npt.ArrayLike, safety: BoolArray
+    est: Est, n: IntArray, m: IntArray, k: IntArray, days: npt.ArrayLike, safety: BoolArray, act: BoolArray
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """`cycle_levels` of rows' products over `days` (broadcast): (need, spoilage cap, rate)."""
+    """`cycle_levels` of rows' carried products (`act`) over `days` (broadcast): (need, spoilage cap, rate).
+
+    need and cap are worked out on the carried products only (0 elsewhere); the rate is every slot's.
+    """
     st, cfg = est.st, est.cfg
-    nn, mm = n[:, None], m[:, None]
     mu = est.slot_mu(n, m)  # the rows' slots are the carried products' (k), others masked out later
-    r = est.r[n, m][:, None]
-    life = st.life[k].astype(float)
+    r_i, s_i = nonzero(act)
+    kc = k[r_i, s_i]
+    mu_c = mu[r_i, s_i]
+    r = est.r[n, m][r_i]
+    life = st.life[kc].astype(float)
     days = np.asarray(days)
-    mean_h = mu * days
+    lead = days.shape[:-2]  # (H,) for the cycle's horizons, else ()
+    d_c = np.broadcast_to(days, (*lead, *act.shape))[..., r_i, s_i]
+    mean_h = mu_c * d_c
     var_h = mean_h + mean_h**2 / r
-    mean_life = mu * life
+    mean_life = mu_c * life
+    limit = np.zeros(act.shape)
+    limit[r_i, s_i] = np.floor(cfg.sell_through_share * mean_life)
+    need = np.zeros((*lead, *act.shape))
+    safety = np.asarray(safety)
+    if not safety.any():  # z = 0 on every row: the mean need (the same values as below with z = 0)
+        need[..., r_i, s_i] = mean_h + np.zeros(np.broadcast(mean_h, var_h).shape) * np.sqrt(var_h)
+        return need, limit, mu
     var_life = mean_life + mean_life**2 / r
     stock0 = np.maximum(cfg.facing_units, mean_h)
     p_spoil = unsold_probability(stock0, mean_life, var_life)
-    co = cfg.shelf_holding_per_unit_day * days + p_spoil * st.cost[k]
-    z = np.where(np.asarray(safety)[:, None], newsvendor_z(est.margin(nn, mm, k), co, cfg.z_max), 0.0)
-    need = mean_h + z * np.sqrt(var_h)
-    limit = np.floor(cfg.sell_through_share * mean_life)
+    co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * st.cost[kc]
+    z = np.where(safety[r_i], newsvendor_z(est.margin(n[r_i], m[r_i], kc), co, cfg.z_max), 0.0)
+    need[..., r_i, s_i] = mean_h + z * np.sqrt(var_h)
     return need, limit, mu
 
 
@@ -65,15 +87,24 @@ def targets(
     room: IntArray | None = None,
     fill: bool = True,
     safety: bool = True,
+    carried: tuple[BoolArray, IntArray, IntArray, IntArray] | None = None,
+    mean_levels: tuple[FloatArray, FloatArray, FloatArray] | None = None,
 ) -> IntArray:
-    """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots."""
-    act, k, pos = carried(est, n, m)
+    """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots.
+
+    carried: the rows' `carried_order`, when known; mean_levels: their `levels` over these days without safety
+    stock, when known (for `safety=False`).
+    """
+    act, k, pos, order = carried_order(est, n, m) if carried is None else carried
     H = np.maximum(days, 1)[:, None]
-    need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety))
+    if mean_levels is not None and not safety:
+        need, limit, mu = mean_levels
+    else:
+        need, limit, mu = levels(est, n, m, k, H, np.full(len(n), safety), act)
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
-    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill)
+    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order)
 
 
 def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
@@ -82,14 +113,14 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
     R = len(n)
     top = cfg.max_cycle_days
     out = np.full(R, top, dtype=np.int64)
-    act, k, pos = carried(est, n, m)
+    act, k, pos, order = carried_order(est, n, m)
     live = act.any(axis=1)
     if cfg.cycle_rule == "fixed" or not live.any():
         return out
-    n, m, act, k, pos = n[live], m[live], act[live], k[live], pos[live]
+    n, m, act, k, pos, order = n[live], m[live], act[live], k[live], pos[live], order[live]
     rows = len(n)
     days = np.arange(1, top + 1)
-    need, limit, mu = levels(est, n, m, k, days[:, None, None], np.ones(rows, dtype=bool))  # (H, R, S)
+    need, limit, mu = levels(est, n, m, k, days[:, None, None], np.ones(rows, dtype=bool), act)  # (H, R, S)
     room = default_room(est, n, m)
     H = len(days)
     flat = lambda x: x.reshape(H * rows, -1)  # noqa: E731 - (H, R, S) -> (H * R, S)
@@ -103,13 +134,22 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
         np.tile(room, H),
         cfg.facing_units,
         np.full(H * rows, cfg.fill_spare_room),
+        rep(order),
+        rep(fast_rank(mu, act, pos, order)),  # the same order at every horizon
     ).reshape(H, rows, -1)
-    r = est.r[n, m][None, :, None]
-    margin = np.maximum(est.margin(n[:, None], m[:, None], k), 0.0)
-    mean = mu[None] * days[:, None, None]
+    # expected sales of the carried products only, in list order (what `list_sums` adds up)
+    count = act.sum(axis=1)
+    ro, j = nonzero(np.arange(act.shape[1])[None, :] < count[:, None])
+    so = order[ro, j]
+    r = est.r[n, m][ro]
+    margin = np.maximum(est.margin(n[ro], m[ro], k[ro, so]), 0.0)
+    mean = mu[ro, so] * days[:, None]  # (H, entries)
     sd = np.sqrt(mean + mean**2 / r)
-    sold = mean - sd * normal_loss((stock - mean) / np.maximum(sd, 1e-9))
-    total = list_sums(flat(sold * margin[None]), rep(act), rep(pos)).reshape(H, rows)
+    sold = mean - sd * normal_loss((stock[:, ro, so] - mean) / np.maximum(sd, 1e-9))
+    row = (np.arange(H)[:, None] * rows + ro).ravel()
+    total = block_row_sums(
+        row, np.tile(j, H), (sold * margin).ravel(), np.tile(count, H), H * rows, presorted=True
+    ).reshape(H, rows)
     value = (total - st.visit_fee) / days[:, None]
     best = np.full(rows, top, dtype=np.int64)
     best_value = np.full(rows, -np.inf)

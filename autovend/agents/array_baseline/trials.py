@@ -7,7 +7,7 @@ import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
 from autovend.agents.baseline.config import BaselineConfig
-from autovend.arrays.kernel import block_row_sums
+from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -25,7 +25,7 @@ def _effect(book: Book) -> tuple[FloatArray, BoolArray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.log(mean[:, :, 1] / mean[:, :, 0])
     rows = np.arange(N)[:, None] * G + book.price_group[None, :]  # (N, M) -> the row of each machine's group
-    r, m = np.nonzero(ok)
+    r, m = nonzero(ok)
     row = rows[r, m]
     count = np.zeros(N * G, dtype=np.int64)
     np.add.at(count, row, 1)
@@ -57,7 +57,7 @@ def update_trials(book: Book, cfg: BaselineConfig, d: int) -> None:
         slot = (d - 1) % W
         arm = book.arm_hist[slot].astype(np.int64)
         gp = book.gp_hist[slot]
-        n, m = np.nonzero(arm >= 0)
+        n, m = nonzero(arm >= 0)
         book.gp_sum[n, m, arm[n, m]] += gp[n, m]
         book.gp_n[n, m, arm[n, m]] += 1
     ready = np.asarray((book.first_visit > 0).all(axis=1))[:, None] & (d >= cfg.trial_start_day)
