@@ -10,6 +10,10 @@ from autovend.cli.app import app
 
 PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
 SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
+PARTITIONED_HELP = (
+    "Write orders (and inventory) as hive-partitioned Parquet folders by these keys: machine_id, month or "
+    "machine_id,month (docs/scale.md)."
+)
 FORCE_HELP = (
     "Replace an output folder that holds other files (without it, only an empty folder or this command's "
     "earlier output is replaced)."
@@ -23,6 +27,7 @@ def synth(
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    partitioned: str | None = typer.Option(None, "--partitioned", help=PARTITIONED_HELP),
 ) -> None:
     """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
     from rich.console import Console
@@ -32,12 +37,18 @@ def synth(
 
     console = Console()
     with step_progress(console, "synth"):
-        fig = run(out, truth, params, settings, force=force)
+        fig = run(out, truth, params, settings, force=force, partition_by=_partition_by(partitioned))
     console.print(
         f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
         f"({fig['kept_unit_share']:.1%} kept), {fig['inventory_rows']:,.0f} inventory rows in {fig['seconds']:.1f} s"
     )
+
+
+def _partition_by(text: str | None) -> tuple[str, ...] | None:
+    from autovend.data.partwrite import partition_keys
+
+    return None if text is None else partition_keys(text)
 
 
 @app.command("calibrate")
