@@ -33,8 +33,21 @@ LAYERS: Layers = (
     ("package", (ROOT, "errors"), "the version and the named exceptions"),
     (
         "utilities",
-        ("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access", "webserve"),
-        "small helpers that know nothing of vending (access: who may reach a web door; webserve: serving one)",
+        (
+            "rng",
+            "marks",
+            "extras",
+            "rundir",
+            "memory",
+            "png",
+            "progress",
+            "provenance",
+            "access",
+            "webserve",
+            "parallel",
+        ),
+        "small helpers that know nothing of vending (access: who may reach a web door; webserve: serving one; "
+        "parallel: where a large job's tasks run, in process or on Dask)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),

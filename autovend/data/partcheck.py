@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.data.check import (
+from autovend.data.checkreport import (
     CheckReport,
     SourceSummary,
     calendar_violations,
