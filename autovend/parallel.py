@@ -60,6 +60,10 @@ class Executor(Protocol):
         """Element `index` of each result (a tuple), as Refs."""
         ...
 
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """Values made here, as Refs where the tasks and groups can take them."""
+        ...
+
     def gather(self, refs: Sequence[Any]) -> list[Any]:
         """The values of the Refs."""
         ...
@@ -102,6 +106,10 @@ class LocalExecutor:
     def gather(self, refs: Sequence[Any]) -> list[Any]:
         """The values of the Refs."""
         return list(refs)
+
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """The values themselves."""
+        return list(values)
 
     def release(self, refs: Sequence[Any]) -> None:
         """Forget the Refs (their values may go)."""
@@ -164,6 +172,10 @@ class DaskExecutor:
     def gather(self, refs: Sequence[Any]) -> list[Any]:
         """The values of the Refs."""
         return list(self.client.gather(list(refs)))
+
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """The values sent to the workers (spread over them), as futures."""
+        return list(self.client.scatter(list(values), hash=False)) if values else []
 
     def release(self, refs: Sequence[Any]) -> None:
         """Forget the Refs (their values may go)."""

@@ -14,6 +14,12 @@ PARTITIONED_HELP = (
     "Write orders (and inventory) as hive-partitioned Parquet folders by these keys: machine_id, month or "
     "machine_id,month (docs/scale.md)."
 )
+SCHEDULER_HELP = (
+    "Compute the statistics on Dask: 'local' (a cluster of --workers processes on this machine) or a scheduler's "
+    "address (tcp://HOST:PORT, workers started with `dask worker ADDRESS`). The estimates are the same bytes as "
+    "without it (docs/scale.md)."
+)
+WORKERS_HELP = "With --scheduler local: worker processes (default 2); with an address: workers to wait for."
 FORCE_HELP = (
     "Replace an output folder that holds other files (without it, only an empty folder or this command's "
     "earlier output is replaced)."
@@ -53,7 +59,11 @@ def _partition_by(text: str | None) -> tuple[str, ...] | None:
 
 @app.command("calibrate")
 def calibrate_cmd(
-    source_dir: Path = typer.Argument(..., help="Source folder (checked first; refused if it breaks the contract)."),
+    source_dir: str = typer.Argument(
+        ...,
+        help="Source folder, or a partitioned source's folder or URL (checked first; refused if it breaks the "
+        "contract).",
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="Output folder: calibration.json and Parquet tables."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
@@ -66,6 +76,8 @@ def calibrate_cmd(
         "r pooled) or paper (the paper's definitions: kappa from observed mean daily units, e the log-log "
         "slope, r the median r_m, u = x e / (1 - e)).",
     ),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
@@ -80,8 +92,15 @@ def calibrate_cmd(
     if estimator not in ESTIMATORS:
         raise ConfigError(f"--estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     console = Console()
+
+    def announce(where: str) -> None:
+        console.print(f"calibrating on {where}", markup=False, soft_wrap=True)
+
     with step_progress(console, "calibrate"):
-        res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
+        res, seconds = run(
+            source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator),
+            scheduler=scheduler, workers=workers, announce=announce if scheduler is not None else None,
+        )  # fmt: skip
     s = res.estimates
     table = Table(title=f"calibration of {s.source_name} ({seconds:.1f} s, {estimator} estimator)")
     table.add_column("quantity")
@@ -119,6 +138,8 @@ def validate_cmd(
         False, "--ignore-inventory", help="Validate as if the source had no inventory records (pre-window shelves)."
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
@@ -135,10 +156,14 @@ def validate_cmd(
     from autovend.cli.steps import step_progress
     from autovend.pipeline.validate import run
 
+    def announce(where: str) -> None:
+        console.print(f"calibrating on {where}", markup=False, soft_wrap=True)
+
     with step_progress(console, "validate"):
         res, seconds = run(
-            source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory
-        )
+            source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory,
+            scheduler=scheduler, workers=workers, announce=announce if scheduler is not None else None,
+        )  # fmt: skip
     m, v = res.metrics, res.verdict
     console.print(
         f"verdict: {v['verdict']} (shelves: {v['shelves']}); volume error {m['volume_error']:+.2%}; "

@@ -402,3 +402,14 @@ def _summary(
         duplicate_rows=duplicates,
         content_hash=content_hash,
     )
+
+
+def small_tables(loc: Location) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The typed machines and products of a partitioned source (None for one that breaks the contract)."""
+    out: list[pd.DataFrame | None] = []
+    with temporary_folder() as work:
+        folder = small_files_folder(loc, Path(work))
+        for stem in ("machines", "products"):
+            table, found = load_table(folder, TABLES_BY_STEM[stem])
+            out.append(finalise_table(table.spec, table.typed) if table is not None and not found else None)
+    return out[0], out[1]

@@ -25,7 +25,8 @@ import pytest
 from scipy import stats
 
 from autovend.calibration.calibrate import calibrate
-from autovend.calibration.choice import choice_data, fit_choice
+from autovend.calibration.choice import choice_data
+from autovend.calibration.split import fit_choice
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.panel import build_panel
 from autovend.data.load import load_source

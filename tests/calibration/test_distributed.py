@@ -1,0 +1,75 @@
+"""The calibration's statistics computed per block of machines, wherever the blocks are held: the same bytes.
+
+The blocks (`autovend.calibration.store`) are set by the records alone; their parts are summed in block order.
+So a calibration in this process, on groups of blocks (here in turn, or on a Dask cluster's workers), from a
+flat source or from its partitioned copy, writes the same calibration.json (the partitioned copy's source hash
+aside). `BLOCK_ROWS` is lowered so that a small source has several blocks, as an operator-scale one has.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autovend.calibration import cells
+from autovend.calibration.assemble import from_parts, on_executor
+from autovend.calibration.calibrate import blocks_on, calibrate
+from autovend.calibration.config import CalibrationConfig
+from autovend.data.load import load_source
+from autovend.data.parts import locate
+from autovend.data.partwrite import partition_source
+from autovend.parallel import LocalExecutor
+from tests.calibration.conftest import small_source
+
+SMALL_BLOCK = 300  # sales and count rows per block: the small source below has 4 (its machines have 943, 242, 395, 137)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    """Four machines (two with inventory records), 42 days, about 1,500 units: its folder."""
+    folder = tmp_path_factory.mktemp("blocks")
+    small_source(folder, {"worksite/canteen": 2, "office/office_building": 2}, 2, 42, 1_500)
+    return folder / "src"
+
+
+def _written(result, out: Path) -> bytes:
+    result.write(out)
+    return (out / "calibration.json").read_bytes()
+
+
+def test_blocks_held_in_groups_give_the_bytes_of_the_panel_in_memory(small, tmp_path, monkeypatch):
+    monkeypatch.setattr(cells, "BLOCK_ROWS", SMALL_BLOCK)
+    source = load_source(small)
+    whole = calibrate(source, CalibrationConfig())
+    assert len(whole.estimates.notes) >= 0 and whole.estimates.n_machines == 4
+    reference = _written(whole, tmp_path / "memory")
+    for n_groups in (1, 3):
+        grouped = calibrate(on_executor(source, CalibrationConfig(), LocalExecutor(n_groups)), CalibrationConfig())
+        assert _written(grouped, tmp_path / f"groups{n_groups}") == reference
+    with blocks_on(LocalExecutor(2)):  # what validation's calibrations do on a cluster
+        assert _written(calibrate(source, CalibrationConfig()), tmp_path / "context") == reference
+
+
+def test_the_panel_has_the_blocks_it_was_built_in(small, monkeypatch):
+    from autovend.calibration.panel import build_panel
+
+    monkeypatch.setattr(cells, "BLOCK_ROWS", SMALL_BLOCK)
+    panel = build_panel(load_source(small), CalibrationConfig())
+    assert len(panel.blocks) == 4
+    assert [lo for lo, _ in panel.blocks] == [0, 1, 2, 3]  # one machine each: no two neighbours hold 300 rows
+    assert panel.blocks[-1][1] == panel.n_machines
+
+
+def test_a_partitioned_copy_calibrates_to_the_same_estimates(small, tmp_path, monkeypatch):
+    monkeypatch.setattr(cells, "BLOCK_ROWS", SMALL_BLOCK)
+    reference = json.loads(_written(calibrate(load_source(small), CalibrationConfig()), tmp_path / "flat"))
+    for by in (("machine_id",), ("month",)):
+        parts = tmp_path / f"parts-{'-'.join(by)}"
+        partition_source(small, parts, by)
+        prepared = from_parts(locate(parts), None, CalibrationConfig(), LocalExecutor(2))
+        got = json.loads(_written(calibrate(prepared, CalibrationConfig()), tmp_path / f"cal-{'-'.join(by)}"))
+        assert got["source_hash"] != reference["source_hash"]
+        differ = {k for k in reference if reference[k] != got.get(k)}
+        assert differ == {"source_hash", "content_hash"}, {k: (reference[k], got.get(k)) for k in differ}
