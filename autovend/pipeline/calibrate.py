@@ -21,6 +21,7 @@ from autovend.errors import ConfigError
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.memory import lean_allocation, release_freed
 from autovend.parallel import Executor, LocalExecutor
+from autovend.pipeline.cluster import where
 from autovend.progress import step, stepped
 
 
@@ -43,8 +44,9 @@ def run(
     `estimator`: "structural" (the default) or "paper" (`autovend.calibration.estimator`). `source_dir` is a
     source folder, or a partitioned source's folder or URL (`autovend.data.parts`). `scheduler`: "local" (a Dask
     cluster of `workers` processes started here) or a Dask scheduler's address: the source is read and the
-    panel's blocks held and summed on the cluster's workers (docs/scale.md); None computes them in this
-    process. Either way the estimates are the same bytes. `announce` is told where the blocks are held.
+    panel's blocks held and summed on the cluster's workers (docs/scale.md); None takes the params file's
+    `cluster` section (`autovend.pipeline.cluster`), whose default computes them in this process. Either way the
+    estimates are the same bytes. `announce` is told where the blocks are held.
 
     An output folder must be absent, empty or an earlier output of its kind unless `force`
     (`autovend.io.check_output_dir`), and never holds or lies inside an input.
@@ -57,8 +59,9 @@ def run(
     if report_dir is not None:
         check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
     config, demand_settings = load_calibration_config(params), load_demand_settings(settings)
+    scheduler, workers = where(params, scheduler, workers)
     lean_allocation()
-    with executor_for(scheduler, workers, source_dir) as executor:
+    with executor_for(scheduler, workers, partitioned=is_partitioned(source_dir)) as executor:
         if announce is not None:
             announce(executor.description if executor is not None else "in process")
         # the source is passed on without a name here, so calibrate holds its only reference and frees it early
@@ -72,7 +75,7 @@ def run(
 
 
 @contextlib.contextmanager
-def executor_for(scheduler: str | None, workers: int | None, source: Path | str) -> Iterator[Executor | None]:
+def executor_for(scheduler: str | None, workers: int | None, *, partitioned: bool) -> Iterator[Executor | None]:
     """Where the blocks are held: a Dask cluster (`scheduler`), in process for a partitioned source, else None."""
     if scheduler is not None:
         from autovend.parallel import connect
@@ -82,7 +85,7 @@ def executor_for(scheduler: str | None, workers: int | None, source: Path | str)
         return
     if workers is not None:
         raise ConfigError("--workers needs --scheduler (local, or a Dask scheduler's address)")
-    yield LocalExecutor() if is_partitioned(source) else None
+    yield LocalExecutor() if partitioned else None
 
 
 def _checked(

@@ -15,6 +15,7 @@ from autovend.demand.settings import load_demand_settings
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.memory import lean_allocation
 from autovend.pipeline.calibrate import executor_for
+from autovend.pipeline.cluster import where
 from autovend.progress import step, stepped
 from autovend.validation.config import load_validation_config
 from autovend.validation.report import write_validation
@@ -66,7 +67,8 @@ def run(
         source = dataclasses.replace(source, inventory=None)
     vconf = load_validation_config(params)
     step("validation")
-    with executor_for(scheduler, workers, "") as executor:
+    scheduler, workers = where(params, scheduler, workers)
+    with executor_for(scheduler, workers, partitioned=False) as executor:
         if announce is not None:
             announce(executor.description if executor is not None else "in process")
         with blocks_on(executor):
