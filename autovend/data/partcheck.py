@@ -17,6 +17,7 @@ sales), so loading a source for calibration reads every file once.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,24 +92,54 @@ class PartScan:
     first_ts: pd.Timestamp | None
     last_ts: pd.Timestamp | None
     machines: frozenset[str]  # orders: machines with a completed line; inventory: machines counted
-    order_pairs: np.ndarray  # orders: (n, 3) uint64, distinct (hash of order id, its second hash, hash of machine)
 
 
-def _order_pairs(typed: pd.DataFrame, machines: set[str] | None) -> np.ndarray:
-    """Distinct (order id hashes, machine hash) of the lines whose ids are known (and whose machine is)."""
+ORDER_BUCKETS = 16  # the (order id, machine) keys of every partition file are compared in this many hash ranges
+
+
+def order_keys(typed: pd.DataFrame, machines: set[str] | None) -> tuple[pd.DataFrame, ...]:
+    """Each distinct (order id, machine) pair of the file's lines (machine known) as a 128-bit hash and a hash.
+
+    Every machine of an order counts (as in the flat check, where all the lines of an order seen at two machines
+    are marked, whichever file they are in). The keys come in `ORDER_BUCKETS` frames by hash range, so that all
+    files' keys are compared one range at a time.
+    """
+    empty = pd.DataFrame({"h1": np.zeros(0, np.uint64), "h2": np.zeros(0, np.uint64), "m": np.zeros(0, np.uint64)})
+    if not {"order_id", "machine_id"} <= set(typed.columns):
+        return (empty,) * ORDER_BUCKETS
     ok = typed["order_id"].notna().to_numpy() & typed["machine_id"].notna().to_numpy()
     if machines is not None:
         ok &= typed["machine_id"].isin(pd.Index(list(machines), dtype="string")).fillna(False).to_numpy(dtype=bool)
-    ids = typed["order_id"][ok].astype(str).to_numpy(dtype=object)
-    mids = typed["machine_id"][ok].astype(str).to_numpy(dtype=object)
-    out = np.column_stack(
-        [
-            pd.util.hash_array(ids, hash_key="autovend-order-1"),
-            pd.util.hash_array(ids, hash_key="autovend-order-2"),
-            pd.util.hash_array(mids, hash_key="autovend-machine"),
-        ]
+    o_codes, o_uniques = pd.factorize(typed["order_id"][ok])
+    m_codes, m_uniques = pd.factorize(typed["machine_id"][ok])
+    n_m = max(len(m_uniques), 1)
+    pair = np.unique(o_codes.astype(np.int64) * n_m + m_codes)  # the distinct (order, machine) pairs
+    ids = np.asarray(o_uniques, dtype=object)[pair // n_m]
+    mids = np.asarray(m_uniques, dtype=object)[pair % n_m]
+    keys = pd.DataFrame(
+        {
+            "h1": pd.util.hash_array(ids, hash_key="autovend-order-1"),
+            "h2": pd.util.hash_array(ids, hash_key="autovend-order-2"),
+            "m": pd.util.hash_array(mids, hash_key="autovend-machine"),
+        }
     )
-    return np.unique(out, axis=0) if len(out) else np.zeros((0, 3), dtype=np.uint64)
+    bucket = (keys["h1"].to_numpy() >> np.uint64(60)).astype(np.int64)  # the top 4 bits: 16 ranges
+    return tuple(keys[bucket == b].reset_index(drop=True) for b in range(ORDER_BUCKETS))
+
+
+def shared_in(pieces: list[pd.DataFrame]) -> tuple[np.ndarray, set[int]]:
+    """The order-id hashes (n, 2) found with more than one machine in one hash range, and the files that hold one.
+
+    `pieces`: every file's keys of the range (`order_keys`); the files are their positions in it.
+    """
+    frames = [p.assign(part=i) for i, p in enumerate(pieces) if len(p)]
+    if not frames:
+        return np.zeros((0, 2), dtype=np.uint64), set()
+    keys = pd.concat(frames, ignore_index=True)
+    spread = keys.groupby(["h1", "h2"])["m"].transform("nunique")
+    shared = keys[spread.to_numpy() > 1]
+    ids = shared[["h1", "h2"]].drop_duplicates().to_numpy(dtype=np.uint64)
+    return ids, set(shared["part"].tolist())
 
 
 def _read(ctx: ScanContext, part: PartFile) -> tuple[Table | None, list[Violation]]:
@@ -136,7 +167,8 @@ def _key_violations(table: Table, part: PartFile) -> list[Violation]:
             )  # fmt: skip
     if month is not None and "ts" in table.raw.columns:
         ts = table.typed["ts"]
-        other = (ts.notna() & (ts.dt.strftime("%Y-%m") != month)).to_numpy(dtype=bool)
+        stamp = (ts.dt.year * 100 + ts.dt.month).to_numpy(dtype=float)  # 202406 for June 2024 (NaN where unknown)
+        other = ts.notna().to_numpy() & (stamp != float(month.replace("-", "")))
         if other.any():
             out.append(
                 from_mask(
@@ -148,15 +180,23 @@ def _key_violations(table: Table, part: PartFile) -> list[Violation]:
     return out
 
 
-def scan_part(part: PartFile, ctx: ScanContext, reduce: Reduce | None = None) -> tuple[PartScan, Any]:
-    """Check one partition file (module docstring); with `reduce`, also reduce its typed table if it is clean."""
+def scan_part(
+    part: PartFile, ctx: ScanContext, reduce: Reduce | None = None
+) -> tuple[PartScan, Any, tuple[pd.DataFrame, ...]]:
+    """Check one partition file (module docstring).
+
+    Returns its scan, its typed table reduced by `reduce` if it is clean, and its order keys (`order_keys`).
+    """
     size, digest = file_digest(ctx.loc, part.name)
     table, errors = _read(ctx, part)
     empty_days = (np.zeros(0, dtype="datetime64[ns]"), np.zeros(0, dtype=np.int64))
+    none = order_keys(pd.DataFrame(), None)
     if table is None:
-        scan = PartScan(part, errors, [], *empty_days, False, 0, size, digest, {}, 0, None, None, frozenset(),
-                        np.zeros((0, 3), dtype=np.uint64))  # fmt: skip
-        return scan, None
+        return (
+            PartScan(part, errors, [], *empty_days, False, 0, size, digest, {}, 0, None, None, frozenset()),
+            None,
+            none,
+        )
     warnings: list[Violation] = []
     errors += _key_violations(table, part)
     typed = table.typed[[c for c in table.typed.columns if c in table.raw.columns]]
@@ -167,10 +207,10 @@ def scan_part(part: PartFile, ctx: ScanContext, reduce: Reduce | None = None) ->
     days, day_rows = day_counts(table.typed["ts"]) if "ts" in table.raw.columns else empty_days
     statuses: dict[str, int] = {}
     units, first, last, machines = 0, None, None, frozenset[str]()
-    pairs = np.zeros((0, 3), dtype=np.uint64)
     frame = table.typed
+    keys = none
     if part.stem == "orders" and {"order_id", "machine_id"} <= set(table.raw.columns):
-        pairs = _order_pairs(frame, ctx.keys.get("machines"))
+        keys = order_keys(frame, ctx.keys.get("machines"))
     if not errors:
         final = finalise_table(table.spec, frame)
         if part.stem == "orders":
@@ -183,11 +223,11 @@ def scan_part(part: PartFile, ctx: ScanContext, reduce: Reduce | None = None) ->
         else:
             machines = frozenset(final["machine_id"].unique().tolist())
         scan = PartScan(part, errors, warnings, days, day_rows, table.has_time, table.duplicates, size, digest,
-                        statuses, units, first, last, machines, pairs)  # fmt: skip
-        return scan, reduce(part.stem, final) if reduce is not None else None
+                        statuses, units, first, last, machines)  # fmt: skip
+        return scan, reduce(part.stem, final) if reduce is not None else None, keys
     scan = PartScan(part, errors, warnings, days, day_rows, table.has_time, table.duplicates, size, digest,
-                    statuses, units, first, last, machines, pairs)  # fmt: skip
-    return scan, None
+                    statuses, units, first, last, machines)  # fmt: skip
+    return scan, None, keys
 
 
 @dataclass(frozen=True)
@@ -234,26 +274,10 @@ def _shared_orders(table: Table, conflicts: np.ndarray, ctx: ScanContext) -> lis
     return [from_mask(table.file, "order_id", mask, table.raw["order_id"], check.error, check.description)]
 
 
-def shared_order_ids(scans: list[PartScan]) -> np.ndarray:
-    """(n, 2) hashes of the order ids found with more than one machine across the partition files."""
-    pairs = [s.order_pairs for s in scans if len(s.order_pairs)]
-    if not pairs:
-        return np.zeros((0, 2), dtype=np.uint64)
-    allp = np.unique(np.concatenate(pairs), axis=0)  # sorted by order hash, then machine
-    same = (allp[1:, 0] == allp[:-1, 0]) & (allp[1:, 1] == allp[:-1, 1])
-    idx = np.flatnonzero(same)
-    return np.unique(allp[idx, :2], axis=0)
-
-
-def _flagged(scan: PartScan, across: Recheck, settings: CheckSettings) -> bool:
+def _flagged(scan: PartScan, across: Recheck, settings: CheckSettings, sharing: bool) -> bool:
     """Whether a scanned file needs its second read (the rules across files may mark some of its rows)."""
     if scan.part.stem == "orders":
-        if across.rule is not None and across.rule.flags(scan.days):
-            return True
-        if len(across.conflicts) and len(scan.order_pairs):
-            mine = pd.MultiIndex.from_arrays([scan.order_pairs[:, 0], scan.order_pairs[:, 1]])
-            return bool(mine.isin(pd.MultiIndex.from_arrays([across.conflicts[:, 0], across.conflicts[:, 1]])).any())
-        return False
+        return sharing or (across.rule is not None and across.rule.flags(scan.days))
     if across.period is None or not len(scan.days):
         return False
     margin = np.timedelta64(settings.max_gap_days, "D")
@@ -315,11 +339,18 @@ def inspect_partitioned(
     refs = executor.submit(scan_part, parts, ctx, reduce)
     scans: list[PartScan] = executor.gather(executor.pick(refs, 0))
     reduced = executor.pick(refs, 1)
+    keys = executor.pick(refs, 2)
     executor.release(refs)
+    shared, sharing = [], set()
+    for b in range(ORDER_BUCKETS):  # one hash range at a time: the keys of every file are never held at once
+        ids, files = shared_in(executor.gather(executor.submit(operator.itemgetter(b), keys)))
+        shared.append(ids)
+        sharing |= files
+    executor.release(keys)
     order_scans = [s for s in scans if s.part.stem == "orders"]
     rule = period_rule(*merge_day_counts([(s.days, s.day_rows) for s in order_scans]), settings)
-    across = Recheck(rule, rule.period if rule is not None else None, shared_order_ids(order_scans))
-    flagged = [s.part for s in scans if _flagged(s, across, settings)]
+    across = Recheck(rule, rule.period if rule is not None else None, np.concatenate(shared))
+    flagged = [s.part for i, s in enumerate(scans) if _flagged(s, across, settings, i in sharing)]
     again = executor.gather(executor.submit(recheck_part, flagged, ctx, across))
     rechecked = dict(zip([p.name for p in flagged], again, strict=True))
     warnings: list[Violation] = []

@@ -123,6 +123,19 @@ def test_an_order_id_on_two_machines_in_two_files_is_an_error_in_both(flat, tmp_
     assert all("more than one machine_id" in v.problem for v in report.errors)
 
 
+def test_every_machine_of_an_order_counts_across_files(flat, tmp_path):
+    part = _partitioned(flat, tmp_path / "parts", "month")
+    first = part / "orders/month=2025-03/part-0.parquet"
+    frame = pq.read_table(first).to_pandas()
+    assert list(frame["order_id"][:2]) == ["o1", "o1"]
+    frame.loc[1, "machine_id"] = "M03"  # o1: M01, then M03 (an error within the file)
+    _rewrite(first, frame)
+    _rewrite(first.with_name("part-1.parquet"), frame.iloc[[0]].assign(sku_id="S3"))  # o1 at M01 in another file
+    report = check_source(part)
+    found = {(v.file, v.rows) for v in report.errors if v.column == "order_id"}
+    assert found == {(first.relative_to(part).as_posix(), (1, 2)), ("orders/month=2025-03/part-1.parquet", (1,))}
+
+
 def test_a_lone_far_line_is_found_across_files_and_named_in_its_own(tmp_path):
     tables = daily_tables("2025-03-01", 30, 40)  # 1,200 lines over 30 days, machines M01..M03
     tables["orders"].loc[5, "ts"] = "2026-03-05T10:00:00"  # M02's line, a year off: 1 of 1,200 lines
