@@ -9,7 +9,10 @@ needs (machines, products, days: no cells) travels as a `panel.Panel` without it
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import weakref
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +33,10 @@ class Block:
     machine_days: pd.DataFrame  # m, d, units, known, fill, active
     cap_est: dict[int, float] = field(default_factory=dict)  # largest count of each machine with inventory
     index: int = 0  # the block's place among the panel's blocks
+    cold: bytes | None = None  # the cells, compressed, once only their occasional readers need them (`freeze`)
+    spill: Spill | None = None  # where the split's cells are kept when the worker's memory would not hold them
+    resident: int = 0  # bytes of split cells this block holds in memory (counted against the worker's budget)
+    leases: list[list[int]] = field(default_factory=list, repr=False)  # its reservations (`reserve`)
     data: Any = None  # choice.ChoiceData: the split's cells of these machines (`choice.block_choice`)
     md_lo: int = 0  # where the block's machine-days start among the split's
     dhat: np.ndarray | None = None  # the split's demand per cell (imputed where censored)
@@ -37,6 +44,106 @@ class Block:
     share: np.ndarray | None = None  # each cell's share of its machine-day's attraction (the last E-step's)
     y_unc: np.ndarray | None = None
     split: Any = None  # mm.SplitCells: the M-step's cells
+
+
+class Spill:
+    """A block's arrays kept as .npy files in a folder of the worker's local disk, read back for each use.
+
+    A worker whose memory limit (`dask worker --memory-limit`) would not hold its blocks' split cells keeps the
+    cells of the blocks beyond its budget here (`spill_budget`): its memory then holds one block's cells at a time,
+    whatever the number of machines, and each use reads the files back (from the page cache, usually).
+    """
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="autovend-block-", dir=_local_directory()))
+        weakref.finalize(self, shutil.rmtree, str(self.folder), True)
+
+    def put(self, name: str, value: np.ndarray | None) -> None:
+        """Keep `value` as `name` (None: forget it)."""
+        path = self.folder / f"{name}.npy"
+        if value is None:
+            path.unlink(missing_ok=True)
+        else:
+            np.save(path, value, allow_pickle=False)
+
+    def get(self, name: str) -> np.ndarray | None:
+        """The array kept as `name` (None if none is)."""
+        path = self.folder / f"{name}.npy"
+        return np.load(path, allow_pickle=False) if path.exists() else None
+
+
+def _local_directory() -> str | None:
+    """The Dask worker's local directory when running on one (else the system's temporary folder)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().local_directory)
+    except (ImportError, ValueError):
+        return None
+
+
+_HELD = {"bytes": 0}  # split cells held in memory by this process's blocks
+
+
+def spill_budget() -> float:
+    """Bytes of split cells a worker holds in memory: 40% of its Dask memory limit (no limit: no budget)."""
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError):
+        return float("inf")
+    return 0.4 * limit if limit else float("inf")
+
+
+def _give_back(lease: list[int]) -> None:
+    _HELD["bytes"] -= lease[0]
+    lease[0] = 0
+
+
+def reserve(block: Block, nbytes: int) -> bool:
+    """Count `nbytes` of the block's split cells against this worker's budget; False (nothing counted) if over.
+
+    The bytes come back with `release`, or when the block is collected (a calibration that stopped half-way).
+    """
+    if _HELD["bytes"] + nbytes > spill_budget():
+        return False
+    _HELD["bytes"] += nbytes
+    block.resident += nbytes
+    lease = [nbytes]
+    block.leases.append(lease)
+    weakref.finalize(block, _give_back, lease)
+    return True
+
+
+def release(block: Block) -> None:
+    """Forget the block's split cells: its memory back to the budget, its files removed."""
+    for lease in block.leases:
+        _give_back(lease)
+    block.leases.clear()
+    block.resident = 0
+    block.data = block.dhat = block.cens = block.share = block.y_unc = block.split = None
+    if block.spill is not None:
+        shutil.rmtree(block.spill.folder, ignore_errors=True)
+        block.spill = None
+
+
+EM_ARRAYS = ("dhat", "cens", "share", "y_unc")  # the split's per-cell state between its steps
+
+
+def held(block: Block, name: str) -> np.ndarray | None:
+    """One of the block's EM arrays (`EM_ARRAYS`), from memory or from its spill."""
+    return getattr(block, name) if block.spill is None else block.spill.get(name)
+
+
+def keep(block: Block, name: str, value: np.ndarray | None) -> None:
+    """Set one of the block's EM arrays, in memory or in its spill."""
+    if block.spill is None:
+        setattr(block, name, value)
+    else:
+        block.spill.put(name, value)
 
 
 def lean(panel: Any) -> Any:
@@ -80,8 +187,31 @@ def set_md_lo(block: Block, bounds: np.ndarray) -> None:
 
 
 def block_cells_of(block: Block) -> pd.DataFrame:
-    """The block's cells (to gather a panel in memory)."""
-    return block.cells
+    """The block's cells (to gather a panel in memory, or for their occasional readers once frozen)."""
+    if block.cold is None:
+        return block.cells
+    import pyarrow as pa
+
+    with pa.ipc.open_stream(pa.BufferReader(block.cold)) as reader:
+        return reader.read_all().to_pandas()
+
+
+def freeze(block: Block) -> int:
+    """Keep the block's cells compressed (zstd Arrow IPC); their bytes. The split's cells are built by then.
+
+    What reads them afterwards (the sales rule's attractions, the panel's diagnostic table) takes them back with
+    `block_cells_of`, a block at a time.
+    """
+    if block.cold is None:
+        import pyarrow as pa
+
+        table = pa.Table.from_pandas(block.cells, preserve_index=False)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+            writer.write_table(table)
+        block.cold = sink.getvalue().to_pybytes()
+        block.cells = block.cells.iloc[:0]
+    return len(block.cold)
 
 
 def block_machine_days(block: Block) -> tuple[pd.DataFrame, dict[int, float]]:

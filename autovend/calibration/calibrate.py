@@ -29,7 +29,7 @@ import pandas as pd
 from autovend import __version__
 from autovend.calibration.assemble import Prepared, gathered, in_memory, on_executor, rescattered
 from autovend.calibration.availability import estimate_availability
-from autovend.calibration.blocks import Block, lean
+from autovend.calibration.blocks import Block, freeze, lean, release
 from autovend.calibration.choice import choice_cells
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimates import Estimates
@@ -115,6 +115,8 @@ def calibrate(
         store = prepared.store
         step("choice cells")
         data = choice_cells(panel, store, settings)  # the cells of the split, shared by both passes
+        if not len(panel.cells):  # the blocks hold the only copy of the cells: what the fits do not read, packed
+            store.map(freeze)
         release_freed()
         step("first pass")
         start = None if availability is None else availability.params
@@ -295,7 +297,7 @@ def blocks_on(executor: Executor | None) -> Iterator[None]:
 
 def drop_split_data(block: Block) -> None:
     """Forget a block's split cells (the calibration is done with them)."""
-    block.data = None
+    release(block)
 
 
 def panel_rows(store: CellStore, meta: Panel) -> Iterator[pd.DataFrame]:

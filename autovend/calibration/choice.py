@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.blocks import lean, panel_store, set_md_lo
+from autovend.calibration.blocks import Spill, lean, panel_store, reserve, set_md_lo
 from autovend.calibration.mm import Layout, ordered_sum
 from autovend.calibration.panel import Panel
 from autovend.calibration.store import CellStore
@@ -235,7 +235,7 @@ def block_choice(
         avail=cells["avail"].to_numpy(dtype=float)[rows] if estimated else None,
         avail_loo=cells["avail_loo"].to_numpy(dtype=float)[rows] if estimated else None,
     )
-    block.data = data
+    _hold(block, data)
     K = meta.n_products
     g2 = codes.g2_of_k[k]
     return {
@@ -249,6 +249,30 @@ def block_choice(
         "censored": bool(np.any(data.censored)),
         "cells": len(k),
     }
+
+
+SPILLED = ("cell_md", "k", "pig", "a", "y", "q", "censored", "avail", "avail_loo")  # a spilled block's files
+EM_BYTES = 25  # bytes a cell adds while the split is fitted (demand, imputed flag, site x product code, scratch)
+
+
+def _hold(block: Any, data: ChoiceData) -> None:
+    """Keep the block's split cells in memory if the worker's budget holds them, else in its spill (`blocks.Spill`)."""
+    arrays = {f: getattr(data, f) for f in SPILLED if getattr(data, f) is not None}
+    if reserve(block, sum(a.nbytes for a in arrays.values()) + EM_BYTES * len(data.k)):
+        block.data = data
+        return
+    block.spill = Spill()
+    for name, value in arrays.items():
+        block.spill.put(name, value)
+    block.data = dataclasses.replace(data, **{name: value[:0] for name, value in arrays.items()})
+
+
+def choice_of(block: Any) -> ChoiceData:
+    """The block's split cells (read back from its spill when it has one)."""
+    data: ChoiceData = block.data
+    if block.spill is None:
+        return data
+    return dataclasses.replace(data, **{f: block.spill.get(f) for f in SPILLED if getattr(data, f) is not None})
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,7 +365,7 @@ def choice_cells(
 
 
 def _block_data(block: Any) -> ChoiceData:
-    return block.data
+    return choice_of(block)
 
 
 def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | None = None) -> ChoiceData:

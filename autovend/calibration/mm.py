@@ -21,6 +21,7 @@ It stops when a plain sweep moves no parameter by more than `tol` (relative).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -81,8 +82,11 @@ class SplitCells:
         self.md, self.sk, self.k, self.pig, self.a, self.demand = md, sk, k, pig, a, demand
         self.n_md, self.n_products, self.n_pi = n_md, n_products, n_pi
         self._md_total = np.bincount(md, weights=demand, minlength=n_md)
-        n = len(k)
-        self._buffers = (np.empty(n), np.empty(n))  # the sweeps reuse these instead of allocating temporaries
+
+    @property
+    def _buffers(self) -> tuple[FloatArray, FloatArray]:
+        """Two scratch arrays of one value per cell, shared by the blocks of a thread (they run one at a time)."""
+        return scratch(len(self.k))
 
     def totals(self) -> tuple[FloatArray, FloatArray, np.ndarray]:
         """Demand per product, demand per site type x category (pi flattened), and which products have cells."""
@@ -103,11 +107,11 @@ class SplitCells:
 
         Computed in the first scratch array (valid until the next call).
         """
-        v, scratch = self._buffers
+        v, tmp = self._buffers
         self._attraction(table, v)
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
-        return np.multiply(v, scratch, out=v)
+        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=tmp, mode="clip")
+        return np.multiply(v, tmp, out=v)
 
     def expected_by_product(self, table: FloatArray) -> FloatArray:
         """Expected demand per product at the table's parameters."""
@@ -125,6 +129,18 @@ class SplitCells:
         return float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
 
 
+_SCRATCH = threading.local()
+
+
+def scratch(n: int) -> tuple[FloatArray, FloatArray]:
+    """Two float arrays of n values, reused across calls on this thread (grown when a larger block needs them)."""
+    held = getattr(_SCRATCH, "arrays", None)
+    if held is None or len(held[0]) < n:
+        held = (np.empty(n), np.empty(n))
+        _SCRATCH.arrays = held
+    return held[0][:n], held[1][:n]
+
+
 Over = Callable[..., list[Any]]  # over(fn, *args): [fn(cells, *args) for each block's SplitCells], in block order
 
 
@@ -135,6 +151,22 @@ def local(*blocks: SplitCells) -> Over:
         return [fn(cells, *args) for cells in blocks]
 
     return over
+
+
+def _totals(cells: SplitCells) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    return cells.totals()
+
+
+def _by_product(cells: SplitCells, table: FloatArray) -> FloatArray:
+    return cells.expected_by_product(table)
+
+
+def _by_pi(cells: SplitCells, table: FloatArray) -> FloatArray:
+    return cells.expected_by_pi(table)
+
+
+def _loglik(cells: SplitCells, table: FloatArray) -> float:
+    return cells.loglik(table)
 
 
 def ordered_sum(parts: list[Any]) -> Any:
@@ -154,7 +186,7 @@ class SplitProblem:
     def __init__(self, over: Over, layout: Layout, shape: tuple[int, int], pseudo_units: float, update_omega: bool):
         self.over, self.layout, self.shape = over, layout, shape
         self.pseudo_units, self.update_omega = pseudo_units, update_omega
-        by_k, by_pi, offered = zip(*over(SplitCells.totals), strict=True)
+        by_k, by_pi, offered = zip(*over(_totals), strict=True)
         self.num_k = ordered_sum(list(by_k))
         self.num_g2 = np.bincount(layout.g2_of_k, weights=self.num_k, minlength=len(layout.g1_of_g2))
         self.num_pi = ordered_sum(list(by_pi)).reshape(shape)
@@ -167,12 +199,12 @@ class SplitProblem:
         C2 = len(gamma)
         layout = self.layout
         if self.update_omega:
-            den = ordered_sum(self.over(SplitCells.expected_by_product, layout.table(Params(omega, pi, gamma))))
+            den = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
             upd = den > 0
             omega[upd] = (self.num_k[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
-        den = ordered_sum(self.over(SplitCells.expected_by_pi, layout.table(Params(omega, pi, gamma)))).reshape(S, C1)
+        den = ordered_sum(self.over(_by_pi, layout.table(Params(omega, pi, gamma)))).reshape(S, C1)
         pi = np.where(den > 0, pi * self.num_pi / np.where(den > 0, den, 1.0), pi)
-        den_k = ordered_sum(self.over(SplitCells.expected_by_product, layout.table(Params(omega, pi, gamma))))
+        den_k = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
         den = np.bincount(layout.g2_of_k, weights=den_k, minlength=C2)
         gamma = np.where(den > 0, gamma * self.num_g2 / np.where(den > 0, den, 1.0), gamma)
         return self.pin(Params(omega, pi, gamma))
@@ -204,7 +236,7 @@ class SplitProblem:
 
     def objective(self, p: Params) -> float:
         """The penalised log-likelihood (the objective MM climbs)."""
-        ll = ordered_sum(self.over(SplitCells.loglik, self.layout.table(p)))
+        ll = ordered_sum(self.over(_loglik, self.layout.table(p)))
         if self.update_omega and self.pseudo_units > 0:
             om = p.omega[self.offered & (p.omega > 0)]
             ll += self.pseudo_units * float(np.sum(np.log(om) - om))

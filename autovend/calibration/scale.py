@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.blocks import lean
+from autovend.calibration.blocks import block_cells_of, lean
 from autovend.calibration.cells import Keys, rule_cells_by_block
 from autovend.calibration.choice import _environment_table, cell_factors
 from autovend.calibration.panel import Panel
@@ -58,7 +58,7 @@ def block_rule_attraction(
     The sales rule is applied to the machines with inventory records to calibrate it; `sales_only` is a mask over
     the panel's machines.
     """
-    cells = block.cells
+    cells = block_cells_of(block)
     has_inv = meta.machines["has_inventory"].to_numpy()
     keys = Keys(meta.n_products, meta.n_days)
     rule = [

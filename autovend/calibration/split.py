@@ -9,11 +9,13 @@ the cells never leave their block. In memory the blocks are a panel's (`panel_st
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from autovend.calibration.blocks import Block
+from autovend.calibration.blocks import EM_ARRAYS, Block, Spill, held, keep
 from autovend.calibration.censored import (
     bincount,
     day_scales,
@@ -22,8 +24,8 @@ from autovend.calibration.censored import (
     truncated_mean,
     truncated_var,
 )
-from autovend.calibration.choice import ChoiceCells, ChoiceData, ChoiceFit, SplitCodes
-from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, ordered_sum, solve
+from autovend.calibration.choice import ChoiceCells, ChoiceData, ChoiceFit, SplitCodes, choice_of
+from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, ordered_sum, scratch, solve
 from autovend.calibration.store import local_store
 
 DELTA = 0.01  # relative step of the uncensored sales in the E-step's variance correction (see `_ml_step`)
@@ -69,63 +71,114 @@ def positive_or_one(x: np.ndarray) -> np.ndarray:
 # -------------------------------------------------------------------------- what each block does
 
 
-def _start(block: Block, impute: bool) -> None:
-    data = block.data
-    block.dhat = data.y.copy()
-    block.cens = data.censored & ~np.isnan(data.q) & impute
-    block.share = None
-
-
 def _held(value: np.ndarray | None) -> np.ndarray:
     """A block's array that the fit's previous step set."""
     assert value is not None
     return value
 
 
+def _start(block: Block, impute: bool) -> None:
+    data = choice_of(block)
+    keep(block, "dhat", data.y.copy())
+    keep(block, "cens", data.censored & ~np.isnan(data.q) & impute)
+    keep(block, "share", None)
+
+
 def _any_censored(block: Block) -> bool:
-    return bool(np.any(block.cens))
+    return bool(np.any(_held(held(block, "cens"))))
+
+
+class SpilledCells(SplitCells):
+    """`mm.SplitCells` of a spilled block (`blocks.Spill`): each sum reads the arrays it needs back, then drops them."""
+
+    FILES = {"md": "cell_md", "sk": "sk", "k": "k", "pig": "pig", "a": "a", "demand": "dhat"}
+
+    def __init__(self, spill: Spill, n_md: int, n_products: int, n_pi: int) -> None:
+        self.spill = spill
+        self.n_md, self.n_products, self.n_pi = n_md, n_products, n_pi
+        with self._loaded("md", "demand"):
+            self._md_total = np.bincount(self.md, weights=self.demand, minlength=n_md)
+
+    @contextlib.contextmanager
+    def _loaded(self, *names: str) -> Iterator[None]:
+        for name in names:
+            setattr(self, name, self.spill.get(self.FILES[name]))
+        try:
+            yield
+        finally:
+            for name in names:
+                setattr(self, name, None)
+
+    @property
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        return scratch(len(self.sk) if self.sk is not None else len(self.k))
+
+    def totals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`mm.SplitCells.totals`, from the files."""
+        with self._loaded("k", "pig", "demand"):
+            return super().totals()
+
+    def expected_by_product(self, table: np.ndarray) -> np.ndarray:
+        """`mm.SplitCells.expected_by_product`, from the files."""
+        with self._loaded("md", "sk", "a", "k"):
+            return super().expected_by_product(table)
+
+    def expected_by_pi(self, table: np.ndarray) -> np.ndarray:
+        """`mm.SplitCells.expected_by_pi`, from the files."""
+        with self._loaded("md", "sk", "a", "pig"):
+            return super().expected_by_pi(table)
+
+    def loglik(self, table: np.ndarray) -> float:
+        """`mm.SplitCells.loglik`, from the files."""
+        with self._loaded("md", "sk", "a", "demand"):
+            return super().loglik(table)
 
 
 def _open(block: Block, n_pi: int) -> None:
-    data = block.data
+    data = choice_of(block)
     K = data.n_products
+    if block.spill is not None:
+        block.spill.put("sk", site_product(data, K))
+        block.split = SpilledCells(block.spill, len(data.md_m), K, n_pi)
+        return
     block.split = SplitCells(data.cell_md, site_product(data, K), data.k, data.pig, data.a, _held(block.dhat),
                              len(data.md_m), K, n_pi)  # fmt: skip
 
 
 def _close(block: Block) -> None:
     block.split = None  # its per-cell scratch goes before the E-step's
+    if block.spill is not None:
+        block.spill.put("sk", None)
 
 
-def _shares(block: Block, table: np.ndarray) -> np.ndarray:
-    """v / V of each cell (kept in the block)."""
-    data = block.data
-    block.dhat = None  # the E-step makes the next round's demand from y: this one can go now
+def _shares(block: Block, table: np.ndarray) -> tuple[ChoiceData, np.ndarray]:
+    """The block's split cells and v / V of each cell (kept in the block)."""
+    data = choice_of(block)
+    keep(block, "dhat", None)  # the E-step makes the next round's demand from y: this one can go now
     share = attraction(data, table)
     share /= positive_or_one(bincount(data.cell_md, share, len(data.md_m))[data.cell_md])
-    block.share = share
-    return share
+    return data, share
 
 
 def _posterior_step(block: Block, table: np.ndarray, log_mean: np.ndarray, sd: float) -> np.ndarray:
     """E-step with the scale's log-normal prior (`censored.posterior_impute`); the block's variance corrections."""
-    data = block.data
-    share = _shares(block, table)
+    data, share = _shares(block, table)
     n_md = len(data.md_m)
     lo = block.md_lo
-    block.dhat, var_adjust = posterior_impute(
-        data.cell_md, share, data.y, _held(block.cens), data.q, n_md, log_mean[lo : lo + n_md], sd
+    dhat, var_adjust = posterior_impute(
+        data.cell_md, share, data.y, _held(held(block, "cens")), data.q, n_md, log_mean[lo : lo + n_md], sd
     )
+    keep(block, "dhat", dhat)
     return var_adjust
 
 
 def _ratios(block: Block, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The block's machine-day ratios of uncensored units to share (`censored.scale_ratios`), plain and +DELTA."""
-    data = block.data
-    share = _shares(block, table)
-    cens = _held(block.cens)
+    data, share = _shares(block, table)
+    cens = _held(held(block, "cens"))
     y_unc = bincount(data.cell_md, np.where(cens, 0.0, data.y), len(data.md_m))
-    block.y_unc = y_unc
+    keep(block, "share", share)
+    keep(block, "y_unc", y_unc)
     ratio = scale_ratios(data.cell_md, share, y_unc, cens, len(data.md_m))
     ratio_b = scale_ratios(data.cell_md, share, y_unc * (1 + DELTA), cens, len(data.md_m))
     return ratio, ratio_b
@@ -137,9 +190,9 @@ def _ml_step(block: Block, pooled: float, pooled_b: float) -> np.ndarray:
     The corrections for the shock's variance (see `shocks`): the conditional variance the imputation removes,
     and the extra noise the estimated scale passes from uncensored sales to the total.
     """
-    data = block.data
+    data = choice_of(block)
     md, y = data.cell_md, data.y
-    share, cens, y_unc = _held(block.share), _held(block.cens), _held(block.y_unc)
+    share, cens, y_unc = _held(held(block, "share")), _held(held(block, "cens")), _held(held(block, "y_unc"))
     n_md = len(data.md_m)
     scale = day_scales(md, share, y_unc, cens, data.q, data.md_m, pooled=pooled)
     ci = np.flatnonzero(cens)
@@ -152,15 +205,16 @@ def _ml_step(block: Block, pooled: float, pooled_b: float) -> np.ndarray:
     extra = bincount(c_md, truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
     extra -= bincount(c_md, dhat[ci], n_md)
     g_md = np.where(y_unc > 0, 1.0 + extra / (DELTA * np.maximum(y_unc, 1e-12)), 1.0)
-    block.dhat, block.y_unc = dhat, None
+    keep(block, "dhat", dhat)
+    keep(block, "y_unc", None)
+    keep(block, "share", None)
     return (g_md**2 - 1.0) * y_unc - var_cens
 
 
 def _summary(block: Block, table: np.ndarray, omega: np.ndarray, table1: np.ndarray) -> dict[str, Any]:
     """The block's part of the fit's figures: log-likelihood, exposure, demand per product and machine-day."""
-    data = block.data
-    block.share = None  # the last E-step's per-cell shares are not needed below
-    md, k, dhat = data.cell_md, data.k, _held(block.dhat)
+    data = choice_of(block)
+    md, k, dhat = data.cell_md, data.k, _held(held(block, "dhat"))
     n_md, K = len(data.md_m), data.n_products
     v = attraction(data, table)
     V = bincount(md, v, n_md)
@@ -191,7 +245,8 @@ def _summary(block: Block, table: np.ndarray, omega: np.ndarray, table1: np.ndar
 
 
 def _end(block: Block) -> None:
-    block.dhat = block.cens = block.share = block.y_unc = None
+    for name in EM_ARRAYS:
+        keep(block, name, None)
 
 
 # -------------------------------------------------------------------------- the fit

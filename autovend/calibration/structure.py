@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from autovend.calibration.blocks import Block, panel_store
-from autovend.calibration.choice import ChoiceCells, ChoiceFit, choice_cells
+from autovend.calibration.choice import ChoiceCells, ChoiceFit, choice_cells, choice_of
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.drop_prior import pair_flags, popularity_by_prior
 from autovend.calibration.mm import Params
@@ -45,7 +45,7 @@ class Fits:
 
 
 def _pair_flags(block: Block) -> tuple[np.ndarray, np.ndarray]:
-    data = block.data
+    data = choice_of(block)
     return pair_flags(data.k, data.md_m[data.cell_md], data.md_d[data.cell_md], data.n_products)
 
 
@@ -157,7 +157,7 @@ def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[Ba
 
 def block_shelves(block: Block, b: BaseAttraction, phi: float) -> dict[str, Any]:
     """The block's sums of its split cells' attractions per machine-day, and its machine-days' fill."""
-    data = block.data
+    data = choice_of(block)
     md_m, md_d = data.md_m, data.md_d
     cell_b = b.of(md_m[data.cell_md], data.k)
     facing = np.where(np.isnan(data.q), 1.0, np.minimum(1.0, data.q / phi))

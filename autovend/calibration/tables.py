@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.calibration.blocks import block_cells_of
 from autovend.calibration.normalise import Factors, canonical
 from autovend.calibration.panel import Panel
 from autovend.calibration.structure import Fits
@@ -49,7 +50,7 @@ def panel_table(panel: Panel) -> pd.DataFrame:
 
 def block_panel_table(block: Any, meta: Panel) -> pd.DataFrame:
     """A block's rows of `panel_table` (`meta`: the panel without cells, `blocks.lean`)."""
-    return panel_table(dataclasses.replace(meta, cells=block.cells))
+    return panel_table(dataclasses.replace(meta, cells=block_cells_of(block)))
 
 
 def output_tables(

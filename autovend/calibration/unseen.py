@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from autovend.calibration.censored import bincount
-from autovend.calibration.choice import ChoiceData
+from autovend.calibration.choice import ChoiceData, choice_of
 from autovend.calibration.split import attraction, positive_or_one
 
 STEPS = 200  # fixed-point steps at most
@@ -32,7 +32,7 @@ TOL = 1e-12  # relative change of every omega below which the steps stop
 
 def block_pair_exposure(block: Any, table: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(product of each pair, exposure of each pair) of a block's split cells (`split.attraction`'s table)."""
-    return pair_exposure(block.data, table, omega)
+    return pair_exposure(choice_of(block), table, omega)
 
 
 def pair_exposure(data: ChoiceData, table: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
