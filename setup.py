@@ -3,13 +3,16 @@
 The bundles stay at the repository root, where the pipeline writes them (dvc.yaml's ship stages)
 and tests compare them. Building a wheel (or installing from a checkout or an sdist without -e)
 copies each one into autovend/_worlds/NAME inside the build, where `autovend.world.catalogue`
-finds it; nothing is written into the source tree. An editable install reads the checkout's
-worlds/ directly. Everything else about the package is in pyproject.toml.
+finds it; nothing is written into the source tree: the build folder (setuptools' build/) is a temporary
+folder outside it, removed when the build ends. An editable install reads the checkout's worlds/
+directly. Everything else about the package is in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import atexit
 import shutil
+import tempfile
 from pathlib import Path
 
 from setuptools import setup
@@ -47,4 +50,7 @@ class BuildWithWorlds(build_py):
         return list(super().get_outputs(include_bytecode)) + copied
 
 
-setup(cmdclass={"build_py": BuildWithWorlds})
+BUILD_BASE = tempfile.mkdtemp(prefix="autovend-build-")  # not ./build: a build leaves the checkout as it was
+atexit.register(shutil.rmtree, BUILD_BASE, ignore_errors=True)
+
+setup(cmdclass={"build_py": BuildWithWorlds}, options={"build": {"build_base": BUILD_BASE}})

@@ -209,3 +209,20 @@ def load_section(model: type[M], path: str | Path | None, section: str) -> M:
             f"params file {path}: invalid `{section}` settings:\n{lines}\n"
             f"Fix: correct these keys under `{section}:` in {path}"
         ) from None
+
+
+def error_lines(exc: ValidationError, section: str) -> list[str]:
+    """Each problem of a validation error in words: the key (section.key.sub), what is wrong, what was given.
+
+    No pydantic type names or documentation links: "export.climate: unknown climate 'Kyiv'; ... (given 'Kyiv')".
+    """
+    out = []
+    for err in exc.errors(include_url=False):
+        key = ".".join([section, *(str(p) for p in err.get("loc", ()))])
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if err.get("type") == "extra_forbidden":
+            msg = "not a setting of this section (a typo, or a key of another section?)"
+        given = err.get("input")
+        shown = "" if err.get("type") == "missing" or isinstance(given, dict) else f" (given {given!r})"
+        out.append(f"{key}: {msg}{shown}")
+    return out

@@ -28,7 +28,8 @@ huge query_sql answer can be) is replaced by an error asking for a narrower quer
 report, the result's JSON after a tool call. The env holds a `VendingEnv`, so the privilege boundary
 of `autovend.env.boundary` holds here too; pass the world as a name or a path (default: the shipped
 `cn20`; a `World` object passed to `gymnasium.make` would stay in `env.spec.kwargs`). `days=N` stops
-after N days.
+after N days; `scenario=NAME` (a shipped scenario, or a scenario file) changes the world first
+(docs/scenarios.md).
 """
 
 from __future__ import annotations
@@ -90,11 +91,12 @@ class AutoVendEnv(gymnasium.Env[dict[str, Any], str]):
         world: str | os.PathLike[str] | World = "cn20",
         days: int | None = None,
         render_mode: str | None = None,
+        scenario: str | os.PathLike[str] | None = None,
     ) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
-        self._env = VendingEnv(world, days=days)
+        self._env = VendingEnv(world, days=days, scenario=scenario)
         horizon = self._env.rules().horizon_days
         self.action_space = spaces.Text(max_length=MAX_ACTION, min_length=1, charset=ASCII_PRINTABLE + "\t\n\r")
         self.observation_space = spaces.Dict(

@@ -33,8 +33,10 @@ class OutputKind(StrEnum):
     CALIBRATION_REPORT = "calibration-report"  # calibrate --report
     VALIDATION_REPORT = "validation-report"  # validate -o
     WORLD = "world"  # export-world -o (recognised by its manifest.json, no marker)
+    WORLD_DRAWS = "world-draws"  # world draw -o: a folder of drawn bundles and draws.json
     SWEEP = "sweep"  # sweep --out (continued, not replaced: autovend.sweep.folder)
     COMPARISON = "comparison"  # compare --out
+    DEX = "dex-audits"  # synth --dex: the records as EVA-DTS audit files
 
 
 OUTPUT_MARKER = ".autovend-output.json"

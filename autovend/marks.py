@@ -19,3 +19,15 @@ def number_cell(value: Any, fmt: str = "{:,.2f}", scale: float = 1.0) -> str:
     except (TypeError, ValueError):
         return MISSING
     return fmt.format(number) if math.isfinite(number) else MISSING
+
+
+def counted(n: Any, one: str, many: str | None = None) -> str:
+    """`n` with its noun in the right number: "1 machine", "3 machines", "1,200 machines".
+
+    `many` is an irregular plural; a value that is no whole number is shown as given, with the plural.
+    """
+    try:
+        k = int(n)
+    except (TypeError, ValueError):
+        return f"{n} {many or one + 's'}"
+    return f"{k:,} {one if k == 1 else (many or one + 's')}"

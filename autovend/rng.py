@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,6 +26,26 @@ def run_seed(value: object, what: str = "seed") -> int:
     if value < 0:
         raise ValueError(f"{what} must be a whole number >= 0, got {int(value)}; pass 0 or more")
     return int(value)
+
+
+def run_seeds(seed: object, n: int) -> list[int | None]:
+    """The seed of each of `n` runs from a vector env's `reset(seed=...)`, or a ValueError naming the bad one.
+
+    None: each run draws its own; one whole number s: run i gets s + i; a list (or 1-d array) of n: each its own
+    (None entries draw their own). Every seed is checked by `run_seed` (AutoVend-v0's and AutoVend-Array-v0's
+    vector envs take seeds by this one rule).
+    """
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
+        first = run_seed(seed)
+        return [first + i for i in range(n)]
+    if not isinstance(seed, (Sequence, np.ndarray)):
+        raise ValueError(f"seed must be None, a whole number >= 0 or a list of {n}, got a {type(seed).__name__}")
+    seeds = [None if s is None else run_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+    if len(seeds) != n:
+        raise ValueError(f"seed lists {len(seeds)} seeds for {n} environments; give one or {n}")
+    return seeds
 
 
 def _key_int(part: KeyPart) -> int:

@@ -114,6 +114,7 @@ class RunSummary:
     checkpoints_written: int
     checkpoints_skipped: int
     metrics: dict[str, Any] | None = field(default=None, repr=False)
+    currency: str = ""  # the world's: what the money above is in
 
 
 # ------------------------------------------------------------------------------------------------ run folder
@@ -337,6 +338,7 @@ def run_episode(
             checkpoints_written=checkpointer.written,
             checkpoints_skipped=checkpointer.skipped,
             metrics=metrics,
+            currency=world.economics.currency,
         )
 
 

@@ -3,6 +3,7 @@
 - agent configs: autovend/agents/configs/NAME.yaml (`--agent-config baseline-paper`, a sweep's `config:`)
 - network files: autovend/export/networks/NAME.csv (`autovend export-world --network paper-cn20`)
 - sweep specs: autovend/sweep/specs/NAME.yaml (`autovend sweep baselines-cn20`)
+- scenarios: autovend/world/scenarios/NAME.yaml (`autovend run --scenario heatwave`, `autovend world derive`)
 
 They are package data (pyproject.toml), so an installed AutoVend has them outside a checkout; so is
 the default price table of `openai:` runs (autovend/agents/llm/prices.yaml). The rule is the one of
@@ -41,6 +42,7 @@ class ShippedKind:
 AGENT_CONFIGS = ShippedKind("agent config", PACKAGE / "agents" / "configs", ".yaml")
 NETWORKS = ShippedKind("network file", PACKAGE / "export" / "networks", ".csv")
 SWEEP_SPECS = ShippedKind("sweep spec", PACKAGE / "sweep" / "specs", ".yaml")
+SCENARIOS = ShippedKind("scenario", PACKAGE / "world" / "scenarios", ".yaml")
 
 
 def resolve_shipped(value: str | os.PathLike[str], kind: ShippedKind) -> Path:

@@ -38,7 +38,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from autovend.env.boundary import episode_of
 from autovend.errors import EpisodeOver
 from autovend.gym import MAX_TEXT, AutoVendEnv, _ascii_json, parse_action
-from autovend.rng import run_seed
+from autovend.rng import run_seeds
 from autovend.sim import Simulator
 from autovend.tools.result import ToolResult
 from autovend.world.model import World
@@ -80,6 +80,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
         world: WorldArg | Sequence[WorldArg] = "worlds/cn20",
         days: int | None = None,
         render_mode: str | None = None,
+        scenario: str | None = None,
     ) -> None:
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}; pass an integer such as 8")
@@ -89,7 +90,9 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
             raise ValueError(f"world lists {len(worlds)} worlds for {num_envs} environments; give one or {num_envs}")
         self.num_envs = num_envs
         self.render_mode = render_mode
-        self.envs: list[AutoVendEnv] = [_SubEnv(w, days=days, render_mode=render_mode) for w in worlds]
+        self.envs: list[AutoVendEnv] = [
+            _SubEnv(w, days=days, render_mode=render_mode, scenario=scenario) for w in worlds
+        ]
         self.single_observation_space = self.envs[0].observation_space
         self.single_action_space = self.envs[0].action_space
         for env in self.envs[1:]:
@@ -123,21 +126,7 @@ class AutoVendVectorEnv(VectorEnv[Any, Any, Any]):
 
     def _seeds(self, seed: Any) -> list[int | None]:
         """The seed of each sub-environment from `reset`'s `seed` (see `reset`), or a ValueError."""
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer, bool, np.bool_, float, str, bytes)):
-            first = run_seed(seed)
-            return [first + i for i in range(self.num_envs)]
-        if not isinstance(seed, (Sequence, np.ndarray)):
-            raise ValueError(
-                f"seed must be None, a whole number >= 0 or a list of {self.num_envs}, got a {type(seed).__name__}"
-            )
-        seeds = [None if s is None else run_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
-        if len(seeds) != self.num_envs:
-            raise ValueError(
-                f"seed lists {len(seeds)} seeds for {self.num_envs} environments; give one or {self.num_envs}"
-            )
-        return seeds
+        return run_seeds(seed, self.num_envs)
 
     def step(
         self, actions: Any

@@ -58,11 +58,12 @@ def require_browser() -> str:
 
 @dataclass
 class Visit:
-    """What happened while a page was open: requests refused (not file:) and uncaught page errors."""
+    """What happened while a page was open: requests refused (not file:), uncaught page errors, console errors."""
 
     page: Any
     blocked: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)  # console.error messages (failed loads included)
 
 
 @contextmanager
@@ -98,6 +99,7 @@ def open_page(
             context.route("**/*", route)
             page = context.new_page()
             page.on("pageerror", lambda exc: visit.errors.append(str(exc)))
+            page.on("console", lambda m: visit.console_errors.append(m.text) if m.type == "error" else None)
             visit.page = page
             page.goto(url)
             yield visit

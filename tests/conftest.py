@@ -17,6 +17,14 @@ SETTINGS = ROOT / "params" / "benchmark.yaml"
 SLOW_FIXTURES = frozenset({"synthetic_dirs", "synthetic_source", "synthetic_calibration", "synthetic_validation"})
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The user's installed worlds stay out of the tests: AUTOVEND_WORLDS_PATH names an empty folder of their own."""
+    import os
+    import tempfile
+
+    os.environ["AUTOVEND_WORLDS_PATH"] = tempfile.mkdtemp(prefix="autovend-test-worlds-")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test that uses a full-operator fixture as slow."""
     for item in items:

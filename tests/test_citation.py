@@ -12,7 +12,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 
 
 def test_the_license_file_is_the_licence_pyproject_names():
-    assert PROJECT["license"] == {"text": "Apache-2.0"}
+    assert PROJECT["license"] == "Apache-2.0" and PROJECT["license-files"] == ["LICENSE"]  # an SPDX expression
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
     assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text
@@ -26,6 +26,6 @@ def test_citation_cff_has_the_required_keys_and_the_project_s_licence_and_versio
     for key in ("message", "title", "authors"):  # required by the format
         assert cff[key], key
     assert all("name" in a or "family-names" in a for a in cff["authors"])
-    assert cff["license"] == PROJECT["license"]["text"]
+    assert cff["license"] == PROJECT["license"]
     assert cff["version"] == PROJECT["version"]
     assert cff["type"] == "software"

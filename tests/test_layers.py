@@ -34,20 +34,12 @@ LAYERS: Layers = (
     (
         "utilities",
         (
-            "rng",
-            "marks",
-            "extras",
-            "rundir",
-            "memory",
-            "png",
-            "progress",
-            "provenance",
-            "access",
-            "webserve",
+            *("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access", "webserve"),
+            "currency",
             "parallel",
         ),
         "small helpers that know nothing of vending (access: who may reach a web door; webserve: serving one; "
-        "parallel: where a large job's tasks run, in process or on Dask)",
+        "currency: money's words; parallel: where a large job's tasks run, in process or on Dask)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),
@@ -58,7 +50,11 @@ LAYERS: Layers = (
     ("pipeline", ("pipeline",), "the DVC stage entry points"),
     ("tools", ("tools",), "the 18 tool definitions and handlers, the SQL sandbox, views, prompts, the JSON guard"),
     ("environment", ("env",), "the one core an agent touches: VendingEnv, its episode, the privilege boundary"),
-    ("in-process doors", ("session", "gym"), "ToolSession (by tool name) and the gymnasium env"),
+    (
+        "in-process doors",
+        ("session", "gym", "arrays"),
+        "ToolSession (by tool name), the gymnasium env, the array env (N runs stepped together in numpy)",
+    ),
     ("agents", ("agents", "vector"), "the baseline, oracle and LLM agents; the vector env over gym"),
     ("evaluation", ("evaluation",), "metrics, reports and verification of runs (it replays them with the oracle)"),
     ("run checkpoints", ("checkpoints",), "the file a run folder keeps while a run is under way (plain values only)"),
@@ -175,7 +171,8 @@ def test_every_import_runs_down():
 def test_the_doors_stand_above_the_environment_and_the_tools_below_it():
     env = LAYER_OF["env"]
     assert LAYER_OF["tools"] < env
-    assert all(LAYER_OF[door] > env for door in ("session", "gym", "mcp", "console", "sweep", "cli", "outside"))
+    doors = ("session", "gym", "arrays", "mcp", "console", "sweep", "cli", "outside")
+    assert all(LAYER_OF[door] > env for door in doors)
 
 
 TOY_LAYERS: Layers = (("ground", (ROOT, "low"), ""), ("top", ("high",), ""))

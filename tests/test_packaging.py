@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE")
 PIPELINE_ONLY = ("dvc", "statsmodels", "pandera", "openai", "gymnasium")
 EXTRAS_ONLY = ("dvc", "statsmodels", "pandera", "openai", "gymnasium", "dask", "distributed")
 PACKAGE_DATA = (  # the default files the package reads
@@ -47,7 +47,8 @@ def _bundles() -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def built(tmp_path_factory) -> tuple[Path, Path, str]:
+    """(the wheel, the copy of the sources it was built from, what the build printed on stderr)."""
     src = tmp_path_factory.mktemp("src")
     for name in SOURCES:
         shutil.copy2(ROOT / name, src / name)
@@ -56,9 +57,22 @@ def wheel(tmp_path_factory) -> Path:
     shutil.copytree(ROOT / "worlds", src / "worlds", ignore=skip)
     dist = tmp_path_factory.mktemp("dist")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(src)]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    proc = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600)
     (found,) = dist.glob("autovend-*.whl")
-    return found
+    return found, src, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(built) -> Path:
+    return built[0]
+
+
+def test_building_warns_of_nothing_and_leaves_no_build_folder(built):
+    whl, src, stderr = built
+    assert "Warning" not in stderr and "deprecated" not in stderr, stderr  # e.g. a license given as a TOML table
+    assert not (src / "build").exists()  # setuptools' build folder is a temporary one (setup.py)
+    with zipfile.ZipFile(whl) as z:
+        assert "autovend-0.1.0.dist-info/licenses/LICENSE" in z.namelist()
 
 
 def test_the_wheel_holds_every_shipped_world_and_default_file(wheel):

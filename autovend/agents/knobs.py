@@ -401,3 +401,71 @@ def run_episodes(envs: Any, knobs: Sequence[Knobs], seeds: Sequence[int]) -> npt
 def _one(obs: dict[str, Any], i: int) -> dict[str, Any]:
     """Sub-environment i's observation out of the batched one."""
     return {"kind": obs["kind"][i], "day": int(obs["day"][i]), "text": obs["text"][i]}
+
+
+class KnobRunAgent:
+    """`KnobAgent` as an agent of `autovend run` and `autovend sweep` (`--agent autovend.agents.knobs:KnobRunAgent`).
+
+    Each day it plays the knob agent's actions through the session's tools, feeding it each result as the gym env
+    would (`{"ok", "content", "error"}`, and after end_day the next day's report with its day, workday and done),
+    so it acts as in a vector env. `config_path`: a YAML mapping of knob names to values (default: `Knobs()`).
+    Its plan is a generator, which cannot be saved: a run of it must not be checkpointed (`--checkpoint off`; in a
+    sweep `checkpoint_every` above the days), and an interrupted run starts again.
+    """
+
+    name = "knobs"
+
+    def __init__(self, seed: int = 0, config_path: Any = None) -> None:
+        self.seed = seed
+        self.knobs = Knobs() if config_path is None else _read_knobs(config_path)
+        self._agent = KnobAgent(self.knobs)
+        self._next = ""
+
+    @staticmethod
+    def _report(session: Any) -> dict[str, Any]:
+        obs = session.observation()
+        today = obs.get("calendar", {}).get("today", {})
+        return {"day": session.day, "is_workday": bool(today.get("is_workday")), "done": session.done, "report": obs}
+
+    def start(self, session: Any) -> None:
+        """Compute the first action from day 1's report (no tool is called here)."""
+        self._next = self._agent.start({"text": json.dumps(self._report(session))})
+
+    def act_day(self, session: Any) -> None:
+        """Carry out the knob agent's actions until it ends the day."""
+        action = self._next
+        while True:
+            data = json.loads(action)
+            tool = "end_day" if data.get("end_day") is True else str(data["tool"])
+            res = session.call(tool, data.get("args", {}))
+            if tool == "end_day":
+                if not session.done:
+                    self._next = self._agent.act({"text": json.dumps(self._report(session))})
+                return
+            text = json.dumps({"ok": res.ok, "content": res.content, "error": res.error})
+            action = self._agent.act({"text": text})
+
+    def state_dict(self) -> dict[str, Any]:
+        """Refused: the plan is a generator (see the class docstring)."""
+        raise RuntimeError(
+            "the knob agent's plan is a running generator and cannot be checkpointed: run it with --checkpoint off "
+            "(in a sweep, give it checkpoint_every above the days)"
+        )
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Refused, as `state_dict`."""
+        self.state_dict()
+
+
+def _read_knobs(path: Any) -> Knobs:
+    """Knobs from a YAML mapping of knob names to values (ConfigError in words)."""
+    from autovend.config import read_yaml_value
+    from autovend.errors import ConfigError
+
+    data = read_yaml_value(path, "knob settings")
+    if not isinstance(data, dict) or set(data) - set(KNOB_NAMES):
+        raise ConfigError(f"knob settings {path}: a mapping of {', '.join(KNOB_NAMES)} to numbers")
+    try:
+        return Knobs(**{**vars(Knobs()), **data})
+    except TypeError as exc:
+        raise ConfigError(f"knob settings {path}: {exc}") from None

@@ -49,6 +49,7 @@ class LLMOptions:
     api_key_env: str = "OPENAI_API_KEY"
     mcp: str | None = None
     prices_path: Path | None = None
+    interventions: tuple[str, ...] = ()  # `autovend.agents.llm.interventions`: verify-state, policy-notes
 
 
 def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LLMOptions | None = None) -> Agent:
@@ -68,6 +69,7 @@ def load_agent(spec: str, seed: int, config_path: Path | None = None, *, llm: LL
             config_path=config_path,
             prices_path=opts.prices_path,
             seed=seed,
+            interventions=opts.interventions,
         )
     if spec in AGENTS:
         return make_agent(spec, seed, config_path)

@@ -14,9 +14,11 @@ from autovend.cli import data as _data  # noqa: F401,E402  (synth, calibrate)
 from autovend.cli import replay as _replay  # noqa: F401,E402  (replay RUN_DIR --day N)
 from autovend.cli import run as _run  # noqa: F401,E402  (run, compare)
 from autovend.cli import serve as _serve  # noqa: F401,E402  (serve: the tools over MCP)
+from autovend.cli import source as _source  # noqa: F401,E402  (init-source NAME: params file and pipeline)
 from autovend.cli import sweep as _sweep  # noqa: F401,E402  (sweep SPEC --out DIR: runs on Dask)
 from autovend.cli import verify as _verify  # noqa: F401,E402  (verify RUN: re-simulate a run and check it)
 from autovend.cli import world as _world  # noqa: F401,E402  (export-world, world info)
+from autovend.cli import variants as _variants  # noqa: F401,E402  (world scenarios, world derive, world draw)
 
 
 def main() -> None:

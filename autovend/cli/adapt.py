@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,7 +48,9 @@ def table(
     result = write_table_source(export, mapping, out, force=force, partition_by=by)
     console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})")
+    console.print(
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})", soft_wrap=True
+    )
 
 
 @adapt_app.command("nj-vending")
@@ -71,7 +74,9 @@ def nj_vending(
     result = write_nj_vending(csv_path, out, force=force, partition_by=by)
     console = Console(emoji=False)
     print_report(result, console)
-    console.print(f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})")
+    console.print(
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})", soft_wrap=True
+    )
 
 
 @adapt_app.command("partition")
@@ -99,6 +104,51 @@ def _by(text: str | None) -> tuple[str, ...] | None:
 
 def _orders(by: tuple[str, ...] | None) -> str:
     return "orders.csv" if by is None else f"orders/ partitioned by {','.join(by)}"
+
+
+@adapt_app.command("eva-dts")
+def eva_dts(
+    audits: Annotated[list[Path], typer.Argument(help="EVA-DTS (DEX/UCS) audit files, or folders of *.dex files.")],
+    products: Annotated[Path, typer.Option("--products", help="CSV: sku_id (PA103), category_l1, category_l2, ...")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (new, empty or an earlier one).")],
+    name: Annotated[str, typer.Option("--name", help="The source's name (lower-case letters, digits, '-').")],
+    timezone: Annotated[str, typer.Option("--timezone", help="IANA time zone of the reads, e.g. Europe/Kyiv.")],
+    country: Annotated[str, typer.Option("--country", help="ISO 3166 country code, e.g. UA (holidays).")],
+    currency: Annotated[str | None, typer.Option("--currency", help="ISO 4217 code, if the audits lack ID4.")] = None,
+    machines: Annotated[
+        Path | None, typer.Option("--machines", help="CSV: machine_id (ID101), site_type, location?, capacity?")
+    ] = None,
+    made_to_order: Annotated[bool, typer.Option("--made-to-order", help="Drinks made per sale.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an output folder that holds other files.")] = False,
+) -> None:
+    """Adapt series of EVA-DTS audits per machine into a source: sales between reads, reads as visits.
+
+    Sales between two reads are spread over the interval's days (an audit does not know the day of a sale);
+    each machine needs two audits or more. docs/data-contract.md, "EVA-DTS audits".
+    """
+    from rich.console import Console
+    from rich.markup import escape
+
+    from autovend.data.adapters.files import write_eva_dts_source
+
+    meta: dict[str, object] = {"name": name, "timezone": timezone, "country": country, "currency": currency or ""}
+    if made_to_order:
+        meta["made_to_order"] = True
+    res = write_eva_dts_source(audits, products, out, meta, machines_csv=machines, force=force)
+    console = Console(emoji=False, highlight=False)
+    units = int(res.orders["qty"].sum())
+    console.print(
+        f"adapted {counted(res.visits['machine_id'].nunique(), 'machine')}, {counted(len(res.visits), 'audit')}: "
+        f"{units:,} units of {counted(res.orders['sku_id'].nunique(), 'product')} in {res.source['currency']}, "
+        f"{res.orders['ts'].min()} .. {res.orders['ts'].max()}",
+        soft_wrap=True,
+    )
+    for note in res.notes:
+        console.print(f"[yellow]selection changed product:[/] {escape(note)}", soft_wrap=True)
+    console.print(
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv, visits.csv)",
+        soft_wrap=True,
+    )
 
 
 def _rows_text(rows: tuple[int, ...]) -> str:

@@ -16,12 +16,15 @@ TOKEN_ENV = "AUTOVEND_CONSOLE_TOKEN"
 def console_cmd(
     run: list[Path] = typer.Option(None, "--run", help="A run folder to replay; give it again to compare runs."),
     world: Path | None = typer.Option(
-        None, "--world", help="Play: world bundle, a folder or the name of a shipped world (e.g. cn20)."
+        None, "--world", help="Play: world bundle, a folder or the name of a shipped or installed world (e.g. cn20)."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Play: the episode's seed (demand draws, lead times)."),
     out: Path | None = typer.Option(None, "--out", help="Play: the run folder (an unfinished one is resumed)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Play: days to play; default the world's horizon."),
     force: bool = typer.Option(False, "--force", help="Play: replace a finished or unfinished run in --out."),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Play: change the world first (a shipped scenario's name, or a scenario file)."
+    ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to listen on; anything but loopback requires a bearer token."
     ),
@@ -60,11 +63,15 @@ def console_cmd(
         raise ConfigError("give --run RUN to replay a run, or --world W --seed S --out RUN to play an episode")
     from autovend.console.episode import PlayEpisode
     from autovend.console.play import play_app
+    from autovend.console.rules import horizon_warning
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
+    from autovend.world.derive import apply_scenario
 
     path = resolve_world(world)
-    episode = PlayEpisode(load_world(path), seed, out, days, world_path=path, force=force).start()
+    played = apply_scenario(load_world(path), scenario)
+    kept = path if played.world_hash else None  # a derived world: the run folder keeps its bundle
+    episode = PlayEpisode(played, seed, out, days, world_path=kept, force=force).start()
     try:
         state = episode.state()
         how = f"resumed at day {state.day}" if episode.resumed else "day 1"
@@ -72,7 +79,10 @@ def console_cmd(
             f"AutoVend console: playing {path} seed {seed} into {out} ({how}) on http://{host}:{port}/{login} "
             "(Ctrl-C stops; run the same command again to continue from the last settled day)"
         )
-        title = f"AutoVend · play {path.name} seed {seed} → {out}"
+        warning = horizon_warning(episode.world, episode.days)
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
+        title = f"AutoVend · play {played.name} seed {seed} → {out}"
         serve(play_app(episode, title=title, host=host, token=token), host, port, read_timeout_s=seconds)
     finally:
         episode.close()

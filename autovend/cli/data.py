@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from autovend.cli.app import app
+from autovend.marks import counted
 
 PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
 SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
@@ -34,21 +35,35 @@ def synth(
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     partitioned: str | None = typer.Option(None, "--partitioned", help=PARTITIONED_HELP),
+    dex: Path | None = typer.Option(None, "--dex", help="Also write its records as EVA-DTS audit series here."),
+    dex_every: int = typer.Option(7, "--dex-every", min=1, help="Days between two audits of a machine (--dex)."),
 ) -> None:
-    """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth."""
+    """Generate the embedded synthetic operator (a Shanghai vending company) from its known truth.
+
+    --dex DIR also writes its records as EVA-DTS audits, one series per machine (DIR/MACHINE/*.dex, read every
+    --dex-every days) with DIR/products.csv: what `autovend adapt eva-dts` reads.
+    """
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.cli.steps import step_progress
     from autovend.pipeline.synthesize import run
 
+    if dex is not None and partitioned is not None:  # the audits are written from the flat tables
+        raise typer.BadParameter("--dex writes audits from a flat source: run it without --partitioned")
     console = Console()
     with step_progress(console, "synth"):
         fig = run(out, truth, params, settings, force=force, partition_by=_partition_by(partitioned))
     console.print(
-        f"wrote {out} and {truth}: {fig['machines']:.0f} machines, {fig['products']:.0f} products, "
+        f"wrote {out} and {truth}: {counted(fig['machines'], 'machine')}, {counted(fig['products'], 'product')}, "
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
         f"({fig['kept_unit_share']:.1%} kept), {fig['inventory_rows']:,.0f} inventory rows in {fig['seconds']:.1f} s"
     )
+    if dex is not None:
+        from autovend.data.adapters.files import write_dex_audits
+
+        n = write_dex_audits(out, dex, dex_every, force=force)
+        console.print(escape(f"wrote {counted(n, 'EVA-DTS audit')} to {dex}"), soft_wrap=True)
 
 
 def _partition_by(text: str | None) -> tuple[str, ...] | None:
@@ -81,6 +96,7 @@ def calibrate_cmd(
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from autovend.calibration.estimator import ESTIMATORS, check_estimator
@@ -123,7 +139,7 @@ def calibrate_cmd(
     console.print(table)
     for note in s.notes:
         console.print(f"[yellow]note:[/] {note}")
-    console.print(f"wrote {out}" + (f" and {report}" if report else ""))
+    console.print(escape(f"wrote {out}" + (f" and {report}" if report else "")), soft_wrap=True)
 
 
 @app.command("validate")
@@ -143,13 +159,14 @@ def validate_cmd(
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console()
     if figures_only:
         from autovend.validation.figures import draw_all
 
         names = draw_all(source_dir)
-        console.print(f"redrew {', '.join(names)} in {source_dir} from its plot data")
+        console.print(escape(f"redrew {', '.join(names)} in {source_dir} from its plot data"), soft_wrap=True)
         return
     if out is None:
         raise typer.BadParameter("give the report folder with -o/--out")
@@ -170,16 +187,18 @@ def validate_cmd(
         f"WAPE {m['wape']:.3f} (persistence {m['persistence']['wape']:.3f}, naive {m['naive']['wape']:.3f}); "
         f"product-level WAPE {m['wape_product']:.3f} (reversed popularity "
         f"{m['controls']['reversed_popularity']['wape_product']:.3f}); TVD {m['tvd']:.3f}; "
-        f"Spearman {m['spearman']:.3f}; {m['n_machines']} machines, {seconds:.1f} s"
+        f"Spearman {m['spearman']:.3f}; {counted(m['n_machines'], 'machine')}, {seconds:.1f} s"
     )
-    console.print(f"wrote {out}")
+    console.print(escape(f"wrote {out}"), soft_wrap=True)
 
 
 @app.command()
 def summary(
     calibration: Path = typer.Option(Path("data/calibration/synthetic-cn"), help="Calibration folder."),
     validation: Path = typer.Option(Path("reports/synthetic-cn/validation"), help="Validation report folder."),
-    world: Path = typer.Option(Path("cn20"), help="World bundle: a folder, or the name of a shipped world."),
+    world: Path = typer.Option(
+        Path("cn20"), help="World bundle: a folder, or the name of a shipped or installed world."
+    ),
 ) -> None:
     """Summarise the default pipeline's outputs: calibration, validation metrics, world bundle.
 

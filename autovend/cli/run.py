@@ -32,7 +32,9 @@ def _cell(value: Any, fmt: str, scale: float) -> str:
 @app.command("run")
 def run_cmd(
     world: Path = typer.Option(
-        Path("cn20"), "--world", help="World bundle: a folder, or the name of a shipped world (./worlds/NAME first)."
+        Path("cn20"),
+        "--world",
+        help="World bundle: a folder, or the name of a shipped or installed world (./worlds/NAME first).",
     ),
     agent: str = typer.Option(
         "baseline",
@@ -42,6 +44,9 @@ def run_cmd(
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Run seed (demand draws, lead times)."),
     days: int | None = typer.Option(None, "--days", min=1, help="Days to run; default: the world's horizon."),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Change the world first: a shipped scenario's name (heatwave) or a scenario file."
+    ),
     out: Path | None = typer.Option(
         None, "--out", help="Run folder; default runs/<world>/<agent name>-s<seed>, e.g. runs/cn20/baseline-s1."
     ),
@@ -61,6 +66,12 @@ def run_cmd(
     prices: Path | None = typer.Option(
         None, "--prices", help="openai:MODEL: price table YAML (default: the one shipped)."
     ),
+    intervention: list[str] = typer.Option(
+        None,
+        "--intervention",
+        help="openai:MODEL: verify-state (the feasible state above each daily prompt) or policy-notes (a standing "
+        "policy shown each day); give it again for both (docs/llm-agents.md).",
+    ),
 ) -> None:
     """Run an agent for an episode: trajectory, records, daily ledger, metrics and report in a run folder."""
     from rich.console import Console
@@ -73,20 +84,30 @@ def run_cmd(
     from autovend.runner import DayProgress, run_episode
     from autovend.world.bundle import load_world
     from autovend.world.catalogue import resolve_world
+    from autovend.world.derive import apply_scenario
 
     if checkpoint not in ("background", "sync", "off"):
         raise ConfigError(f"--checkpoint must be background, sync or off, got {checkpoint!r}")
     if resume and force:
         raise ConfigError("--resume continues a run and --force starts it again: pass only one of them")
     console = Console(highlight=False, emoji=False)
+    interventions = tuple(dict.fromkeys(intervention or []))
+    wrong = [i for i in interventions if i not in ("verify-state", "policy-notes")]
+    if wrong:
+        raise ConfigError(f"--intervention {wrong[0]!r} is none of verify-state, policy-notes")
     world = resolve_world(world)
-    w = load_world(world)
+    w = apply_scenario(load_world(world), scenario)
+    world_path: Path | None = world if w.world_hash else None  # a derived world: the run folder keeps its bundle
     llm = None
     if agent.startswith(LLM_PREFIX):
         from autovend.agents.llm.mcp_bridge import serve_command
 
-        target = mcp_url or (serve_command(world, seed) if mcp else None)
-        llm = LLMOptions(base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices)
+        target = mcp_url or (serve_command(world, seed, scenario=scenario) if mcp else None)
+        llm = LLMOptions(
+            base_url=base_url, api_key_env=api_key_env, mcp=target, prices_path=prices, interventions=interventions
+        )
+    elif interventions:
+        raise ConfigError(f"--intervention is for openai:MODEL agents (language models), not {agent!r}")
     if days is not None and days > w.horizon_days:
         raise ConfigError(f"--days {days} is longer than the world's horizon ({w.horizon_days} days); give at most it")
     ag = load_agent(agent, seed, agent_config, llm=llm)
@@ -118,7 +139,7 @@ def run_cmd(
                 resume=resume,
                 progress=on_day,
                 force=force,
-                world_path=world,
+                world_path=world_path,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
                 evaluate=report,
             )
@@ -126,12 +147,14 @@ def run_cmd(
             bar.stop()
             done = last[0].day if last else 0
             again = [f"--world {world}", f"--agent {agent}", f"--seed {seed}", f"--out {run_dir}"]
+            again += [f"--scenario {scenario}"] if scenario else []
             again += [f"--agent-config {agent_config}"] if agent_config else []
             again += [f"--base-url {base_url}"] if base_url else []
             again += [f"--api-key-env {api_key_env}"] if agent.startswith(LLM_PREFIX) else []
             again += ["--mcp"] if mcp else []
             again += [f"--mcp-url {mcp_url}"] if mcp_url else []
             again += [f"--prices {prices}"] if prices else []
+            again += [f"--intervention {i}" for i in interventions]
             console.print(
                 f"[yellow]interrupted[/] after day {done}; continue with: autovend run {escape(' '.join(again))} "
                 "--resume"
@@ -142,15 +165,18 @@ def run_cmd(
     start = f" (resumed from day {summary.resumed_from})" if summary.resumed_from is not None else ""
     console.print(
         f"{escape(summary.agent)} seed {summary.seed}: {summary.days} days{start}, final net assets "
-        f"[bold]{summary.final_net_assets:,.2f}[/] (cash {summary.final_cash:,.2f}), {summary.wall_time_s:.1f} s"
+        f"[bold]{summary.final_net_assets:,.2f}[/] {escape(summary.currency)} (cash {summary.final_cash:,.2f}), "
+        f"{summary.wall_time_s:.1f} s"
     )
     if summary.metrics:
         shown = [k for k in SHOWN if k != "net_assets"]
         line = ", ".join(f"{SHOWN[k][0]} {_cell(summary.metrics.get(k), *SHOWN[k][1:])}" for k in shown)
         console.print(line, soft_wrap=True)
-        console.print(escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"))
+        console.print(
+            escape(f"report: {run_dir / 'report.md'}, interactive: {run_dir / 'report.html'}"), soft_wrap=True
+        )
     else:
-        console.print(escape(f"run folder: {run_dir}"))
+        console.print(escape(f"run folder: {run_dir}"), soft_wrap=True)
 
 
 def _check_compare_out(out: Path, run_dirs: list[Path]) -> None:
@@ -198,6 +224,7 @@ def compare_cmd(
     from rich.markup import escape
     from rich.table import Table
 
+    from autovend.currency import common_currency
     from autovend.errors import RunFolderError
     from autovend.evaluation import RunData, write_comparison
     from autovend.evaluation.comparability import check_comparable, short_hash
@@ -273,7 +300,8 @@ def compare_cmd(
     console.print(s)
     net = [p for p in paired if p.metric == "net_assets"]
     if net:
-        p_table = Table(title="Paired differences of net assets (CNY, same seeds; every metric in comparison.md)")
+        cur = common_currency(r.world.economics.currency for r in runs)
+        p_table = Table(title=f"Paired differences of net assets ({cur}, same seeds; every metric in comparison.md)")
         for head in ("a − b", "seeds", "mean difference", "paired 95% (t)", "unpaired 95% (Welch)", "min. detectable"):
             p_table.add_column(head, justify="left" if head == "a − b" else "right")
         for p in net:
@@ -283,11 +311,14 @@ def compare_cmd(
     console.print(
         "normalised score: (agent − hold) / (oracle − hold); the oracle is privileged (reads the hidden demand)"
     )
-    console.print(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}")
+    console.print(
+        escape(f"wrote {out / 'comparison.md'}, comparison.json, comparison.csv, figures and {out / 'report.html'}"),
+        soft_wrap=True,
+    )
 
 
 def _paired_cells(p: Any) -> list[str]:
-    """A paired difference of net assets as terminal cells (CNY)."""
+    """A paired difference of net assets as terminal cells (in the runs' currency)."""
 
     def money(x: float | None, sign: bool = True) -> str:
         return "–" if x is None else f"{x:{'+' if sign else ''},.2f}"

@@ -18,7 +18,7 @@ TOKEN_ENV = "AUTOVEND_MCP_TOKEN"
 @app.command()
 def serve(
     world: Path | None = typer.Option(
-        None, "--world", help="World bundle: a folder, or the name of a shipped world, e.g. cn20."
+        None, "--world", help="World bundle: a folder, or the name of a shipped or installed world, e.g. cn20."
     ),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the episode (demand draws, lead times)."),
     transport: str = typer.Option("stdio", "--transport", help="stdio (default) or http."),
@@ -53,6 +53,9 @@ def serve(
         "--read-timeout",
         help="HTTP: seconds a request's headers and body may take to arrive; slower ones get 408 and are closed.",
     ),
+    scenario: str | None = typer.Option(
+        None, "--scenario", help="Change the world first: a shipped scenario's name (heatwave) or a scenario file."
+    ),
 ) -> None:
     """Serve episodes over MCP: the 18 tools, the system prompt and the daily prompt (docs/mcp-clients.md)."""
     from autovend.access import bearer_token
@@ -62,6 +65,8 @@ def serve(
         raise ConfigError(f"--transport must be stdio or http, got {transport!r}")
     if (world is None) == (toy is None):
         raise ConfigError("give exactly one of --world PATH (a world bundle) or --toy MxK (a toy world)")
+    if scenario is not None and toy is not None:
+        raise ConfigError("--scenario changes a world bundle: give --world PATH, not --toy")
     if days is not None and toy is None and out is None:
         raise ConfigError("--days sets the days of a scored play (or a --toy world's horizon): give --out RUN too")
     if trajectory is not None and out is not None:
@@ -106,10 +111,13 @@ def serve(
     else:
         from autovend.world.bundle import load_world
         from autovend.world.catalogue import resolve_world
+        from autovend.world.derive import apply_scenario
 
         assert world is not None
         world_path = resolve_world(world)
-        source = load_world(world_path)
+        source = apply_scenario(load_world(world_path), scenario)
+        if not source.world_hash:  # a derived world: a run folder keeps its bundle
+            world_path = None
         if days is not None and days > source.horizon_days:
             raise ConfigError(f"--days {days} is beyond the horizon of {world_path} ({source.horizon_days} days)")
     if finish:
@@ -155,6 +163,7 @@ def _finish(world: Any, seed: int, out: Path, world_path: Path | None) -> None:
     for run_dir in runs:
         summary = score_now(world, seed, run_dir, world_path)
         typer.echo(
-            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f}; "
+            f"{run_dir}: {summary.days} days scored, final net assets {summary.final_net_assets:,.2f} "
+            f"{summary.currency}; "
             f"report: {run_dir / 'report.md'}"
         )

@@ -73,8 +73,17 @@ def sweep_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="List the runs and which of them --out already holds; run and write nothing."
     ),
+    scenario: list[str] = typer.Option(
+        None,
+        "--scenario",
+        help="Also run every world changed by this scenario (a shipped name or a file), as the spec's scenarios: do; "
+        "give it again for more.",
+    ),
 ) -> None:
     """Run every (world, agent, seed) of a spec that is not finished in --out; write results.csv and the leaderboard.
+
+    With `scenarios` or `draws` in the spec, every world's variants are run too (their bundles in OUT/variants/) and
+    robustness.md, .json and .html say how the ranking holds across them (docs/scenarios.md).
 
     A run is `autovend run` with the same arguments, in OUT/runs/<world>/<agent>-s<seed>-d<days>.
     Run the command again to finish an interrupted sweep: finished runs are kept, interrupted ones
@@ -97,6 +106,11 @@ def sweep_cmd(
     console = Console(highlight=False)
     spec = resolve_shipped(spec, SWEEP_SPECS)
     sweep_spec = load_spec(spec)
+    if scenario:
+        from autovend.sweep.spec import parse_spec
+
+        data = sweep_spec.model_dump(mode="json", exclude_none=True)
+        sweep_spec = parse_spec({**data, "scenarios": [*sweep_spec.scenarios, *scenario]}, f"{spec} with --scenario")
     columns = (
         TextColumn("[bold]runs"),
         BarColumn(),
@@ -109,9 +123,10 @@ def sweep_cmd(
 
     def on_plan(p: SweepPlan) -> None:
         s = sweep_spec
+        variants = f" x {_count(s.n_variants, 'variant')}" if s.n_variants > 1 else ""
         console.print(
-            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')} x {_count(len(s.agents), 'agent')} x "
-            f"{_count(len(s.seeds), 'seed')}): "
+            f"{_count(len(p.tasks), 'run')} ({_count(len(s.worlds), 'world')}{variants} x "
+            f"{_count(len(s.agents), 'agent')} x {_count(len(s.seeds), 'seed')}): "
             f"{p.count('finished')} finished, {p.count('unfinished')} to resume, {p.count('new')} to start",
             soft_wrap=True,
         )
@@ -176,8 +191,10 @@ def sweep_cmd(
     console.print(
         f"{len(outcome.ran)} runs finished now, {len(outcome.rows)} of {len(outcome.plan.tasks)} have results{cost}"
     )
-    written = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
-    console.print("wrote " + ", ".join(escape(str(p)) for p in written))
+    written: tuple[Path, ...] = (outcome.results_path, outcome.leaderboard_path, outcome.leaderboard_html_path)
+    if (out / "robustness.md").is_file() and sweep_spec.n_variants > 1:
+        written += (out / "robustness.md", out / "robustness.html")
+    console.print("wrote " + ", ".join(escape(str(p)) for p in written), soft_wrap=True)
     if outcome.interrupted:
         console.print(f"[yellow]interrupted[/]; {AGAIN}")
         raise typer.Exit(130)

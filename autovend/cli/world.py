@@ -74,7 +74,9 @@ def _fmt(value: Any) -> str:
 
 @world_app.command("info")
 def info(
-    world_dir: Path = typer.Argument(..., help="A world bundle: a folder, or the name of a shipped world (cn20)."),
+    world_dir: Path = typer.Argument(
+        ..., help="A world bundle: a folder, or the name of a shipped or installed world (cn20)."
+    ),
 ) -> None:
     """Verify a world bundle and print a summary: hashes, devices, catalog, horizon, weather, settings."""
     from rich.console import Console
@@ -149,12 +151,15 @@ def info(
 
 @world_app.command("price-response")
 def price_response_cmd(
-    world_dir: Path = typer.Argument(..., help="A world bundle: a folder, or the name of a shipped world (cn20)."),
+    world_dir: Path = typer.Argument(
+        ..., help="A world bundle: a folder, or the name of a shipped or installed world (cn20)."
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for price_response.png and price_response.csv."),
     force: bool = typer.Option(False, "--force", help="Replace price_response.png/.csv already in the folder."),
 ) -> None:
     """Expected daily units and gross profit of a machine against a common price multiplier, per site type."""
     from rich.console import Console
+    from rich.markup import escape
 
     from autovend.errors import OutputExistsError
     from autovend.world.bundle import load_world
@@ -169,7 +174,9 @@ def price_response_cmd(
     out.mkdir(parents=True, exist_ok=True)
     resp.table().to_csv(out / "price_response.csv", index=False, float_format="%.6g")
     price_response_figure(resp, out / "price_response.png")
-    Console(highlight=False).print(f"wrote {out / 'price_response.png'} and {out / 'price_response.csv'}")
+    Console(highlight=False).print(
+        escape(f"wrote {out / 'price_response.png'} and {out / 'price_response.csv'}"), soft_wrap=True
+    )
 
 
 @world_app.command("ship")
@@ -206,11 +213,40 @@ def ship(
     )
 
 
+@world_app.command("install")
+def install(
+    bundle_dir: Path = typer.Argument(..., help="A world bundle folder (exported or shipped), e.g. worlds/coffee1."),
+    name: str | None = typer.Option(None, "--name", help="The name to run it by; default the folder's name."),
+    force: bool = typer.Option(False, "--force", help="Take a name an installed or shipped world already has."),
+) -> None:
+    """Install a world bundle under a name: every door then finds it by that name, from any folder.
+
+    The bundle is verified and copied into the user's worlds folder ($AUTOVEND_WORLDS_PATH's first folder, else
+    the user's data folder: ~/.local/share/autovend/worlds on Linux); `autovend run --world NAME`, `autovend
+    serve`, `autovend console`, sweeps, `VendingEnv(NAME)` and the gym envs find it there. A name already taken
+    by an installed or shipped world is refused unless --force.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+
+    from autovend.world.catalogue import install_world
+
+    target = install_world(bundle_dir, name, force=force)
+    console = Console(highlight=False)
+    console.print(f"installed world {escape(target.name)} (verified)", soft_wrap=True)
+    console.print(escape(f"in {target}"), soft_wrap=True)  # a path to copy: never wrapped
+    console.print(f"run it from any folder: autovend run --world {escape(target.name)}", soft_wrap=True)
+
+
 @world_app.command("list")
 def list_worlds(
-    folders: list[Path] = typer.Argument(None, help="Folders to look in; default: ./worlds and the shipped ones."),
+    folders: list[Path] = typer.Argument(
+        None, help="Folders to look in; default: ./worlds, the installed worlds and the shipped ones."
+    ),
 ) -> None:
     """List the worlds found: name, size, days, currency, verdict, world hash and state; then where they are.
+
+    A name found in several folders is run from the first (./worlds, installed, shipped); the others are listed too.
 
     Readable at 80 columns: a bundle that does not verify says "broken" in the table and why below it.
     """

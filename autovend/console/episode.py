@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from autovend.agents.harness import settled_days
 from autovend.errors import AutoVendError, OutputExistsError
 from autovend.outside import OutsideAgent, OutsidePlay, RunEnded, describe
 from autovend.runner import CHECKPOINT_DIR, CHECKPOINT_FILE, RunSummary, is_finished
@@ -73,6 +74,7 @@ class PlayState:
     snapshot: Snapshot
     metrics: dict[str, Any] | None = None
     error: str | None = None  # why the runner stopped, if it failed
+    scoring: bool = False  # the last day is settled: the run is being scored and its reports written
 
     def to_json(self) -> dict[str, Any]:
         """The state as a JSON object (the API's `GET /api/state`)."""
@@ -88,6 +90,7 @@ class PlayState:
             "prompt": self.snapshot.prompt,
             "metrics": self.metrics,
             "error": self.error,
+            "scoring": self.scoring,
         }
 
 
@@ -110,10 +113,14 @@ class HumanAgent(OutsideAgent):
     def __init__(self) -> None:
         super().__init__(HUMAN_AGENT)
         self.last: Snapshot | None = None  # the state after the last settled day
+        self.settled = 0  # days settled so far
+        self.last_settled = False  # the episode's last day is settled: the runner scores the run next
 
     def day_settled(self, session: ToolSession) -> None:
-        """Keep the state the day ended in (shown once the run is finished)."""
+        """Keep the state the day ended in (shown once the run is finished) and whether it was the last."""
         self.last = Snapshot.of(session)
+        self.settled = settled_days(session)  # the harness's count: agent code may not reach the episode
+        self.last_settled = session.done or self.settled >= self.last_day
 
 
 class PlayEpisode:
@@ -185,6 +192,11 @@ class PlayEpisode:
         return None if self.play.failure is None else describe(self.play.failure)
 
     @property
+    def scoring(self) -> bool:
+        """True from the settling of the last day until the run folder is complete (metrics and reports)."""
+        return self.agent.last_settled and not self.play.returned
+
+    @property
     def finished(self) -> bool:
         """True once the runner is done (the run folder complete, or the runner failed)."""
         return self.play.returned
@@ -214,6 +226,9 @@ class PlayEpisode:
     def state(self) -> PlayState:
         """The current state (after the episode: the closing state and the metrics)."""
         snapshot: Snapshot | None = None
+        if self.scoring and self.agent.last is not None:  # the runner is busy scoring: do not queue behind it
+            last = self.agent.last
+            return PlayState(self.agent.settled, self.days, self.agent.settled, False, self.run_dir, last, scoring=True)
         if not self.play.returned:
             try:
                 snapshot = self._submit(Snapshot.of)

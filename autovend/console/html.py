@@ -68,7 +68,7 @@ def page(title: str, header: str, body: str, script: str | None = None, extra_he
 
 
 def money(x: float | None) -> str:
-    """CNY with thousands separators and two decimals (`MISSING` for nothing)."""
+    """An amount with thousands separators and two decimals (`MISSING` for nothing); the caller names the currency."""
     return number_cell(x)
 
 

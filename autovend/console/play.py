@@ -20,7 +20,12 @@ Routes:
   413 for a body over `MAX_BODY_BYTES` or arguments over 131,072 characters of JSON; 415 for another content
   type (which also keeps other web sites' plain form posts out); 409 once the episode is over. Refused at the
   door, nothing is run or recorded;
-- `GET /report`: the run's report.html once the episode is finished.
+- `GET /report`: the run's report.html once the episode is finished; while the run is scored after its last day,
+  a page saying so that reloads itself (503 with Retry-After); before that, a page saying when it comes (404).
+
+After the last `end_day` the page shows "Scoring the run and writing the report…" until the run folder is
+complete, then the link to report.html. A horizon (`--days`) too short for a delivery is warned of on the page
+(`rules.horizon_warning`).
 
 Every request passes `ConsoleGate` first (Host, Origin, the CSRF token of a POST, the bearer token if set).
 """
@@ -38,7 +43,7 @@ from autovend.console.episode import EpisodeOver, PlayEpisode, PlayState
 from autovend.console.forms import datalists, tool_form
 from autovend.console.html import Html, Json, esc, kpis, money, page, script_json, table
 from autovend.console.results import call_html, result_html, status
-from autovend.console.rules import prompt_html, rules_html
+from autovend.console.rules import horizon_warning, prompt_html, rules_html
 from autovend.console.security import CSRF_HEADER, gated_app, new_csrf_token
 from autovend.console.server import DEFAULT_HOST
 from autovend.env import VendingEnv
@@ -46,20 +51,30 @@ from autovend.evaluation.rundata import read_calls
 from autovend.tools.guard import MAX_TEXT_CHARS, InputError, kind_of, loads
 
 MAX_BODY_BYTES = MAX_TEXT_CHARS  # bytes of a POST body (1 MiB); larger: 413
+WAITING_PAGE = (
+    '<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta http-equiv="refresh" content="2">'
+    "<title>AutoVend · writing the report</title></head><body><p id=scoring>The run is being scored and its "
+    'report written; this page reloads every 2 seconds. <a href="./">Back to the console</a>.</p></body></html>\n'
+)
+NO_REPORT_PAGE = (
+    "<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>AutoVend · no report yet</title></head>"
+    '<body><p id=no-report>{why}. <a href="./">Back to the console</a>.</p></body></html>\n'
+)
 
 
-def metrics_html(metrics: dict[str, Any]) -> str:
-    """The headline metrics with their definitions (as report.md and report.html show them)."""
-    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric
+def metrics_html(metrics: dict[str, Any], currency: str) -> str:
+    """The headline metrics with their definitions (as report.md and report.html show them; money in `currency`)."""
+    from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, format_metric, metric_unit
 
     rows = [
-        (label, format_metric(k, metrics.get(k)), unit, DEFINITIONS[k]) for k, (label, unit, _, _) in HEADLINE.items()
+        (label, format_metric(k, metrics.get(k)), metric_unit(k, currency), DEFINITIONS[k])
+        for k, (label, _, _, _) in HEADLINE.items()
     ]
     return table(["metric", "value", "unit", "definition"], rows, cls="metrics")
 
 
-def report_html(report: dict[str, Any]) -> str:
-    """The daily report (the observation the agents get) as tables."""
+def report_html(report: dict[str, Any], currency: str) -> str:
+    """The daily report (the observation the agents get) as tables (money in `currency`)."""
     if not report:
         return "<p>no report</p>"
     parts = []
@@ -73,7 +88,7 @@ def report_html(report: dict[str, Any]) -> str:
     tr = report.get("in_transit", {})
     parts.append(
         f"<h3>in transit</h3><p>{tr.get('orders', 0)} orders, {tr.get('units', 0):,} units, "
-        f"{money(tr.get('value_at_cost', 0.0))} CNY at cost</p>"
+        f"{money(tr.get('value_at_cost', 0.0))} {esc(currency)} at cost</p>"
     )
     if tr.get("arrivals"):
         rows = [[a["day"], a["date"], a["orders"], a["units"]] for a in tr["arrivals"]]
@@ -92,17 +107,19 @@ def report_html(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def head_line(state: PlayState, date: str) -> str:
-    """The header's status line: day, date, net assets, cash, or the end of the episode."""
+def head_line(state: PlayState, date: str, currency: str) -> str:
+    """The header's status line: day, date, net assets, cash (in `currency`), or the end of the episode."""
     bal = state.snapshot.report.get("balance", {})
     if state.finished:
         where = "the episode is over"
+    elif state.scoring:
+        where = "the last day is settled: scoring the run and writing the report…"
     elif state.error:
         where = f'<span class="error">stopped: {esc(state.error)}</span>'
     else:
         where = f"day <b id=head-day>{state.day}</b> of {state.days} · {esc(date)}"
     return (
-        f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> · cash {money(bal.get('cash'))} · "
+        f"{where} · net assets <b>{money(bal.get('net_assets'))}</b> {esc(currency)} · cash {money(bal.get('cash'))} · "
         f"{state.settled} day{'' if state.settled == 1 else 's'} settled · run folder <code>{esc(state.run_dir)}</code>"
     )
 
@@ -118,6 +135,7 @@ class PlayPage:
         self.tools = env.tools()
         self.tool_names = [t["name"] for t in self.tools]
         world = episode.world
+        self.currency = world.economics.currency
         self.device_ids = [str(d) for d in world.machines["device_id"]]
         names = world.catalog["name"] if "name" in world.catalog else world.catalog["sku_id"]
         self.skus = [(str(s), str(n)) for s, n in zip(world.catalog["sku_id"], names, strict=True)]
@@ -136,16 +154,27 @@ class PlayPage:
         """The state panel: status, the metrics at the end, the balance, the report, today's calls, the notebook."""
         state = self.episode.state()
         bal = state.snapshot.report.get("balance", {})
-        parts = [f'<div id="state-head" hidden>{head_line(state, self.date(state.day))}</div>']
-        parts.append(f'<div id="play-status" data-day="{state.day}" data-finished="{str(state.finished).lower()}">')
-        if state.finished:
+        parts = [f'<div id="state-head" hidden>{head_line(state, self.date(state.day), self.currency)}</div>']
+        parts.append(
+            f'<div id="play-status" data-day="{state.day}" data-days="{state.days}" '
+            f'data-finished="{str(state.finished).lower()}" data-scoring="{str(state.scoring).lower()}">'
+        )
+        if state.scoring:
+            parts.append(
+                f'<h2 id="scoring">Scoring the run and writing the report…</h2><p>All {state.days} days are settled. '
+                "The evaluation is computing the metrics and writing metrics.json, report.md and report.html into "
+                f"<code>{esc(state.run_dir)}</code>; the link to the report appears here when they are written.</p>"
+            )
+        elif state.finished:
+            written = (state.run_dir / "report.html").exists()
+            link = '<a id="report-link" href="report">report.html</a>' if written else "no report.html"
             parts.append(
                 f"<h2>The episode is over: {state.settled} days settled</h2><p>The run folder "
                 f"<code>{esc(state.run_dir)}</code> holds the trajectory, the records, metrics.json and the reports "
-                '(<a href="report">report.html</a>).</p>'
+                f"({link}).</p>"
             )
             if state.metrics:
-                parts.append(metrics_html(state.metrics))
+                parts.append(metrics_html(state.metrics, self.currency))
         parts.append("</div>")
         parts.append(
             kpis(
@@ -170,7 +199,7 @@ class PlayPage:
         parts.append(
             f'<h2>Today\'s calls ({len(calls)})</h2><div class="calls">{"".join(items) or "<p>none yet</p>"}</div>'
         )
-        parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report)}")
+        parts.append(f"<h2>Daily report</h2>{report_html(state.snapshot.report, self.currency)}")
         parts.append(f'<h2>Notebook</h2><pre class="notebook">{esc(state.snapshot.notebook) or "(empty)"}</pre>')
         return "".join(parts)
 
@@ -193,7 +222,9 @@ class PlayPage:
         """The whole page."""
         state_panel = self.state_html()
         state = self.episode.state()
-        header = f"<h1>{esc(self.title)}</h1><div id=head-line>{head_line(state, self.date(state.day))}</div>"
+        header = (
+            f"<h1>{esc(self.title)}</h1><div id=head-line>{head_line(state, self.date(state.day), self.currency)}</div>"
+        )
         ordered = [t for t in self.tools if t["name"] == "end_day"] + [t for t in self.tools if t["name"] != "end_day"]
         forms = "".join(tool_form(t) for t in ordered).replace(
             '<details id="tool-end_day">', '<details id="tool-end_day" open>', 1
@@ -209,6 +240,9 @@ class PlayPage:
         if state.finished:
             tools = '<div class="tools"><h2>Tools</h2><p>The episode is over: no tool can be used any more.</p></div>'
         rules = rules_html(self.episode.world, opened=state.settled == 0 and not state.finished)
+        warning = horizon_warning(self.episode.world, self.episode.days)
+        if warning and not state.finished:
+            rules = f'<p class="warn" id="horizon-warning">{esc(warning)}</p>' + rules
         result = '<section id="result-panel" hidden><h2>Result of the last call</h2><div id="result"></div></section>'
         body = (
             f'<div class="play"><div class="left">{rules}{result}<div id="state">{state_panel}</div></div>{tools}</div>'
@@ -288,9 +322,16 @@ def play_app(
 
     def report(request: Request) -> Response:
         path = episode.run_dir / "report.html"
-        if not episode.finished or not path.exists():
-            return Json({"error": "report.html is written when the episode is over"}, status_code=404)
-        return FileResponse(path, media_type="text/html")
+        if episode.finished and path.exists():
+            return FileResponse(path, media_type="text/html")
+        if episode.scoring:
+            return Html(WAITING_PAGE, status_code=503, headers={"Retry-After": "2"})
+        if episode.finished:
+            why = esc(episode.error or "the run ended without one")
+            return Html(NO_REPORT_PAGE.format(why=f"there is no report.html: {why}"), status_code=404)
+        state = episode.state()
+        why = f"report.html is written when the episode is over; day {state.day} of {state.days} is being played"
+        return Html(NO_REPORT_PAGE.format(why=esc(why)), status_code=404)
 
     routes = [
         Route("/", index),

@@ -97,7 +97,7 @@ def run_section(index: int, run: ReplayRun, day: int) -> str:
             Series("inventory at cost", d["inventory_at_cost"].tolist(), PALETTE[2]),
         ],
         marker_day=max(shown, 1),
-        title=f"{run.label}: net assets, cash and inventory at cost by day (CNY)",
+        title=f"{run.label}: net assets, cash and inventory at cost by day ({tl.run.world.economics.currency})",
     )
     facts = (
         f"agent {esc(tl.run.agent)}, seed {tl.run.seed}, world {esc(tl.run.world.name)}, "

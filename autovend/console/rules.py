@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autovend.console.html import esc
+from autovend.marks import counted
 from autovend.tools.prompts import prompt_facts, system_prompt
 from autovend.world.model import World
 
@@ -22,7 +23,7 @@ def capacities(world: World) -> str:
     """The machines' capacity: "200 units each", or the range when they differ."""
     caps = sorted(int(c) for c in world.machines["capacity"])
     if caps[0] == caps[-1]:
-        return f"{caps[0]:,} units each ({len(caps)} machines)"
+        return f"{caps[0]:,} units each ({counted(len(caps), 'machine')})"
     return f"{caps[0]:,} to {caps[-1]:,} units (each machine's in the devices table of the report)"
 
 
@@ -84,12 +85,25 @@ def rules_rows(world: World) -> list[tuple[str, str, str]]:
         ),
         ("Warehouse rent", f"{f['rent']} {cur} per unit per day", ""),
         ("Fixed daily fee", f"{f['daily_fee']} {cur} a day, whatever you do", ""),
-        (
-            "Shelf life",
-            "counted from the day a unit reaches the warehouse; expired units count zero in net assets",
-            "get_warehouse, discard",
+        *(
+            [
+                (
+                    "Made to order",
+                    "a unit is the ingredients of one serving and a machine's capacity the servings it holds; "
+                    "ingredients do not expire and no fine applies",
+                    "place_order, restock",
+                )
+            ]
+            if world.made_to_order
+            else [
+                (
+                    "Shelf life",
+                    "counted from the day a unit reaches the warehouse; expired units count zero in net assets",
+                    "get_warehouse, discard",
+                ),
+                ("Expired unit sold", f"a fine of {f['fine']} {cur} per unit", "delist, discard"),
+            ]
         ),
-        ("Expired unit sold", f"a fine of {f['fine']} {cur} per unit", "delist, discard"),
         ("Cash", "may go below zero: no interest, the run goes on", ""),
         ("Notebook", f"{f['memory_chars']} characters, replaced whole by write_memory", "read_memory, write_memory"),
         ("Where", f"{f['city']}, {f['country']} (time zone {f['timezone']}); money in {cur}", "get_weather"),
@@ -108,6 +122,22 @@ def _rows_html(rows: Sequence[tuple[str, str, str]], world: World) -> str:
             f'<td class="tools-used">{esc(tools)}</td></tr>'
         )
     return "".join(out)
+
+
+def horizon_warning(world: World, days: int) -> str | None:
+    """A warning when `days` ends before an order placed on day 1 is promised (None when it does not).
+
+    An order is promised `lead_time_nominal_days` after it is placed, and units reach a shelf (and can sell) from
+    their delivery day on: with fewer days than 1 + the lead time, nothing ordered can be sold.
+    """
+    lead = world.economics.lead_time_nominal_days
+    if days >= 1 + lead:
+        return None
+    return (
+        f"This episode lasts {days} day{'s' if days != 1 else ''}, shorter than a delivery: an order placed on day 1 "
+        f"is promised for day {1 + lead} ({lead} days of lead time), after the last day, so nothing ordered can be "
+        f"sold. Give --days {1 + lead} or more to see sales."
+    )
 
 
 def how_to_play(world: World) -> str:

@@ -29,7 +29,9 @@ from autovend.tools.result import ToolResult
 from autovend.tools.sql import TIME_LIMIT_S
 from autovend.tools.trajectory import dumps
 from autovend.world.bundle import as_world
+from autovend.world.derive import apply_scenario
 from autovend.world.model import World
+from autovend.world.scenario import Scenario
 
 
 class VendingEnv:
@@ -37,7 +39,8 @@ class VendingEnv:
 
     days: settle at most this many days (default: the world's horizon); `end_day` reports
     `truncated` when they are reached before the horizon, and further calls are refused.
-    sql_time_limit_s: the query_sql time limit.
+    sql_time_limit_s: the query_sql time limit. scenario: change the world first by a scenario (a shipped
+    scenario's name, a scenario file, or a `Scenario`; docs/scenarios.md), as `autovend run --scenario` does.
     """
 
     def __init__(
@@ -46,8 +49,9 @@ class VendingEnv:
         *,
         days: int | None = None,
         sql_time_limit_s: float = TIME_LIMIT_S,
+        scenario: str | os.PathLike[str] | Scenario | None = None,
     ) -> None:
-        w = as_world(world)
+        w = apply_scenario(as_world(world), scenario)
         horizon = w.horizon_days
         self._days = horizon if days is None else int(days)
         if not 1 <= self._days <= horizon:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from autovend.evaluation.definitions import HEADLINE, format_metric
+from autovend.evaluation.definitions import HEADLINE, format_metric, metric_header
 from autovend.evaluation.headroom import Reference, compute_reference, oracle_series, reference
 from autovend.evaluation.paired import (
     INTERVAL,
@@ -208,8 +208,8 @@ def paired_rows(p: PairedDifference) -> list[str]:
     ]
 
 
-def paired_markdown(paired: Sequence[PairedDifference], comparable: bool) -> list[str]:
-    """comparison.md's section on paired differences (net assets in full, then every other metric)."""
+def paired_markdown(paired: Sequence[PairedDifference], comparable: bool, currency: str) -> list[str]:
+    """comparison.md's section on paired differences (net assets, then every other metric; money in `currency`)."""
     lines = ["## Paired differences (same seeds)", ""]
     if not comparable:
         return [*lines, "Not computed: the runs are not comparable (compared with --force).", ""]
@@ -227,7 +227,6 @@ def paired_markdown(paired: Sequence[PairedDifference], comparable: bool) -> lis
         mine = [p for p in paired if p.metric == metric]
         if not mine:
             continue
-        label, unit = HEADLINE[metric][0], HEADLINE[metric][1]
-        lines += ["", f"### {label} ({unit})", "", header, "|---|---:|---:|---:|---:|---:|"]
+        lines += ["", f"### {metric_header(metric, currency)}", "", header, "|---|---:|---:|---:|---:|---:|"]
         lines += ["| " + " | ".join(paired_rows(p)) + " |" for p in mine]
     return [*lines, ""]

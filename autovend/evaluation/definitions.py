@@ -10,22 +10,23 @@ from typing import Any
 
 import numpy as np
 
-# Headline metrics: key -> (label, unit, format, scale); scale turns the stored value into the shown one.
+# Headline metrics: key -> (label, unit, format, scale); scale turns the stored value into the shown one. A unit
+# names money as {currency}: `metric_unit` fills in the world's (`autovend.currency`).
 HEADLINE: dict[str, tuple[str, str, str, float]] = {
-    "net_assets": ("Net assets", "thousand CNY", "{:.2f}", 1e-3),
+    "net_assets": ("Net assets", "thousand {currency}", "{:.2f}", 1e-3),
     "assortment": ("Assortment", "score", "{:.3f}", 1.0),
     "waste_rate": ("Waste rate", "%", "{:.2f}", 100.0),
-    "pricing_regret": ("Pricing regret", "CNY / machine / day", "{:.2f}", 1.0),
+    "pricing_regret": ("Pricing regret", "{currency} / machine / day", "{:.2f}", 1.0),
     "shelf_utilization": ("Shelf utilization", "%", "{:.2f}", 100.0),
     "empty_share": ("Empty site-days", "%", "{:.2f}", 100.0),
     "capital_efficiency": ("Capital efficiency", "GP / inventory per day", "{:.4f}", 1.0),
     "tool_calls": ("Tool calls", "calls", "{:.0f}", 1.0),
-    "api_efficiency": ("API efficiency", "CNY / USD", "{:.1f}", 1.0),
+    "api_efficiency": ("API efficiency", "{currency} / USD", "{:.1f}", 1.0),
     "reassignment_gap": ("Reassignment gap", "%", "{:.2f}", 100.0),
     "availability": ("Availability (days 16+)", "%", "{:.2f}", 100.0),
-    "cycle_return": ("Visit-cycle return", "CNY / machine / day", "{:.2f}", 1.0),
-    "asset_growth_early": ("Asset growth, early", "CNY / day", "{:.1f}", 1.0),
-    "asset_growth_late": ("Asset growth, late", "CNY / day", "{:.1f}", 1.0),
+    "cycle_return": ("Visit-cycle return", "{currency} / machine / day", "{:.2f}", 1.0),
+    "asset_growth_early": ("Asset growth, early", "{currency} / day", "{:.1f}", 1.0),
+    "asset_growth_late": ("Asset growth, late", "{currency} / day", "{:.1f}", 1.0),
 }
 FAILURE_LABELS = {
     "infeasible_retries": "Infeasible allocations retried",
@@ -66,6 +67,16 @@ FAILURE_DEFINITIONS: dict[str, str] = {
     "one visit fee.",
     "recurring_rejections": "A batch call whose rejected items are exactly those of a call on an earlier day.",
 }
+
+
+def metric_unit(key: str, currency: str) -> str:
+    """A headline metric's unit as shown, money in `currency` ("thousand USD", "USD / machine / day", "%")."""
+    return HEADLINE[key][1].replace("{currency}", currency)
+
+
+def metric_header(key: str, currency: str) -> str:
+    """A headline metric's label with its unit: "Net assets (thousand USD)"."""
+    return f"{HEADLINE[key][0]} ({metric_unit(key, currency)})"
 
 
 def format_metric(key: str, value: Any) -> str:

@@ -48,11 +48,13 @@ def net_assets_title(group_sizes: Sequence[int]) -> str:
 
 
 @fixed_style
-def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequence[str] | None = None) -> Path:
+def net_assets_figure(
+    runs: Sequence[RunData], path: str | Path, groups: Sequence[str] | None = None, *, currency: str
+) -> Path:
     """Net assets over the days: the mean of each group's runs (seeds) with its min-max band.
 
     `groups` gives each run's group (default: its agent name); a group of one run is its own line
-    (no band), and the title says which case it is (`net_assets_title`).
+    (no band), and the title says which case it is (`net_assets_title`). `currency`: the runs' worlds'.
     """
     path = Path(path)
     paths = net_asset_paths(runs)
@@ -69,7 +71,7 @@ def net_assets_figure(runs: Sequence[RunData], path: str | Path, groups: Sequenc
     start = runs[0].start_cash / 1000.0 if runs else 0.0
     ax.axhline(start, color="grey", lw=0.8, ls=":", label="start cash")
     sizes = [labels.count(g) for g in dict.fromkeys(labels)]
-    ax.set(xlabel="day", ylabel="net assets (thousand CNY)", title=net_assets_title(sizes))
+    ax.set(xlabel="day", ylabel=f"net assets (thousand {currency})", title=net_assets_title(sizes))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
@@ -143,8 +145,13 @@ def early_late_table(metrics: Sequence[dict[str, Any]], groups: Sequence[str]) -
 
 
 @fixed_style
-def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], path: str | Path) -> Path:
-    """(a) Late against early daily asset growth per group; (b) gross profit and costs per day, early and late."""
+def early_late_figure(
+    metrics: Sequence[dict[str, Any]], groups: Sequence[str], path: str | Path, *, currency: str
+) -> Path:
+    """(a) Late against early daily asset growth per group; (b) gross profit and costs per day, early and late.
+
+    `currency`: the runs' worlds' (the axes' unit).
+    """
     path = Path(path)
     table = early_late_table(metrics, groups)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -161,7 +168,7 @@ def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], 
         ax1.legend(fontsize=8)
     else:
         ax1.text(0.5, 0.5, "run too short for both periods", ha="center", va="center", transform=ax1.transAxes)
-    ax1.set(xlabel="early daily asset growth (CNY/day)", ylabel="late daily asset growth (CNY/day)")
+    ax1.set(xlabel=f"early daily asset growth ({currency}/day)", ylabel=f"late daily asset growth ({currency}/day)")
     ax1.set_title("(a) Daily asset growth, early vs late", fontsize=10)
     ax1.grid(alpha=0.3)
     if len(table):
@@ -174,7 +181,7 @@ def early_late_figure(metrics: Sequence[dict[str, Any]], groups: Sequence[str], 
         ax2.set_xticks(x)
         ax2.set_xticklabels(labels, fontsize=7)
         ax2.legend(fontsize=8)
-    ax2.set(ylabel="CNY per day")
+    ax2.set(ylabel=f"{currency} per day")
     ax2.set_title("(b) Gross profit and costs per day", fontsize=10)
     ax2.grid(alpha=0.3, axis="y")
     fig.tight_layout()
@@ -199,7 +206,7 @@ def operations_figure(run: RunData, path: str | Path) -> Path:
     costs = (d["gross_profit"] - d["net"]).rolling(7, min_periods=1).mean()
     ax1.plot(d["day"], gp, label="gross profit (7-day mean)", color="#4c72b0")
     ax1.plot(d["day"], costs, label="costs (7-day mean)", color="#dd8452")
-    ax1.set(ylabel="CNY per day")
+    ax1.set(ylabel=f"{run.world.economics.currency} per day")
     ax1.legend(fontsize=8)
     ax1.grid(alpha=0.3)
     cap = float(run.world.machines["capacity"].sum())

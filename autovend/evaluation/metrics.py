@@ -322,7 +322,7 @@ def compute_metrics(run: RunData, settings: EvalSettings | None = None) -> dict[
             "agent": run.agent,
             "seed": run.seed,
             "world": run.world.name,
-            "world_hash": run.world_hash,
+            "world_hash": run.world_hash,  # run.json's: a world built in memory has its content hash
             "days": run.days,
             "horizon_days": run.world.horizon_days,
         },

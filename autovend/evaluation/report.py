@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.currency import common_currency, minor_unit
 from autovend.evaluation.comparability import Comparability, IncomparableRunsError, check_comparable, short_hash
 from autovend.evaluation.comparison import (
     COMPARISON_JSON,
@@ -24,7 +25,7 @@ from autovend.evaluation.comparison import (
     paired_of,
     references_for,
 )
-from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE, format_metric
+from autovend.evaluation.definitions import FAILURE_LABELS, HEADLINE, format_metric, metric_header, metric_unit
 from autovend.evaluation.headroom import run_reference
 from autovend.evaluation.metrics import METRICS_VERSION, compute_metrics
 from autovend.evaluation.paired import PairedDifference, dumps
@@ -58,6 +59,7 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
     """The markdown report of one run (figures referenced by their file names in the run folder)."""
     meta = run.meta
     det = metrics["details"]
+    cur = run.world.economics.currency
     lines = [
         f"# Run {run.name}",
         "",
@@ -73,13 +75,14 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
     if meta.get("privileged"):
         lines.append(f"- **{PRIVILEGED_NOTE}**")
     lines += ["", "## Metrics", "", "| metric | value | unit |", "|---|---:|---|"]
-    for key, (label, unit, _, _) in HEADLINE.items():
-        lines.append(f"| {label} | {format_metric(key, metrics.get(key))} | {unit} |")
+    for key, (label, _, _, _) in HEADLINE.items():
+        lines.append(f"| {label} | {format_metric(key, metrics.get(key))} | {metric_unit(key, cur)} |")
         if key == "net_assets":
             lines.append(f"| {NORMALISED_LABEL} | {_normalised_cell(run)} | (agent − hold) / (oracle − hold) |")
     lines += [
         "",
-        f"Start cash {run.start_cash:,.2f} CNY; net-asset growth {metrics['net_asset_growth']:,.2f} CNY. "
+        f"Start cash {run.start_cash:,.2f} {cur}; net-asset growth {metrics['net_asset_growth']:,.2f} {cur} "
+        f"(money in {cur}, to the {minor_unit(cur)}). "
         "Definitions: the docstrings of `autovend.evaluation.metrics`.",
         "",
         "![net assets](net_assets.png)",
@@ -104,9 +107,9 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
     else:
         lines.append(
             f"On {p['machine_days']} sampled machine-days the expected gross profit at the agent's prices is "
-            f"{p['expected_gp_agent']:.2f} CNY, at the best common price level "
+            f"{p['expected_gp_agent']:.2f} {cur}, at the best common price level "
             f"({p['mean_best_level']:.2f} x reference on average) {p['expected_gp_best_level']:.2f}, and at the "
-            f"searched prices {p['expected_gp_reference']:.2f} (regret {p['regret']:.2f} CNY per machine-day)."
+            f"searched prices {p['expected_gp_reference']:.2f} (regret {p['regret']:.2f} {cur} per machine-day)."
         )
     e = det["physical_execution"]
     lines += ["", "## Physical execution", ""]
@@ -114,8 +117,8 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
         f"Availability {format_metric('availability', e.get('availability'))} %; "
         f"{e.get('cycles', 0)} complete visit cycles, "
         f"mean length {_plain(e.get('mean_cycle_days'))} days, gross profit per cycle-day "
-        f"{_plain(e.get('cycle_gross_profit_per_day'))} CNY, return after the visit fee "
-        f"{_plain(e.get('cycle_return'))} CNY per machine per day."
+        f"{_plain(e.get('cycle_gross_profit_per_day'))} {cur}, return after the visit fee "
+        f"{_plain(e.get('cycle_return'))} {cur} per machine per day."
     )
     fb = det["feedback"]
     lines += ["", "## Early and late periods", "", "| period | asset growth | gross profit | costs | visits |"]
@@ -129,24 +132,40 @@ def run_report(run: RunData, metrics: dict[str, Any]) -> str:
             )
         else:
             lines.append(f"| {period} | – | – | – | – |")
-    lines += ["", "Per day, CNY (visits: machines per day).", "", "![early and late](early_late.png)", ""]
+    lines += ["", f"Per day, {cur} (visits: machines per day).", "", "![early and late](early_late.png)", ""]
     lines += ["## Failure modes", "", "| failure mode | count | examples |", "|---|---:|---|"]
     for name, f in metrics["failures"].items():
         ex = "; ".join(_example(x) for x in f["examples"]) or "–"
         lines.append(f"| {FAILURE_LABELS.get(name, name)} | {f['count']} | {ex} |")
-    t = det["totals"]
-    lines += [
-        "",
-        "## Ledger totals",
-        "",
-        "| revenue | gross profit | units sold | purchases | rent | daily fee | visits | fines | expiry | discard |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        f"| {t['revenue']:,.2f} | {t['gross_profit']:,.2f} | {t['units_sold']:,.0f} | {t['purchase']:,.2f} | "
-        f"{t['warehouse_rent']:,.2f} | {t['daily_fee']:,.2f} | {t['visit']:,.2f} | {t['expired_fine']:,.2f} | "
-        f"{t['expiry_writeoff']:,.2f} | {t['discard_writeoff']:,.2f} |",
+    return "\n".join(lines + ledger_lines(det["totals"], run.world.made_to_order))
+
+
+def ledger_lines(t: dict[str, Any], made_to_order: bool) -> list[str]:
+    """The ledger totals table; a made-to-order world's has no fines and expiry columns (nothing expires)."""
+    cols = [
+        ("revenue", "revenue", "{:,.2f}"),
+        ("gross profit", "gross_profit", "{:,.2f}"),
+        ("units sold", "units_sold", "{:,.0f}"),
+        ("purchases", "purchase", "{:,.2f}"),
+        ("rent", "warehouse_rent", "{:,.2f}"),
+        ("daily fee", "daily_fee", "{:,.2f}"),
+        ("visits", "visit", "{:,.2f}"),
+        ("fines", "expired_fine", "{:,.2f}"),
+        ("expiry", "expiry_writeoff", "{:,.2f}"),
+        ("discard", "discard_writeoff", "{:,.2f}"),
+    ]
+    if made_to_order:
+        cols = [c for c in cols if c[1] not in ("expired_fine", "expiry_writeoff")]
+    head = ["", "## Ledger totals", ""]
+    if made_to_order:
+        head += ["Made to order: a unit is one serving's ingredients; nothing expires, so no fines and no expiry.", ""]
+    return [
+        *head,
+        "| " + " | ".join(c[0] for c in cols) + " |",
+        "|" + "---:|" * len(cols),
+        "| " + " | ".join(fmt.format(t[key]) for _, key, fmt in cols) + " |",
         "",
     ]
-    return "\n".join(lines)
 
 
 def _plain(x: Any) -> str:
@@ -196,9 +215,10 @@ def write_run_outputs(
         raise ValueError("the run was built in memory: give out_dir")
     target.mkdir(parents=True, exist_ok=True)
     metrics, texts = run_output_texts(run, settings)
-    net_assets_figure([run], target / "net_assets.png")
+    cur = run.world.economics.currency
+    net_assets_figure([run], target / "net_assets.png", currency=cur)
     operations_figure(run, target / "operations.png")
-    early_late_figure([metrics], [run.agent], target / "early_late.png")
+    early_late_figure([metrics], [run.agent], target / "early_late.png", currency=cur)
     for name, text in texts.items():
         atomic_write_text(target / name, text)
     return metrics
@@ -261,10 +281,10 @@ def _normalised_cell(run: RunData) -> str:
     return f"{shown} (hold {ref.hold:,.2f}, oracle {ref.oracle:,.2f})"
 
 
-def _header(key: str, unit: bool = True) -> str:
+def _header(key: str, currency: str, unit: bool = True) -> str:
     if key == NORMALISED:
         return NORMALISED_LABEL
-    return f"{HEADLINE[key][0]} ({HEADLINE[key][1]})" if unit else HEADLINE[key][0]
+    return metric_header(key, currency) if unit else HEADLINE[key][0]
 
 
 def _shown(key: str, value: Any) -> str:
@@ -279,13 +299,16 @@ def comparison_markdown(
     check: Comparability | None = None,
     paired: Sequence[PairedDifference] | None = None,
     settings: dict[str, str] | None = None,
+    currency: str = "",
 ) -> str:
     """The comparison as markdown: caveats (`check`), per-agent summary (mean ± std), then one row per run.
 
     With `paired` (`comparison.paired_of`): each agent's rank (shared where the paired interval of net assets
     does not tell agents apart) and the paired differences after the summary. `settings`: what tells the
-    configurations of one agent name apart, by label (`comparison.labelled`).
+    configurations of one agent name apart, by label (`comparison.labelled`). `currency`: the runs' worlds'
+    (`common_currency`), named in the units.
     """
+    currency = currency or common_currency([])
     from autovend.evaluation.figures import MIN_PROFILE_ROWS
 
     comparable = check is None or check.comparable
@@ -308,7 +331,7 @@ def comparison_markdown(
     if NORMALISED in keys:
         lines += [f"{NORMALISED_LABEL}: {NORMALISED_NOTE} (references in comparison.json).", ""]
     ranked = "| rank " if rank else ""
-    lines.append(f"{ranked}| agent | runs | " + " | ".join(_header(k) for k in keys) + " |")
+    lines.append(f"{ranked}| agent | runs | " + " | ".join(_header(k, currency) for k in keys) + " |")
     lines.append(("|---:" if rank else "") + "|---|---:|" + "---:|" * len(keys))
     for agent, row in summary.iterrows():
         cells = []
@@ -324,9 +347,11 @@ def comparison_markdown(
         lines += ["One agent ran with several configurations; each is an agent here:", ""]
         lines += [f"- {label}: {text}" for label, text in settings.items()] + [""]
     if paired is not None:
-        lines += paired_markdown(paired, comparable)
+        lines += paired_markdown(paired, comparable, currency)
     lines += ["## Runs", ""]
-    lines.append("| run | agent | seed | days | world | " + " | ".join(_header(k, unit=False) for k in keys) + " |")
+    lines.append(
+        "| run | agent | seed | days | world | " + " | ".join(_header(k, currency, unit=False) for k in keys) + " |"
+    )
     lines.append("|---|---|---:|---:|---|" + "---:|" * len(keys))
     for r in table.itertuples(index=False):
         d = r._asdict()
@@ -392,12 +417,13 @@ def write_comparison(
     table[NORMALISED] = normalised_scores(runs, refs)
     summary = summarize(table)
     paired = paired_of(table) if check.comparable else []
-    net_assets_figure(runs, out / "net_assets.png")
+    cur = common_currency(r.world.economics.currency for r in runs)
+    net_assets_figure(runs, out / "net_assets.png", currency=cur)
     if len(summary) >= MIN_PROFILE_ROWS:
         profile_figure(summary, out / "profile.png")
-    early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png")
+    early_late_figure(metrics, [r.agent for r in runs], out / "early_late.png", currency=cur)
     table.to_csv(out / "comparison.csv", index=False)
-    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check, paired, settings_of))
+    atomic_write_text(out / "comparison.md", comparison_markdown(table, summary, check, paired, settings_of, cur))
     content = comparison_json(table, summary, paired, check.comparable, settings_of, refs)
     atomic_write_text(out / COMPARISON_JSON, dumps(content))
     write_comparison_html(runs, table, summary, check, out / HTML_REPORT_FILE, out)

@@ -11,7 +11,7 @@ A run folder holds (names in `RUN_FILES`):
 - `records.sqlite`: the agent-visible records (`Simulator.records`, schema in `autovend.sim.records`).
 - `hidden.sqlite`: the evaluation-only log (`Simulator.hidden`: demand, shocks, machine_days, lead_times).
 - `daily.csv`: one row per settled day (`DAILY_COLUMNS`), derived from the records' daily_summary.
-- `world/`: the world itself, as a bundle of data files (`autovend.world.bundle.write_world_copy`), when
+- `world/`: the world itself, as a bundle of data files (`autovend.world.runcopy.write_world_copy`), when
   run.json cannot point to its bundle (a world built in memory, or no `world_path` given), so the run can
   always be reloaded and compared. Nothing in a run folder is ever unpickled: older folders kept a pickle
   here (`world.pkl`), which AutoVend no longer reads.
@@ -38,7 +38,7 @@ import pandas as pd
 from autovend import __version__
 from autovend.env.boundary import simulator_of
 from autovend.provenance import current_provenance
-from autovend.world.bundle import identity_hash, write_world_copy
+from autovend.world.runcopy import identity_hash, write_world_copy
 
 if TYPE_CHECKING:
     from autovend.env import VendingEnv
@@ -160,12 +160,15 @@ def run_meta(sim: Simulator, meta: Mapping[str, Any] | None = None, counters: Ma
             "days": len(reports),
             "horizon_days": sim.horizon_days,
             "done": sim.done,
+            "currency": world.economics.currency,
             "start_cash": world.economics.start_cash,
             "final_cash": balance.cash,
             "final_net_assets": balance.net_assets,
             "code_version": __version__,
         }
     )
+    if world.derivation is not None:  # a world changed by a scenario in memory: how `verify` rebuilds it
+        out["derivation"] = world.derivation
     if counters is not None:
         out["tool_calls"] = dict(counters)
     return out

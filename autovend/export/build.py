@@ -32,7 +32,8 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings, load_demand_settings
 from autovend.errors import ExportError, NonFiniteError
 from autovend.export.catalog import build_catalog
-from autovend.export.climate import CLIMATES
+from autovend.export.climate import resolve_climate
+from autovend.export.identified import world_ranges
 from autovend.export.network import Device, own_network, read_network, select_network
 from autovend.export.params import ExportParams, load_economics, load_export_params
 from autovend.export.readme import Provenance, readme_text
@@ -47,10 +48,11 @@ from autovend.world.bundle import (
     check_output,
     dated,
     make_manifest,
+    manifest_hash,
     world_files,
     write_bundle,
 )
-from autovend.world.model import Economics, World
+from autovend.world.model import MADE_TO_ORDER_SHELF_LIFE_DAYS, Economics, World
 
 ESTIMATE_COLUMNS = ("U", "kappa", "R")  # the devices' estimated columns, rounded (autovend.canonical)
 REFERENCE_PRICE_LEVEL_CNY = 6.5  # median reference price of the benchmark's CN catalog (worlds/cn20)
@@ -191,11 +193,20 @@ def build_world(
     except NonFiniteError as exc:
         raise ExportError(f"{exc}; a world needs every demand parameter (see the calibration report)") from exc
     eco = world_economics(economics, source.meta.currency, params.economics_rate, catalog["ref_price"])
+    made = bool(source.meta.made_to_order)
+    if made:  # ingredients keep: no expiry within any horizon, hence no expired sale and no fine for one
+        catalog = catalog.assign(shelf_life_days=MADE_TO_ORDER_SHELF_LIFE_DAYS, shelf_life_source="made_to_order")
+        eco = eco.model_copy(update={"expired_sale_fine": 0.0})
     country = params.country or source.meta.country
+    if country != source.meta.country:
+        raise ExportError(
+            f"export.country is {country} but the source's country is {source.meta.country} (source.yaml): a params "
+            "file copied from another source? Remove export.country (and its timezone, calendar_language and "
+            "climate) or set them for this source"
+        )
+    normals = resolve_climate(params.climate, country, source.weather, Path.cwd())
     start, horizon = params.start, eco.horizon_days
-    weather = daily_weather(
-        start, start + dt.timedelta(days=horizon + params.forecast_days), params.seed, CLIMATES[params.climate]
-    )
+    weather = daily_weather(start, start + dt.timedelta(days=horizon + params.forecast_days), params.seed, normals)
     forecast = forecast_weather(weather, params.seed, horizon=params.forecast_days)
     calendar = build_calendar(
         country,
@@ -224,6 +235,7 @@ def build_world(
         economics=eco,
         timezone=params.timezone or source.meta.timezone,
         country=country,
+        made_to_order=made,
     )
 
 
@@ -242,9 +254,13 @@ def _settings_not_estimates(world: World, source: SourceTables, params: ExportPa
     m, c = world.machines, world.catalog
     given, settings = [], []
     if source.meta.made_to_order:
+        caps = sorted(set(int(v) for v in m["capacity"].to_numpy()))
         settings.append(
-            "stock and expiry: the source's products are made to order (source.yaml `made_to_order`), so its records "
-            "know no stock, no empty shelf and no expiry; the world's shelves, facings, restocking and shelf lives "
+            "made to order (source.yaml `made_to_order`): the records know no stock, no empty shelf and no expiry. "
+            "In this world a unit of a product is the ingredients of one serving and a device's capacity is the "
+            f"servings of ingredients it holds ({', '.join(map(str, caps))}): ingredient stock, not unlimited, "
+            "ordered, restocked and run out of as the benchmark's goods are. Ingredients do not expire (shelf life "
+            f"{MADE_TO_ORDER_SHELF_LIFE_DAYS:,} days) and no expired-sale fine applies; facings and restocking "
             "are benchmark settings, not estimates"
         )
     src_cap = source.machines.assign(machine_id=source.machines["machine_id"].astype(str)).set_index("machine_id")
@@ -265,6 +281,8 @@ def _settings_not_estimates(world: World, source: SourceTables, params: ExportPa
             f"not an estimate ({why}): the source gives no capacity for their machines, or another one"
         )
     origin = c["shelf_life_source"].astype(str) if "shelf_life_source" in c else pd.Series("default", index=c.index)
+    if source.meta.made_to_order:
+        return given, settings  # no shelf lives: the line above says so
     from_source = int(origin.isin(["source", "mapped"]).sum())
     if from_source:
         given.append(f"shelf lives of {from_source} products: the source's, mapped to 30 or 90 days")
@@ -436,6 +454,8 @@ def _export(
             "source_name": provenance.source_name,
         },
     )
+    manifest["ranges"] = world_ranges(world, estimates, source).payload()  # the identified set: provenance
+    manifest["manifest_hash"] = manifest_hash(manifest)
     step("write the bundle")
     write_bundle(out_dir, files, manifest, force=force)
     sizes = {n: len(d) for n, d in files.items()}

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from autovend.config import load_section
 from autovend.export.catalog import DEFAULT_MARGINS, OTHER_MARGIN
-from autovend.export.climate import CLIMATES
+from autovend.export.climate import CLIMATES, FROM_SOURCE, known_climates
 from autovend.export.network import MAX_CAPACITY, MIN_DAYS
 from autovend.world.model import Economics
 
@@ -21,7 +21,9 @@ class ExportParams(BaseModel):
 
     seed: int = Field(20250101, ge=0)  # network draw, margin draws, weather and forecasts
     start: dt.date = dt.date(2025, 1, 1)  # day 1 of the episode (paper: 2025-01-01)
-    climate: str = "Shanghai"  # climate normals of the seeded weather (autovend.export.climate)
+    # climate normals of the seeded weather (autovend.export.climate): a named climate of the world's country,
+    # "source" (the source's weather table) or a normals CSV file
+    climate: str = "Shanghai"
     country: str | None = None  # public holidays and makeup workdays; None: the source's
     timezone: str | None = None  # None: the source's
     calendar_language: str | None = None  # language of holiday names; None: the calendar library's default
@@ -40,8 +42,11 @@ class ExportParams(BaseModel):
     @field_validator("climate")
     @classmethod
     def _known_climate(cls, v: str) -> str:
-        if v not in CLIMATES:
-            raise ValueError(f"unknown climate {v!r}; known: {sorted(CLIMATES)}")
+        if v not in CLIMATES and v != FROM_SOURCE and not v.endswith(".csv"):
+            raise ValueError(
+                f"unknown climate {v!r}: give a named climate ({known_climates()}), '{FROM_SOURCE}' (normals from the "
+                "source's weather table) or a normals file ending in .csv (month, t_max_c, precip_mm, wet_days)"
+            )
         return v
 
     @field_validator("margins")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from autovend.data.contract import MACHINES, PRODUCTS, Kind, SourceMeta, TableSpec
+from autovend.data.contract import MACHINES, PRODUCTS, WEATHER, Kind, SourceMeta, TableSpec
 from autovend.data.hashing import source_hash
 from autovend.data.source import coerce_column, entry_problem, finalise_table, read_meta, read_table_file, table_files
 from autovend.errors import SourceError
@@ -16,12 +16,13 @@ from autovend.errors import SourceError
 
 @dataclass(frozen=True, eq=False)
 class SourceTables:
-    """The source's metadata (currency, time zone, country), its machines and products, and its identity."""
+    """The source's metadata (currency, time zone, country), machines, products, weather (if any) and identity."""
 
     meta: SourceMeta
     machines: pd.DataFrame
     products: pd.DataFrame
     content_hash: str
+    weather: pd.DataFrame | None = None  # the optional weather table (date, t_max_c, precip_mm), None without one
 
 
 def _read_typed(folder: Path, spec: TableSpec) -> pd.DataFrame:
@@ -68,4 +69,5 @@ def read_source_tables(source_dir: str | Path) -> SourceTables:
         machines=_read_typed(folder, MACHINES),
         products=_read_typed(folder, PRODUCTS),
         content_hash=source_hash(folder),
+        weather=_read_typed(folder, WEATHER) if table_files(folder, WEATHER) else None,
     )

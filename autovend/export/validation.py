@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from autovend.errors import ExportError
+from autovend.marks import counted
 
 VERDICTS = ("validated", "not_distinguishable", "worse_than_reference")
 SHELVES = ("inventory", "pre_window", "mixed")
@@ -51,16 +52,49 @@ class ShippedValidation:
     n_machines: int
     metrics: dict[str, Any]
     key: list[dict[str, Any]]  # the verdict's three comparisons
+    resampling: dict[str, Any] | None = None  # a one- or two-machine source's week bootstrap (None: machines)
 
     def manifest_entry(self) -> dict[str, Any]:
-        """The manifest's `validation` object."""
-        return {
+        """The manifest's `validation` object (with `resampling` only when the intervals are over weeks)."""
+        entry = {
             "verdict": self.verdict,
             "shelves": self.shelves,
             "test_weeks": self.test_weeks,
             "n_machines": self.n_machines,
             "key": self.key,
         }
+        if self.resampling is not None:
+            entry["resampling"] = self.resampling
+        return entry
+
+    @property
+    def interval_words(self) -> str:
+        """Which bootstrap the intervals come from, for the README."""
+        return interval_words(self.resampling)
+
+
+def interval_words(resampling: Any) -> str:
+    """The README's words for the intervals: machine-cluster, or the week bootstrap of verdict.json's `resampling`."""
+    if not isinstance(resampling, dict) or resampling.get("unit") != "weeks":
+        return "95% machine-cluster bootstrap interval"
+    if not resampling.get("resamples"):
+        return "no interval (too few machines and test weeks to resample)"
+    these = "this machine" if resampling.get("n_machines") == 1 else "these machines"
+    return (
+        f"95% week-bootstrap interval (circular blocks of {resampling.get('block_weeks')} of the "
+        f"{resampling.get('n_weeks')} test weeks, the machines held together: it speaks for {these} only)"
+    )
+
+
+def _resampling(verdict: dict[str, Any], where: Path) -> dict[str, Any] | None:
+    """verdict.json's `resampling` (absent: the machine-cluster bootstrap), checked."""
+    r = verdict.get("resampling")
+    if r is None:
+        return None
+    fields = ("n_weeks", "block_weeks", "resamples", "n_machines")
+    if not isinstance(r, dict) or r.get("unit") != "weeks" or not all(isinstance(r.get(f), int) for f in fields):
+        raise ExportError(f"{where}: resampling {r!r} is not a week bootstrap's description; {REVALIDATE}")
+    return {"unit": "weeks", **{f: r[f] for f in fields}}
 
 
 def _load(path: Path) -> Any:
@@ -134,6 +168,7 @@ def read_validation(path: str | Path) -> ShippedValidation:
         n_machines=_count(metrics.get("n_machines"), f"{folder / 'metrics.json'}: n_machines"),
         metrics=shown,
         key=key,
+        resampling=_resampling(verdict, folder / "verdict.json"),
     )
 
 
@@ -157,9 +192,9 @@ def key_text(key: list[dict[str, Any]]) -> str:
 def verdict_lines(v: ShippedValidation) -> list[str]:
     """The README's opening lines: the verdict and its key intervals."""
     return [
-        f"> **Validation verdict: {WORDS[v.verdict]}** ({SHELF_WORDS[v.shelves]}, {v.n_machines} machines, the "
-        f"last {v.test_weeks} weeks of the source held out). Model minus other, 95% machine-cluster bootstrap "
-        f"interval: {key_text(v.key)}. See Results below.",
+        f"> **Validation verdict: {WORDS[v.verdict]}** ({SHELF_WORDS[v.shelves]}, "
+        f"{counted(v.n_machines, 'machine')}, the last {v.test_weeks} weeks of the source held out). Model minus "
+        f"other, {v.interval_words}: {key_text(v.key)}. See Results below.",
     ]
 
 
@@ -175,9 +210,10 @@ def validation_lines(v: ShippedValidation) -> list[str]:
 
     return [
         f"Held-out validation on the last {v.test_weeks} weeks of the source ({v.test_start} to {v.test_end}, "
-        f"{v.n_machines} machines, {SHELF_WORDS[v.shelves]}): **{WORDS[v.verdict]}**.",
+        f"{counted(v.n_machines, 'machine')}, {SHELF_WORDS[v.shelves]}): **{WORDS[v.verdict]}**.",
         "",
-        "| statistic | model | 95% interval | persistence / naive |",
+        f"| statistic | model | {'95% interval' if v.resampling is None else '95% week-bootstrap interval'} "
+        "| persistence / naive |",
         "|---|---|---|---|",
         row("volume error", "volume_error", pct=True),
         row("machine-week WAPE", "wape"),
@@ -186,6 +222,7 @@ def validation_lines(v: ShippedValidation) -> list[str]:
         row("median within-machine Spearman", "spearman"),
         "",
         f"The verdict's comparisons (model minus other): {key_text(v.key)}.",
+        *([] if v.resampling is None else ["", f"Intervals: {v.interval_words}."]),
     ]
 
 
@@ -205,4 +242,5 @@ def validation_text(manifest: dict[str, Any]) -> str:
         and all(c[f] is None or (isinstance(c[f], int | float) and math.isfinite(c[f])) for f in fields[3:])
     ]
     shelves = SHELF_WORDS.get(str(v.get("shelves")), str(v.get("shelves")))
-    return f"{WORDS[v['verdict']]} ({shelves}, {v.get('n_machines')} machines): {key_text(key)}"
+    weeks = f"; {interval_words(v['resampling'])}" if "resampling" in v else ""
+    return f"{WORDS[v['verdict']]} ({shelves}, {counted(v.get('n_machines'), 'machine')}{weeks}): {key_text(key)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from autovend.sim import inline
+from autovend.sim import inline, supply
 from autovend.sim import inventory as inv
 from autovend.sim.accounting import Accounts
 from autovend.sim.facts import WorldFacts
@@ -38,7 +38,7 @@ class Actions:
 
     def place_order(self, items: Sequence[Any]) -> BatchResult:
         """Order warehouse stock: items {sku_id, qty, supplier_id?}; cash is debited at once."""
-        if self._state.done or not isinstance(items, list):
+        if self._state.done or not isinstance(items, list) or not self._facts.plain_orders:
             return self._batch("place_order", items, self._order_one)
         return inline.place_order(self._facts, self._state, self._accounts, self._recorder, items, self._order_one)
 
@@ -48,43 +48,56 @@ class Actions:
         qty = parse_qty(item)
         supplier = item.get("supplier_id")
         default = f.world.economics.default_supplier
-        if supplier is None:
-            supplier = default
-        elif supplier != default:
-            raise ItemError(
-                "unknown_supplier",
-                f"supplier_id {field_repr(supplier)} does not exist; use {default!r} or omit it",
-            )
+        terms = f.suppliers.get(default if supplier is None else supplier) if isinstance(supplier, str | None) else None
+        if terms is None:
+            if len(f.suppliers) == 1:
+                fix = f"use {default!r} or omit it"
+            else:
+                fix = f"use one of {', '.join(repr(x) for x in f.suppliers)} or omit it for {default!r}"
+            raise ItemError("unknown_supplier", f"supplier_id {field_repr(supplier)} does not exist; {fix}")
         oid = s.next_order_id
         s.next_order_id += 1
-        lead = inv.lead_time(s.seed, oid, f.leads, f.lead_cdf)
+        plan = supply.schedule(terms, f.conditions, s.seed, oid, s.day, qty)
+        premium = 0 if terms.premium_fen is None else int(terms.premium_fen[k])
         order = inv.Order(
             order_id=oid,
             k=k,
             qty=qty,
             unit_cost_fen=int(f.cost_fen[k]),
-            supplier_id=str(supplier),
+            supplier_id=terms.supplier_id,
             placed_day=s.day,
-            eta_day=s.day + f.world.economics.lead_time_nominal_days,
-            arrival_day=s.day + lead,
+            eta_day=s.day + terms.promised_days,
+            arrival_day=plan.arrival_day,
+            split_qty=plan.split_qty,
+            rest_day=plan.rest_day,
+            premium_fen=premium,
         )
         s.orders[oid] = order
         s.pending.setdefault(order.arrival_day, []).append(oid)
+        if plan.split_qty:
+            s.pending.setdefault(plan.rest_day, []).append(oid)
         cost = qty * order.unit_cost_fen
         self._accounts.charge("purchase", cost, f"order {oid}")
         self._accounts.move_stock_value("purchase", cost, f"order {oid}")
+        if premium:
+            self._accounts.charge(supply.PREMIUM_KIND, qty * premium, f"order {oid}")
         s.ordered[k] += qty
         s.transit_q[k] += qty
-        self._recorder.order(order, lead)
-        return {
+        self._recorder.order(order, plan.lead)
+        detail: Detail = {
             "order_id": oid,
             "sku_id": f.sku_ids[k],
             "qty": qty,
             "unit_cost": from_fen(order.unit_cost_fen),
-            "total_cost": from_fen(cost),
+            "total_cost": from_fen(cost + qty * premium),
             "eta_day": order.eta_day,
             "eta_date": f.days.date_str(order.eta_day),
         }
+        if terms.supplier_id != default:
+            detail["supplier_id"] = terms.supplier_id
+            detail["unit_price"] = from_fen(order.unit_cost_fen + premium)
+            detail["premium"] = from_fen(qty * premium)
+        return detail
 
     def adjust_price(self, items: Sequence[Any]) -> BatchResult:
         """Set prices per machine and SKU: items {device_id, sku_id, price}, within the price band."""
@@ -96,7 +109,7 @@ class Actions:
         f, s = self._facts, self._state
         m = self._device(item)
         k = self._sku(item)
-        p = parse_price_fen(item)
+        p = parse_price_fen(item, f.world.economics.currency)
         lo, hi = int(f.price_lo_fen[k]), int(f.price_hi_fen[k])
         if not lo <= p <= hi:
             a, b = f.world.economics.price_band
@@ -153,7 +166,8 @@ class Actions:
     def restock(self, items: Sequence[Any]) -> BatchResult:
         """Move warehouse units onto a shelf: items {device_id, sku_id, qty}; working days only."""
         s = self._state
-        if s.done or not isinstance(items, list) or not self._facts.days.is_workday(s.day):
+        f = self._facts
+        if s.done or not isinstance(items, list) or not f.days.is_workday(s.day) or f.conditions.breakdowns:
             return self._batch("restock", items, self._restock_one, physical=True)
         return inline.restock(self._facts, self._state, self._recorder, items, self._restock_one)
 
@@ -162,6 +176,13 @@ class Actions:
         m = self._device(item)
         k = self._sku(item)
         qty = parse_qty(item)
+        broken = f.conditions.broken(f.device_ids[m], s.day) if f.conditions.breakdowns else None
+        if broken is not None:
+            raise ItemError(
+                "machine_out_of_order",
+                f"{f.device_ids[m]} is out of order until day {broken.last_day} ({f.days.date_str(broken.last_day)}): "
+                f"it cannot be restocked before day {broken.last_day + 1} (reduce and delist still work)",
+            )
         have = int(s.wh_q[k])
         if qty > have:
             raise ItemError(

@@ -37,7 +37,7 @@ STATE_CLASSES: frozenset[tuple[str, str]] = frozenset(
 
 
 def world_fingerprint(world: World) -> str:
-    """A SHA-256 of everything in a world that the simulator reads (tables, arrays, settings)."""
+    """A SHA-256 of everything in a world that the simulator reads (tables, arrays, settings, conditions)."""
     h = hashlib.sha256()
     h.update(world.name.encode("utf-8"))
     for frame in (world.machines, world.catalog, world.weather, world.forecast, world.calendar):
@@ -49,6 +49,8 @@ def world_fingerprint(world: World) -> str:
     h.update(dm.settings.model_dump_json().encode("utf-8"))
     h.update(world.economics.model_dump_json().encode("utf-8"))
     h.update(repr((dm.shock, world.start_date.isoformat(), world.timezone, world.country)).encode())
+    if not world.conditions.empty:  # a scenario's conditions (a world without any keeps its fingerprint)
+        h.update(world.conditions.model_dump_json().encode("utf-8"))
     return h.hexdigest()
 
 

@@ -17,6 +17,9 @@ from autovend.errors import BundleError
 from autovend.sim import inventory as inv
 from autovend.sim.days import DayTable
 from autovend.sim.money import band_fen, to_fen
+from autovend.sim.results import COST_KINDS
+from autovend.sim.supply import PREMIUM_KIND, SupplierTerms, supplier_terms
+from autovend.world.conditions import Conditions, demand_factors
 from autovend.world.model import World
 
 IntArray = npt.NDArray[np.int64]
@@ -51,6 +54,16 @@ class WorldFacts:
     lead_cdf: tuple[float, ...]
     demand: DemandModel  # the world's (the same object)
     days: DayTable
+    suppliers: dict[str, SupplierTerms]  # by supplier id, the default one first
+    conditions: Conditions  # the world's (`autovend.world.conditions`)
+    cost_kinds: tuple[str, ...]  # COST_KINDS, and PREMIUM_KIND when a supplier charges above the unit cost
+    plain_orders: bool  # orders of the default supplier are never split nor held by an outage (the inline path)
+
+    def demand_factors(self, day: int) -> npt.NDArray[np.float64] | None:
+        """(M, n categories) multipliers of expected demand on `day` from the world's conditions; None: none."""
+        if not (self.conditions.demand_shifts or self.conditions.breakdowns):
+            return None
+        return demand_factors(self.conditions, self.device_ids, self.demand.category_names, day)
 
     @property
     def n_machines(self) -> int:
@@ -79,6 +92,11 @@ class WorldFacts:
         cost_fen = np.array([to_fen(float(x)) for x in world.catalog["unit_cost"]], dtype=np.int64)
         bands = [band_fen(int(r), eco.price_band) for r in ref_fen]
         leads, lead_cdf = inv.lead_time_table(eco.lead_time_pmf)
+        suppliers = supplier_terms(world, cost_fen)
+        cond = world.conditions
+        premium = any(t.premium_fen is not None for t in suppliers.values())
+        default = suppliers[eco.default_supplier]
+        plain = default.split is None and not any(o.supplier_id == eco.default_supplier for o in cond.outages)
         return cls(
             world=world,
             device_ids=device_ids,
@@ -104,6 +122,10 @@ class WorldFacts:
             lead_cdf=lead_cdf,
             demand=world.demand_model,
             days=DayTable(world),
+            suppliers=suppliers,
+            conditions=cond,
+            cost_kinds=(*COST_KINDS, PREMIUM_KIND) if premium else COST_KINDS,
+            plain_orders=plain,
         )
 
 

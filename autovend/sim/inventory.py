@@ -151,7 +151,9 @@ class Order:
     """A purchase order: placed on `placed_day`, lands in the warehouse at the start of `arrival_day`.
 
     `arrival_day` is the actual day, hidden from the agent; the agent sees `eta_day` (placement plus
-    the nominal lead time) and whether the order is delayed.
+    the supplier's promise) and whether the order is delayed. A split order (`autovend.sim.supply`) lands
+    `qty - split_qty` units on `arrival_day` and `split_qty` on `rest_day`; `landed` counts the units landed.
+    `premium_fen`: what the supplier charged per unit above the unit cost (0 for the default supplier).
     """
 
     order_id: int
@@ -163,6 +165,16 @@ class Order:
     eta_day: int
     arrival_day: int
     arrived: bool = False
+    split_qty: int = 0
+    rest_day: int = 0
+    landed: int = 0
+    premium_fen: int = 0
+
+    def landing_qty(self) -> int:
+        """Units of this order that land at its next delivery (the first part of a split order, else the rest)."""
+        if self.split_qty and not self.landed:
+            return self.qty - self.split_qty
+        return self.qty - self.landed
 
     def delayed_on(self, day: int) -> bool:
         """True when `day` is past the promised day and the order has not arrived."""

@@ -50,13 +50,16 @@ def parse_qty(item: Mapping[str, Any], what: str = "qty") -> int:
     return n
 
 
-def parse_price_fen(item: Mapping[str, Any]) -> int:
-    """The price in fen, rounded half-up from the number given (int, float, Decimal; not bool or str)."""
+def parse_price_fen(item: Mapping[str, Any], currency: str) -> int:
+    """The price in hundredths, rounded half-up from the number given (int, float, Decimal; not bool or str).
+
+    `currency`: the world's, named in the refusal.
+    """
     if "price" not in item:
-        raise ItemError("invalid_price", "the item has no price; give it in CNY as a number, e.g. 3.5")
+        raise ItemError("invalid_price", f"the item has no price; give it in {currency} as a number, e.g. 3.5")
     try:
         return to_fen(item["price"])
     except (TypeError, ValueError):
         raise ItemError(
-            "invalid_price", f"price must be a finite number in CNY, got {field_repr(item['price'])}"
+            "invalid_price", f"price must be a finite number in {currency}, got {field_repr(item['price'])}"
         ) from None

@@ -127,15 +127,16 @@ class Queries:
         """Orders not yet arrived, by order id: the rows of `in_transit` as tuples (no DataFrame)."""
         f, s = self._facts, self._state
         rows = []
-        for oid in sorted(oid for ids in s.pending.values() for oid in ids):
+        for oid in sorted({oid for ids in s.pending.values() for oid in ids}):  # a split order is pending twice
             o = s.orders[oid]
+            left = o.qty - o.landed
             rows.append(
                 (
                     oid,
                     f.sku_ids[o.k],
-                    o.qty,
+                    left,
                     from_fen(o.unit_cost_fen),
-                    from_fen(o.qty * o.unit_cost_fen),
+                    from_fen(left * o.unit_cost_fen),
                     o.placed_day,
                     o.eta_day,
                     o.delayed_on(s.day),

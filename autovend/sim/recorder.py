@@ -82,7 +82,7 @@ class Recorder:
             order.placed_day,
             self._facts.sku_ids[order.k],
             order.qty,
-            from_fen(order.unit_cost_fen),
+            from_fen(order.unit_cost_fen + order.premium_fen),
             order.supplier_id,
             order.eta_day,
             None,
@@ -114,7 +114,9 @@ class Recorder:
         self._daily_sales(day, date_s)
         self.records.insert("visits", [(d, self._facts.device_ids[m], n) for m, n in sorted(touched.items())])
         costs = report.costs_fen
-        self.records.insert("daily_costs", ((d, date_s, kind, from_fen(costs[kind])) for kind in COST_KINDS))
+        self.records.insert(
+            "daily_costs", ((d, date_s, kind, from_fen(costs[kind])) for kind in self._facts.cost_kinds)
+        )
         self.records.insert("daily_summary", [_summary_row(date_s, report, tally)])
         self._hidden_demand(day)
         M = self._facts.n_machines

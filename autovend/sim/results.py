@@ -20,12 +20,13 @@ REJECTION_CODES: dict[str, str] = {
     "invalid_item": "the item is not a mapping of field names to values",
     "unknown_device": "device_id names no machine of this world",
     "unknown_sku": "sku_id names no product of the catalog",
-    "unknown_supplier": "supplier_id names no supplier (only 'default' exists)",
+    "unknown_supplier": "supplier_id names no supplier of this world (most worlds have only 'default')",
     "invalid_qty": "qty is missing, not an integer, or not positive",
     "qty_too_large": "qty exceeds the per-item limit (MAX_ITEM_QTY)",
     "invalid_price": "price is missing, not a number, or not finite",
     "price_out_of_band": "price is outside 0.5-2.0 x the reference price",
     "not_workday": "physical actions (restock, reduce, delist) need a working day",
+    "machine_out_of_order": "the machine is broken down (a scenario's breakdown): it cannot be restocked",
     "insufficient_stock": "the warehouse holds fewer units of the SKU than asked",
     "capacity_exceeded": "the machine's shelf would hold more units than its capacity",
     "insufficient_shelf_stock": "the machine holds fewer units of the SKU than asked",
@@ -260,8 +261,11 @@ class DayReport:
 
     @property
     def operating_costs_fen(self) -> int:
-        """Rent, fixed fee, visits and expired-sale fines of the day."""
-        return sum(self.costs_fen[k] for k in OPERATING_COST_KINDS)
+        """Rent, fixed fee, visits and expired-sale fines of the day, and any supplier premium.
+
+        Every cost kind but purchase, which is a transfer of cash into stock.
+        """
+        return sum(v for k, v in self.costs_fen.items() if k != "purchase")
 
     @property
     def net_fen(self) -> int:

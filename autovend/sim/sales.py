@@ -155,7 +155,11 @@ def _expected(
     t_max, precip, day_type = facts.days.weather(d)
     env = facts.demand.environment(t_max, precip, day_type, rows, cols)  # the same values as E[ix_(rows, cols)]
     ratio = prices / facts.ref_fen[cols]
-    return facts.demand.expected(qb, ratio, env, s.xi[rows, d - 1], rows, cols)
+    rates = facts.demand.expected(qb, ratio, env, s.xi[rows, d - 1], rows, cols)
+    factors = facts.demand_factors(d)  # the world's demand shifts and breakdowns (`autovend.world.conditions`)
+    if factors is not None:
+        rates = rates * factors[rows][:, facts.demand.category_index[cols]]
+    return rates
 
 
 def _take_sold_units(

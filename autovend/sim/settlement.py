@@ -14,7 +14,7 @@ from autovend.sim import inventory as inv
 from autovend.sim.accounting import Accounts
 from autovend.sim.facts import WorldFacts
 from autovend.sim.recorder import Recorder
-from autovend.sim.results import COST_KINDS, Arrival, DayReport, DayStart
+from autovend.sim.results import Arrival, DayReport, DayStart
 from autovend.sim.sales import DayDemand, DayDraw, draw_day, machine_table, sell
 from autovend.sim.state import SimState
 
@@ -42,7 +42,7 @@ class Settlement:
         f, s = self._facts, self._state
         s.day = d
         s.touched = {}
-        s.day_costs = dict.fromkeys(COST_KINDS, 0)
+        s.day_costs = dict.fromkeys(f.cost_kinds, 0)
         s.day_discard_fen = 0
         arrivals = self._land_orders(d)
         self._recorder.arrivals(d, arrivals)
@@ -56,7 +56,7 @@ class Settlement:
         rent = wh_units_held * f.rent_fen_per_unit
         self._accounts.charge("warehouse_rent", rent, "")
         self._accounts.charge("daily_fee", f.daily_fee_fen, "")
-        delayed = tuple(sorted(oid for ids in s.pending.values() for oid in ids if s.orders[oid].delayed_on(d)))
+        delayed = tuple(sorted({oid for ids in s.pending.values() for oid in ids if s.orders[oid].delayed_on(d)}))
         s.day_start = DayStart(
             info=f.days.info(d),
             arrivals=tuple(arrivals),
@@ -74,13 +74,15 @@ class Settlement:
         arrivals: list[Arrival] = []
         for oid in sorted(s.pending.pop(d, [])):
             o = s.orders[oid]
-            o.arrived = True
+            n = o.landing_qty()  # the whole order, or one part of a split one
+            o.landed += n
+            o.arrived = o.landed >= o.qty
             expiry = d + int(f.shelf_life[o.k])
-            inv.add(s.warehouse.setdefault(o.k, []), [(expiry, o.qty)])
-            s.wh_book.add(expiry, o.qty, o.qty * o.unit_cost_fen)
-            s.wh_q[o.k] += o.qty
-            s.transit_q[o.k] -= o.qty
-            arrivals.append(Arrival(oid, f.sku_ids[o.k], o.qty, expiry))
+            inv.add(s.warehouse.setdefault(o.k, []), [(expiry, n)])
+            s.wh_book.add(expiry, n, n * o.unit_cost_fen)
+            s.wh_q[o.k] += n
+            s.transit_q[o.k] -= n
+            arrivals.append(Arrival(oid, f.sku_ids[o.k], n, expiry))
         return arrivals
 
     def end_day(self) -> DayReport:

@@ -15,7 +15,7 @@ from autovend.errors import EpisodeOver
 from autovend.sim import inventory as inv
 from autovend.sim.facts import IntArray, WorldFacts
 from autovend.sim.hidden import HiddenLog
-from autovend.sim.results import COST_KINDS, DayReport, DayStart
+from autovend.sim.results import DayReport, DayStart
 
 LedgerRow = tuple[int, str, str, int, str]  # day, account, kind, amount_fen, ref
 
@@ -87,7 +87,7 @@ def initial_state(facts: WorldFacts, seed: int) -> SimState:
         sold=np.zeros(K, dtype=np.int64),
         discarded=np.zeros(K, dtype=np.int64),
         ledger=[],
-        day_costs=dict.fromkeys(COST_KINDS, 0),
+        day_costs=dict.fromkeys(facts.cost_kinds, 0),
         day_expiry_fen=0,
         day_discard_fen=0,
     )

@@ -34,6 +34,7 @@ def build_agent(entry: AgentEntry, world_path: str | Path, seed: int) -> Agent:
             config_path=entry.config,
             prices_path=entry.prices,
             seed=seed,
+            interventions=tuple(entry.interventions),
         )
     from autovend.agents.plugins import load_agent
 
@@ -50,7 +51,7 @@ def check_agent(entry: AgentEntry) -> None:
         from autovend.agents.llm.pricing import load_price_table
 
         parse_spec(entry.agent)
-        load_llm_config(entry.config)
+        load_llm_config(entry.config, **({"interventions": tuple(entry.interventions)} if entry.interventions else {}))
         load_price_table(entry.prices)
         return
     from autovend.agents.plugins import load_agent

@@ -43,6 +43,7 @@ from autovend.sweep.leaderboard import write_leaderboard
 from autovend.sweep.leaderboard_html import write_leaderboard_html
 from autovend.sweep.progress import SweepStatus, Tracker
 from autovend.sweep.results import ResultRow, read_result, write_results
+from autovend.sweep.robustness_files import write_robustness
 from autovend.sweep.spec import AgentEntry, SweepSpec
 from autovend.sweep.standing import standing_cells, write_paired
 from autovend.sweep.tasks import (
@@ -59,6 +60,8 @@ from autovend.sweep.tasks import (
     plan,
     verify_once,
 )
+from autovend.sweep.variants import expand as expand_variants
+from autovend.sweep.variants import write_variants
 
 DEFAULT_RETRIES = 2
 POLL_S = 0.5
@@ -128,9 +131,9 @@ def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
         from autovend.agents.llm import load_llm_config, parse_spec
         from autovend.sweep.spec import LLM_PREFIX
 
-        return AgentIdentity(
-            LLM_PREFIX + parse_spec(entry.agent), load_llm_config(entry.config).model_dump(mode="json")
-        )
+        extra = {"interventions": tuple(entry.interventions)} if entry.interventions else {}
+        config = load_llm_config(entry.config, **extra).model_dump(mode="json")
+        return AgentIdentity(LLM_PREFIX + parse_spec(entry.agent), config)
     from autovend.agents.base import AGENTS, make_agent
 
     if entry.agent not in AGENTS:
@@ -141,16 +144,19 @@ def agent_identity(entry: AgentEntry) -> AgentIdentity | None:
     return AgentIdentity(agent.name, dump(mode="json") if callable(dump) else {})
 
 
-def world_facts(spec: SweepSpec) -> dict[str, WorldFacts]:
+def world_facts(spec: SweepSpec, known: dict[str, WorldFacts] | None = None) -> dict[str, WorldFacts]:
     """Load every world of the spec once (a broken bundle fails here, naming it): label -> facts.
 
-    A world is a bundle folder or the name of a shipped world (`autovend.world.names.resolve_world`).
+    A world is a bundle folder or the name of a shipped or installed world (`autovend.world.names.resolve_world`);
+    those in `known` (the variants, `autovend.sweep.variants`) are not loaded.
     """
     from autovend.world.bundle import load_world
     from autovend.world.names import resolve_world
 
-    out = {}
+    out = dict(known or {})
     for i, w in enumerate(spec.worlds, start=1):
+        if w.label in out:
+            continue
         try:
             folder = resolve_world(w.path)
             world = load_world(folder)
@@ -173,15 +179,18 @@ def world_inputs(spec: SweepSpec) -> list[Path]:
     return folders
 
 
-def make_plan(spec: SweepSpec, out_dir: str | Path) -> SweepPlan:
-    """Check the spec against its worlds, agents and run folders; raise `ConfigError` for any mismatch."""
+def make_plan(spec: SweepSpec, out_dir: str | Path, known: dict[str, WorldFacts] | None = None) -> SweepPlan:
+    """Check the spec against its worlds, agents and run folders; raise `ConfigError` for any mismatch.
+
+    `known`: facts of worlds not to load (the variants of `autovend.sweep.variants.expand`).
+    """
     for i, entry in enumerate(spec.agents, start=1):
         try:
             check_agent(entry)
         except AutoVendError as exc:
             raise ConfigError(f"agents, entry {i} ({entry.agent}): {exc}") from None
     identities = {a.label: agent_identity(a) for a in spec.agents}
-    tasks = plan(spec, out_dir, world_facts(spec))
+    tasks = plan(spec, out_dir, world_facts(spec, known))
     states: dict[str, FolderState] = {}
     conflicts = []
     prior = 0.0
@@ -206,9 +215,13 @@ def make_plan(spec: SweepSpec, out_dir: str | Path) -> SweepPlan:
 def check_and_plan(
     spec: SweepSpec, out_dir: str | Path, *, force: bool = False, inputs: tuple[str | Path | None, ...] = ()
 ) -> SweepPlan:
-    """The output folder's rule (`autovend.sweep.folder`), then `make_plan`; reads only (`sweep --dry-run`)."""
+    """The output folder's rule (`autovend.sweep.folder`), then `make_plan`; reads only (`sweep --dry-run`).
+
+    The plan covers the spec's world variants (`autovend.sweep.variants.expand`, derived and drawn in memory).
+    """
     check_sweep_folder(out_dir, force=force, inputs=(*inputs, *world_inputs(spec)))
-    return make_plan(spec, out_dir)
+    expanded, known, _ = expand_variants(spec, out_dir)
+    return make_plan(expanded, out_dir, known)
 
 
 def _failure(future: Any) -> str:
@@ -401,6 +414,7 @@ def run_sweep(
     out = Path(out_dir)
     sweep = check_and_plan(spec, out, force=force, inputs=inputs)
     mark_sweep_folder(out)
+    variants = write_variants(spec, out)  # the variants' bundles, before any run needs them
     if on_plan is not None:
         on_plan(sweep)
     todo = sweep.todo
@@ -436,7 +450,8 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     results = write_results(listed, out, [standing.get(r.run_dir, (None, None, None)) for r in listed])
     write_paired(rows, out)
-    board = write_leaderboard(rows, out, missing, len(sweep.tasks))
+    summary = write_robustness(rows, out, variants) if variants else ""
+    board = write_leaderboard(rows, out, missing, len(sweep.tasks), extra=summary)
     board_html = write_leaderboard_html(rows, out, missing, len(sweep.tasks))
     return SweepOutcome(
         plan=sweep,

@@ -5,10 +5,11 @@ A sweep writes its folder bit by bit and is run again to finish it, so it is not
 other outputs: at its start the folder must be absent, empty, or an earlier sweep's, recognised by the
 marker (`OUTPUT_MARKER`, kind `sweep`) written there before anything else; a folder holding nothing but run
 folders under runs/ is taken too. An earlier sweep's folder holds the marker, results.csv, paired.csv,
-leaderboard.md, leaderboard.html, under runs/ the run folders (each guarded by the runner's own rules) and under
-verified/ the records of the replays it made of them. Anything else (a user's own results.csv, a folder of other
-files, a folder of another kind of output) is refused unless `force`; with `force` the three result files are
-replaced and every other file is left as it is. The folder never is, holds or lies inside an input (a world, the spec).
+leaderboard.md, leaderboard.html (with variants also robustness.md, .json and .html, and under variants/ their
+bundles), under runs/ the run folders (each guarded by the runner's own rules) and under verified/ the records of
+the replays it made of them. Anything else (a user's own results.csv, a folder of other files, a folder of another
+kind of output) is refused unless `force`; with `force` the result files are replaced and every other file is left
+as it is. The folder never is, holds or lies inside an input (a world, the spec).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from autovend.io import (
 from autovend.sweep.leaderboard import LEADERBOARD_FILE
 from autovend.sweep.leaderboard_html import LEADERBOARD_HTML_FILE
 from autovend.sweep.results import RESULTS_FILE
+from autovend.sweep.robustness import ROBUSTNESS_FILES
 from autovend.sweep.standing import PAIRED_FILE
+from autovend.sweep.variants import VARIANTS_DIR
 
-SWEEP_FILES = (RESULTS_FILE, PAIRED_FILE, LEADERBOARD_FILE, LEADERBOARD_HTML_FILE)
+SWEEP_FILES = (RESULTS_FILE, PAIRED_FILE, LEADERBOARD_FILE, LEADERBOARD_HTML_FILE, *ROBUSTNESS_FILES)
 RUNS_DIR = "runs"
 VERIFIED_DIR = "verified"  # the sweep's records of its replays (`autovend.sweep.tasks.verification_record`)
 MAX_NAMES_SHOWN = 5
@@ -59,10 +62,10 @@ def sweep_refusal(out: Path) -> str | None:
         )
     if marker.kind != OutputKind.SWEEP:
         return f"output folder {out} holds a {marker.kind} output, not a sweep; {FORCE_FIX}"
-    ours = (runs, f"{VERIFIED_DIR}/")
+    ours = (runs, f"{VERIFIED_DIR}/", f"{VARIANTS_DIR}/")  # runs, replay records, the variants' bundles
     foreign = sorted(
         [f for f in files if f not in (OUTPUT_MARKER, *SWEEP_FILES) and not f.startswith(ours)]
-        + [d for d in dirs if d not in (RUNS_DIR, VERIFIED_DIR) and not d.startswith(ours)]
+        + [d for d in dirs if d not in (RUNS_DIR, VERIFIED_DIR, VARIANTS_DIR) and not d.startswith(ours)]
     )
     if foreign:
         shown = ", ".join(foreign[:MAX_NAMES_SHOWN]) + (" ..." if len(foreign) > MAX_NAMES_SHOWN else "")

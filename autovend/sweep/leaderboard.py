@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from autovend.currency import MIXED, common_currency
 from autovend.evaluation.comparability import RunFacts, notes, refusals, short_hash
-from autovend.evaluation.definitions import HEADLINE
+from autovend.evaluation.definitions import HEADLINE, metric_header
 from autovend.io import atomic_write_text
 from autovend.provenance import Provenance
 from autovend.sweep.results import ResultRow
@@ -107,6 +108,7 @@ class Table:
     lines: tuple[AgentLine, ...]  # best mean net assets first
     notes: tuple[str, ...]
     standing: GroupStanding | None = None  # paired differences and ranks
+    currency: str = MIXED  # the world's (`autovend.currency.common_currency` of its runs)
 
 
 def tables(rows: Sequence[ResultRow]) -> list[Table]:
@@ -138,7 +140,8 @@ def tables(rows: Sequence[ResultRow]) -> list[Table]:
         blocking = [f"not pooled as it should be: {r}" for r in refusals(facts)]
         world_name = facts[0].world_name
         notes_ = (*blocking, *notes(facts))
-        out.append(Table(world, world_name, world_hash, days, horizon, tuple(lines), notes_, standing))
+        currency = common_currency(r.currency for r in group if r.currency)
+        out.append(Table(world, world_name, world_hash, days, horizon, tuple(lines), notes_, standing, currency))
     return out
 
 
@@ -169,13 +172,13 @@ RANK_NOTE = (
 )
 
 
-def column_header(key: str) -> str:
-    """A metric's column header (label and unit)."""
+def column_header(key: str, currency: str) -> str:
+    """A metric's column header (label and unit, money in `currency`)."""
     if key == "api_cost_usd":
         return "API cost (USD)"
     if key == NORMALISED:
         return "Normalised score"
-    return f"{HEADLINE[key][0]} ({HEADLINE[key][1]})"
+    return metric_header(key, currency)
 
 
 def _money(x: float | None, sign: bool = True) -> str:
@@ -183,14 +186,14 @@ def _money(x: float | None, sign: bool = True) -> str:
 
 
 PAIRED_INTRO = (
-    "Paired differences of net assets (CNY; a − b over common seeds; intervals 95%; minimum detectable "
+    "Paired differences of net assets ({currency}; a − b over common seeds; intervals 95%; minimum detectable "
     "difference at the seeds used / 5 / 10 seeds, paired t-test at 5% with 80% power):"
-)
+)  # {currency}: the table's
 PAIRED_HEADER = ("a − b", "seeds", "mean difference", "paired (t)", "unpaired (Welch)", "min. detectable")
 
 
 def paired_rows(t: Table) -> list[list[str]]:
-    """The table's paired differences of net assets (CNY) as cells (`PAIRED_HEADER`), best agent first."""
+    """The table's paired differences of net assets (its currency) as cells (`PAIRED_HEADER`), best agent first."""
     rows = []
     for p in (p for p in (t.standing.paired if t.standing else ()) if p.metric == "net_assets"):
         paired_ = "–" if p.ci_low is None else f"[{_money(p.ci_low)}, {_money(p.ci_high)}]"
@@ -208,14 +211,27 @@ def paired_lines(t: Table) -> list[str]:
     rows = paired_rows(t)
     if not rows:
         return []
-    lines = ["", PAIRED_INTRO, "", "| " + " | ".join(PAIRED_HEADER) + " |", "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "",
+        PAIRED_INTRO.format(currency=t.currency),
+        "",
+        "| " + " | ".join(PAIRED_HEADER) + " |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def leaderboard_markdown(
-    rows: Sequence[ResultRow], unfinished: Sequence[str] = (), spec_runs: int | None = None, title: str = "Leaderboard"
+    rows: Sequence[ResultRow],
+    unfinished: Sequence[str] = (),
+    spec_runs: int | None = None,
+    title: str = "Leaderboard",
+    extra: str = "",
 ) -> str:
-    """The leaderboard (see the module docstring); `unfinished` names the spec's runs without a result."""
+    """The leaderboard (see the module docstring); `unfinished` names the spec's runs without a result.
+
+    `extra`: a markdown section put after the introduction (the robustness summary of a sweep with variants).
+    """
     keys = ["net_assets", NORMALISED, *(k for k in HEADLINE if k != "net_assets"), "api_cost_usd"]
     total = spec_runs if spec_runs is not None else len(rows) + len(unfinished)
     lines = [f"# {title}", ""]
@@ -226,6 +242,8 @@ def leaderboard_markdown(
         "requires. Metrics and units: `autovend.evaluation.metrics`; API cost in USD."
     )
     lines += ["", RANK_NOTE]
+    if extra:
+        lines += ["", extra.rstrip("\n")]
     groups = tables(rows)
     labels = [t.world for t in groups]
     for t in groups:
@@ -240,7 +258,7 @@ def leaderboard_markdown(
                 f"The runs on {t.world} are split into several tables because they were made on different world "
                 "hashes or lengths; they are not pooled.",
             ]
-        header = " | ".join(column_header(k) for k in keys)
+        header = " | ".join(column_header(k, t.currency) for k in keys)
         lines += [
             "",
             f"| rank | agent | runs | seeds | verified | {header} |",
@@ -259,9 +277,13 @@ def leaderboard_markdown(
 
 
 def write_leaderboard(
-    rows: Sequence[ResultRow], out_dir: str | Path, unfinished: Sequence[str] = (), spec_runs: int | None = None
+    rows: Sequence[ResultRow],
+    out_dir: str | Path,
+    unfinished: Sequence[str] = (),
+    spec_runs: int | None = None,
+    extra: str = "",
 ) -> Path:
-    """Write OUT/leaderboard.md (replaced atomically); return its path."""
+    """Write OUT/leaderboard.md (replaced atomically); return its path. `extra`: see `leaderboard_markdown`."""
     path = Path(out_dir) / LEADERBOARD_FILE
-    atomic_write_text(path, leaderboard_markdown(rows, unfinished, spec_runs))
+    atomic_write_text(path, leaderboard_markdown(rows, unfinished, spec_runs, extra=extra))
     return path

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from autovend.evaluation.comparability import short_hash
-from autovend.evaluation.definitions import DEFINITIONS, HEADLINE
+from autovend.evaluation.definitions import DEFINITIONS, HEADLINE, metric_header
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.rundata import HTML_REPORT_FILE
@@ -65,12 +65,12 @@ def _group_section(page: Page, index: int, t: Table, rows: Sequence[ResultRow], 
         },
         index=[line.agent for line in t.lines],
     )
-    chart = page.chart(f"chart-final-{index}", ch.final_assets_chart(labels, agents, values, summary))
+    chart = page.chart(f"chart-final-{index}", ch.final_assets_chart(labels, agents, values, summary, t.currency))
     keys = list(HEADLINE)
     header = [text("rank"), text("agent"), num("runs"), text("runs (report)"), num("verified")]
-    header.append(num("Net assets (thousand CNY)", DEFINITIONS.get("net_assets", "")))
+    header.append(num(metric_header("net_assets", t.currency), DEFINITIONS.get("net_assets", "")))
     header.append(num("Normalised score", "(agent − hold) / (oracle − hold); the oracle is privileged"))
-    header += [num(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})", DEFINITIONS.get(k, "")) for k in keys[1:]]
+    header += [num(metric_header(k, t.currency), DEFINITIONS.get(k, "")) for k in keys[1:]]
     header.append(num("API cost (USD)"))
     body = []
     for line in t.lines:
@@ -98,7 +98,12 @@ def _paired_table(t: Table) -> str:
         return ""
     header = [text(PAIRED_HEADER[0]), *(num(h) for h in PAIRED_HEADER[1:])]
     body = [[text(r[0]), *(num(c) for c in r[1:])] for r in rows]
-    return f"<p>{esc(PAIRED_INTRO)}</p>" + '<div class="wide">' + table(header, body) + "</div>"
+    return (
+        f"<p>{esc(PAIRED_INTRO.format(currency=t.currency))}</p>"
+        + '<div class="wide">'
+        + table(header, body)
+        + "</div>"
+    )
 
 
 def leaderboard_html(

@@ -5,7 +5,7 @@ stopped has a row of status "timed out" with its values empty (it resumes when t
 
 Columns: world (label), world_hash, agent (label), agent_name (as run.json records it), seed, days,
 horizon_days, every headline metric of metrics.json (`autovend.evaluation.definitions.HEADLINE`, in its
-stored units: net assets in CNY, shares as fractions), net_asset_growth, what the run's group adds
+stored units: net assets in the world's currency, shares as fractions), net_asset_growth, what the run's group adds
 (`autovend.sweep.standing`): normalised_score ((agent - hold) / (oracle - hold)), paired_vs (the agent
 of the group with the highest mean net assets) and paired_difference (net assets minus that agent's on
 the same seed), then the failure-mode counts, the token counts and api_cost_usd of LLM runs,
@@ -98,8 +98,13 @@ class ResultRow:
         return self.meta.get("privileged") is True and self.meta.get("agent_entry_point") in PRIVILEGED_ENTRY_POINTS
 
     @property
+    def currency(self) -> str:
+        """The world's currency as run.json records it ("" for a run folder written before it did)."""
+        return str(self.meta.get("currency") or "")
+
+    @property
     def net_assets(self) -> float | None:
-        """Net assets at the close of the last day (CNY)."""
+        """Net assets at the close of the last day (in the world's currency)."""
         value = self.metrics.get("net_assets")
         return None if value is None else float(value)
 

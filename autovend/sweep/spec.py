@@ -13,6 +13,8 @@
     days: 20                                       # optional; default: each world's horizon
     limits: {openai: 2}                            # optional; at most 2 runs at once per provider
     timeout_s: 3600                                # optional; a run still going after an hour is stopped
+    scenarios: [heatwave, my-scenario.yaml]        # optional; each world also changed by each (docs/scenarios.md)
+    draws: {n: 20, seed: 1}                        # optional; N worlds from each world's identified set
 
 Paths are read relative to the current directory, like the options of `autovend run`; a bare name
 that is no file there names a shipped world (`autovend.world.names`) or agent config. Every world
@@ -22,6 +24,11 @@ labels must be unique. An agent's `provider` groups LLM agents under one concurr
 default `openai` for the OpenAI API and the host:port of a `base_url`. `timeout_s` is the wall time one run may
 take in one invocation of the sweep (from its start or resume in its own process): a run over it is stopped,
 left resumable from its last checkpoint, and shown as "timed out" in results.csv.
+
+With `scenarios` or `draws`, every world is run as it is and as each of its variants: WORLD.SCENARIO (the world
+changed by the scenario, `autovend world derive`) and WORLD.drawNN (`autovend world draw`), written as bundles under
+OUT/variants/ (`autovend.sweep.variants`); the sweep then also writes robustness.md and robustness.html, how the
+ranking of the world holds across its variants (`autovend.sweep.robustness`).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, field_validator
@@ -104,6 +111,7 @@ class AgentEntry(BaseModel):
     mcp: bool = False
     provider: str | None = None
     checkpoint_every: WholePositive | None = None
+    interventions: list[Literal["verify-state", "policy-notes"]] = Field(default_factory=list)
 
     @property
     def checkpoint_days(self) -> int:
@@ -123,7 +131,8 @@ class AgentEntry(BaseModel):
         if self.name:
             return self.name
         base = default_label(self.agent)
-        return base if self.config is None else f"{base}-{slug(self.config.stem)}"
+        base = base if self.config is None else f"{base}-{slug(self.config.stem)}"
+        return base + "".join(f"+{i}" for i in self.interventions)
 
     @property
     def provider_key(self) -> str | None:
@@ -149,11 +158,22 @@ class AgentEntry(BaseModel):
             given.append("mcp")
         if self.provider is not None:
             given.append("provider")
+        if self.interventions:
+            given.append("interventions")
         return given
 
 
+class DrawsEntry(BaseModel):
+    """Worlds drawn from each world's identified set: how many, with which seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n: Annotated[int, Strict(), Field(gt=0, le=1000)]
+    seed: Seed
+
+
 class SweepSpec(BaseModel):
-    """A sweep: every (world, agent, seed) is one run of `days` days (default: the world's horizon)."""
+    """A sweep: every (world or variant, agent, seed) is one run of `days` days (default: the world's horizon)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -163,6 +183,13 @@ class SweepSpec(BaseModel):
     days: WholePositive | None = None
     limits: dict[str, WholePositive] = Field(default_factory=dict)
     timeout_s: Seconds | None = None  # wall seconds a run may take in one invocation; over it, it is stopped
+    scenarios: list[str] = Field(default_factory=list)
+    draws: DrawsEntry | None = None
+
+    @property
+    def n_variants(self) -> int:
+        """Variants of each world: the world itself, one per scenario, one per draw."""
+        return 1 + len(self.scenarios) + (self.draws.n if self.draws is not None else 0)
 
     @field_validator("worlds", mode="before")
     @classmethod
@@ -180,8 +207,8 @@ class SweepSpec(BaseModel):
 
     @property
     def n_runs(self) -> int:
-        """The number of runs: worlds x agents x seeds."""
-        return len(self.worlds) * len(self.agents) * len(self.seeds)
+        """The number of runs: worlds x variants x agents x seeds."""
+        return len(self.worlds) * self.n_variants * len(self.agents) * len(self.seeds)
 
 
 def check_spec(spec: SweepSpec, where: str) -> None:
@@ -210,6 +237,12 @@ def check_spec(spec: SweepSpec, where: str) -> None:
                     "another `name`"
                 )
             labels.setdefault(e.label, i)
+    named: set[str] = set()
+    for i, sc in enumerate(spec.scenarios, start=1):
+        stem = Path(sc).stem
+        if stem in named:
+            problems.append(f"scenarios, entry {i}: {sc!r} is listed twice; list each scenario once")
+        named.add(stem)
     providers = set()
     for i, a in enumerate(spec.agents, start=1):
         extra = a.llm_only_options()

@@ -52,6 +52,9 @@ class OrderAccepted(ResultModel):
     total_cost: Money
     eta_day: Day = Field(description="The promised delivery day (the actual day may differ a little).")
     eta_date: Date
+    supplier_id: str | None = Field(default=None, description="Present for an order from another supplier.")
+    unit_price: Money | None = Field(default=None, description="What that supplier charged per unit.")
+    premium: Money | None = Field(default=None, description="What it charged above the unit cost: a cost.")
 
 
 class PlaceOrderResult(_Batch):

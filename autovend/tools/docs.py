@@ -16,11 +16,21 @@ import string
 from importlib.resources import files
 from typing import Any
 
+from autovend.currency import fill_money, fill_text
 from autovend.tools.registry import KIND_PREFIX, TOOLS, ToolDef
 from autovend.tools.sql import schema_text
+from autovend.tools.tables import MONEY_NOTE
 
 TEMPLATE = "tools_doc.md"
-MONEY = "CNY, rounded to the fen."
+# The schemas' placeholders as the docs show them (a served world fills in its own: `tool_listing`).
+WORDS = {
+    "currency": "<currency>",
+    "minor_unit": "<minor_unit>",
+    "minor_units": "<minor_units>",
+    "band_lo": "<band_lo>",
+    "band_hi": "<band_hi>",
+}
+MONEY = fill_text(MONEY_NOTE, WORDS)
 SQL_SCHEMA_SHOWN = "(the table list of “The SQL schema” below)"
 
 
@@ -34,6 +44,10 @@ def shown_description(tool: ToolDef) -> str:
     facts = {name: f"<{name}>" for name in names}
     if "sql_schema" in facts:
         facts["sql_schema"] = SQL_SCHEMA_SHOWN
+    if "supplier_others" in facts:  # a world's other suppliers, if a scenario adds any (docs/scenarios.md)
+        facts["supplier_others"] = (
+            ", the only supplier unless the world has others (then named here, and listed by get_catalog)"
+        )
     return tool.description(facts)
 
 
@@ -41,7 +55,7 @@ def shown_description(tool: ToolDef) -> str:
 
 
 def type_text(node: dict[str, Any]) -> str:
-    """A short type: integer, CNY, "place_order", one of 1, 3, 7, 30, [CNY, CNY], list of string, object, ..."""
+    """A short type: integer, money, "place_order", one of 1, 3, 7, 30, [money, money], list of string, object..."""
     any_of = node.get("anyOf")
     if any_of is not None:
         kinds = [type_text(x) for x in any_of if x != {"type": "null"}]
@@ -52,7 +66,7 @@ def type_text(node: dict[str, Any]) -> str:
         return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in node["enum"])
     kind = node.get("type")
     if kind == "number" and node.get("description") == MONEY:
-        return "CNY"
+        return "money"
     if kind == "array":
         if "prefixItems" in node:
             return "[" + ", ".join(type_text(x) for x in node["prefixItems"]) + "]"
@@ -154,18 +168,23 @@ def tool_reference() -> str:
     for t in TOOLS:
         out += [f"### `{t.name}`", "", f"Kind: {t.kind}. Result model: `{t.result.__name__}`.", ""]
         out += ["```text", shown_description(t), "```", ""]
-        params = outline(t.input_schema)
+        input_schema, output_schema = fill_money(t.input_schema, WORDS), fill_money(t.output_schema, WORDS)
+        params = outline(input_schema)
         out += ["Parameters:", ""] + (params or ["- none (send `{}`)"]) + [""]
-        out += _folded("input schema", t.input_schema) + [""]
-        out += [f"Result: {' '.join((t.result.__doc__ or '').split())}", ""] + outline(t.output_schema) + [""]
-        out += _folded("output schema", t.output_schema) + [""]
+        out += _folded("input schema", input_schema) + [""]
+        out += [f"Result: {' '.join((t.result.__doc__ or '').split())}", ""] + outline(output_schema) + [""]
+        out += _folded("output schema", output_schema) + [""]
     return "\n".join(out).rstrip("\n")
 
 
 def render_tools_doc() -> str:
     """docs/tools.md: the template with the generated sections filled in."""
     template = files("autovend.tools").joinpath(TEMPLATE).read_text(encoding="utf-8")
-    parts = {"tool_table": tool_table(), "tool_reference": tool_reference(), "sql_schema": schema_text()}
+    parts = {
+        "tool_table": tool_table(),
+        "tool_reference": tool_reference(),
+        "sql_schema": schema_text(WORDS["currency"]),
+    }
     text = template
     for key, value in parts.items():
         marker = "{{" + key + "}}"

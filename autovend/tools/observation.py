@@ -3,8 +3,8 @@
 Blocks: balance (cash and the cost value of unexpired stock by place, net assets), pnl (yesterday,
 last 7 and last 30 settled days), devices (one row per machine), warehouse (totals), in_transit
 (orders, units, value, expected arrivals by promised day, delayed orders) and calendar (today and
-the published holidays and makeup workdays of the next 14 days). Product-level detail is left to
-the tools.
+the published holidays and makeup workdays of the next 14 days), and notices (the texts a world's conditions
+announce for the day; absent when there is none). Product-level detail is left to the tools.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from autovend.sim import DayReport, Simulator
 from autovend.sim.money import from_fen
+from autovend.tools.suppliers import notices
 from autovend.tools.views import Views, money, round2, rows_of, table
 
 PNL_WINDOWS: tuple[tuple[str, int], ...] = (("yesterday", 1), ("last_7d", 7), ("last_30d", 30))
@@ -168,6 +169,7 @@ def build_observation(sim: Simulator, views: Views) -> dict[str, Any]:
         "warehouse": warehouse_block(sim, views),
         "in_transit": in_transit_block(sim),
         "calendar": calendar_block(sim, views),
+        **({"notices": shown} if (shown := notices(sim.world, sim.day)) else {}),
     }
 
 

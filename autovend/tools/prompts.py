@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from autovend.currency import minor_unit
 from autovend.sim.results import DayInfo
 from autovend.tools.observation import render_json
+from autovend.tools.suppliers import supplier_line, supplier_others
 from autovend.world.model import World
 
 
@@ -35,6 +37,7 @@ def prompt_facts(world: World) -> dict[str, Any]:
         "horizon": eco.horizon_days,
         "start_cash": _amount(eco.start_cash),
         "currency": eco.currency,
+        "minor_unit": minor_unit(eco.currency),
         "n_skus": f"{world.n_products:,}",
         "lead_days": eco.lead_time_nominal_days,
         "band_lo": _factor(eco.price_band[0]),
@@ -48,6 +51,8 @@ def prompt_facts(world: World) -> dict[str, Any]:
         "country": world.country,
         "timezone": world.timezone,
         "supplier": eco.default_supplier,
+        "supplier_others": supplier_others(world),
+        "supplier_line": supplier_line(world),
     }
 
 
@@ -72,7 +77,7 @@ Sales only begin after three steps: an order, its delivery, and a restock done o
 ## How goods move
 order placed -> shipment on its way -> warehouse -> on-site restock -> machine -> customer purchase
 - Cash is paid the moment an order is placed.
-- Delivery is promised in {lead_days} days, but a shipment can come a little sooner or later. Goods still on their way can neither be put into a machine nor sold. The daily report lists expected deliveries by day and any order that is overdue.
+- Delivery is promised in {lead_days} days, but a shipment can come a little sooner or later. Goods still on their way can neither be put into a machine nor sold. The daily report lists expected deliveries by day and any order that is overdue.{supplier_line}
 - Deliveries go into the warehouse, and restocking can only take units from the warehouse.
 - Reducing or delisting takes units off a machine and puts them back in the warehouse; nothing is lost.
 - A unit only leaves your hands when a customer buys it or you discard it.
@@ -99,7 +104,7 @@ A negative balance lowers net assets by exactly its amount, so a purchase made o
 What such stock really costs is the rent it accrues while it waits, and the {lead_days}-day delay until it can sell.
 
 ## Environment
-The machines are in {city}, {country} (time zone {timezone}). Money is counted in {currency}.
+The machines are in {city}, {country} (time zone {timezone}). Money is counted in {currency}, to the {minor_unit}.
 Demand reacts to heat, rain and public holidays, and not the same way for every product category or site.
 
 ## Demand
@@ -126,9 +131,24 @@ Keep the business running and your net assets growing.
 Call end_day when you have finished today's work."""
 
 
+SHELF_LIFE_SECTION = SYSTEM_TEMPLATE[SYSTEM_TEMPLATE.index("## Shelf life\n") : SYSTEM_TEMPLATE.index("## Money\n")]
+MADE_TO_ORDER_SECTION = """\
+## Made to order
+The machines make each drink or dish when a customer buys it. A unit of a SKU is the ingredients of one serving: you order, store and restock ingredients by the serving, and a machine's capacity is how many servings of ingredients it holds. A machine sells a SKU while it holds servings of it.
+Ingredients keep for the whole run: nothing expires and there is no fine for expired sales (shelf_life_days in the catalog only says so).
+
+"""  # noqa: E501
+
+
 def system_prompt(world: World) -> str:
-    """The fixed system prompt for a run on `world`."""
-    return SYSTEM_TEMPLATE.format(**prompt_facts(world))
+    """The fixed system prompt for a run on `world` (a made-to-order world's says so instead of shelf life)."""
+    template = SYSTEM_TEMPLATE
+    if world.made_to_order:
+        template = template.replace(SHELF_LIFE_SECTION, MADE_TO_ORDER_SECTION)
+        template = template.replace(
+            ", fines for selling expired units, and stock that goes out of date or", ", and stock that"
+        )
+    return template.format(**prompt_facts(world))
 
 
 def day_header(info: DayInfo, horizon: int) -> str:

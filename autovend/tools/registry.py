@@ -4,7 +4,9 @@ The argument model gives the input JSON schema, the result model the output sche
 
 Both transports serve exactly these definitions: `ToolSession` in process and the MCP server.
 Descriptions are templates filled with the world's numbers (`prompt_facts`), so they state the
-visit fee or memory limit of the world being served. Order and names follow the paper's Table 3.
+visit fee or memory limit of the world being served; the schemas' texts name money as `{currency}`
+and `{minor_unit}` (and the price band as `{band_lo}`-`{band_hi}`), filled with the world's by
+`tool_listing` (`autovend.currency`). Order and names follow the paper's Table 3.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from autovend.currency import fill_money, money_words
 from autovend.tools import handlers as h
 from autovend.tools import results as r
 from autovend.tools import schemas as s
@@ -85,7 +88,7 @@ TOOLS: tuple[ToolDef, ...] = (
         "remote",
         "Buy stock for the warehouse: items [{{sku_id, qty, supplier_id?}}]. The cost (qty x unit_cost) "
         "is paid from cash immediately; delivery to the warehouse is promised {lead_days} days later and "
-        "may come a little earlier or later. supplier_id defaults to '{supplier}', the only supplier. " + _BATCH,
+        "may come a little earlier or later. supplier_id defaults to '{supplier}'{supplier_others}. " + _BATCH,
         s.PlaceOrderArgs,
         h.place_order,
         r.PlaceOrderResult,
@@ -255,15 +258,24 @@ TOOLS_BY_NAME: dict[str, ToolDef] = {t.name: t for t in TOOLS}
 
 
 def tool_facts(facts: dict[str, Any]) -> dict[str, Any]:
-    """`prompt_facts` plus what only the tool descriptions quote (the SQL schema)."""
-    return {**facts, "sql_schema": schema_text()}
+    """`prompt_facts` plus what only the tool descriptions quote (the SQL schema, in the world's currency)."""
+    return {**facts, "sql_schema": schema_text(str(facts["currency"]))}
+
+
+def schema_words(facts: dict[str, Any]) -> dict[str, str]:
+    """What the schemas' placeholders stand for in this world: its money's words and its price band."""
+    return {**money_words(str(facts["currency"])), "band_lo": str(facts["band_lo"]), "band_hi": str(facts["band_hi"])}
 
 
 def tool_listing(facts: dict[str, Any], memory_limit: int) -> list[dict[str, Any]]:
-    """Every tool as {name, kind, description, input_schema, output_schema}, in the paper's order."""
+    """Every tool as {name, kind, description, input_schema, output_schema}, in the paper's order.
+
+    The schemas are the world's: their money texts name its currency and minor unit (`schema_words`).
+    """
+    words = schema_words(facts)
     out = []
     for t in TOOLS:
-        schema = t.input_schema
+        schema = fill_money(t.input_schema, words)
         if t.name == "write_memory":
             schema = {
                 **schema,
@@ -275,7 +287,7 @@ def tool_listing(facts: dict[str, Any], memory_limit: int) -> list[dict[str, Any
                 "kind": t.kind,
                 "description": t.description(facts),
                 "input_schema": schema,
-                "output_schema": t.output_schema,
+                "output_schema": fill_money(t.output_schema, words),
             }
         )
     return out

@@ -139,6 +139,9 @@ class Observation(ResultModel):
     warehouse: WarehouseTotals
     in_transit: InTransitBlock
     calendar: CalendarBlock
+    notices: list[str] | None = Field(
+        default=None, description="What the world announces today (a scenario's outage, closing, breakdown)."
+    )
 
 
 # ------------------------------------------------------------------------------------------ end_day
@@ -193,6 +196,16 @@ class _Paged(ResultModel):
     total: int = Field(description="Rows matching, over all pages.")
 
 
+class SupplierInfo(ResultModel):
+    """A supplier: its price as a multiple of the unit cost, its promise, and an outage holding its deliveries."""
+
+    supplier_id: str
+    price_factor: float
+    promised_days: int
+    note: str
+    deliveries_held_until_day: int | None
+
+
 class GetCatalogResult(ColumnAccess, _Paged):
     """Products: category, reference price, unit cost, reference margin, shelf life, warehouse and in-transit units."""
 
@@ -200,6 +213,9 @@ class GetCatalogResult(ColumnAccess, _Paged):
     columns: CatalogColumns  # type: ignore[valid-type]
     rows: list[CatalogRow]  # type: ignore[valid-type]
     note: str | None = Field(default=None, description="Present when a filter or the page matched nothing.")
+    suppliers: list[SupplierInfo] | None = Field(
+        default=None, description="Present when the world has more than one supplier: each with its terms."
+    )
 
 
 class GetCategoriesResult(ColumnAccess, ResultModel):

@@ -70,7 +70,9 @@ class PriceItem(_Item):
 
     device_id: DeviceId
     sku_id: SkuId
-    price: float = Field(allow_inf_nan=False, description="New price in CNY, 0.5-2.0 x the reference price.")
+    price: float = Field(
+        allow_inf_nan=False, description="New price in {currency}, {band_lo}-{band_hi} x the reference price."
+    )
 
 
 class SkuQtyItem(_Item):
@@ -151,10 +153,10 @@ class GetCatalogArgs(_Args):
     category_l1: str | None = Field(default=None, description="Category, e.g. 'drinks'.")
     category_l2: str | None = Field(default=None, description="Subcategory, e.g. 'tea'.")
     price_min: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False, description="Lowest reference price (CNY)."
+        default=None, ge=0, allow_inf_nan=False, description="Lowest reference price ({currency})."
     )
     price_max: float | None = Field(
-        default=None, ge=0, allow_inf_nan=False, description="Highest reference price (CNY)."
+        default=None, ge=0, allow_inf_nan=False, description="Highest reference price ({currency})."
     )
     in_warehouse_only: bool | None = Field(
         default=None, description="Only products with units in the warehouse (default false)."

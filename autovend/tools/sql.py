@@ -33,6 +33,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from autovend.currency import minor_unit
 from autovend.sim.records import RECORD_TABLES, RecordStore
 from autovend.tools import sql_worker
 from autovend.tools.errors import ToolError
@@ -49,7 +50,7 @@ _LEADING = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*", re.DOTALL)
 # One line per agent-visible table: what a row is (columns come from the table definitions).
 TABLE_NOTES: dict[str, str] = {
     "devices": "the machines (fixed for the run)",
-    "catalog": "the products; ref_price (suggested price) and unit_cost in CNY, shelf_life_days from arrival",
+    "catalog": "the products; ref_price (suggested price) and unit_cost in {currency}, shelf_life_days from arrival",
     "orders": "one row per accepted order line; eta_day is the promised arrival day, arrived_day stays NULL "
     "until the units are delivered",
     "arrivals": "deliveries into the warehouse at the start of `day`; expiry_day is the first day on which "
@@ -58,7 +59,7 @@ TABLE_NOTES: dict[str, str] = {
     "(machine to warehouse); expired_qty of the qty moved were expired",
     "price_changes": "accepted price changes; a price never changed is the catalog ref_price",
     "discards": "warehouse units destroyed; cost_written_off is the cost of the unexpired ones among them",
-    "daily_sales": "one row per machine, product and settled day with at least one sale; revenue in CNY, "
+    "daily_sales": "one row per machine, product and settled day with at least one sale; revenue in {currency}, "
     "cost = cost of the unexpired units sold, expired_units of the units were expired and drew the fine",
     "daily_costs": "one row per settled day and kind (purchase, warehouse_rent, daily_fee, visit, "
     "expired_fine), zeros included; amounts are positive cash outflows",
@@ -69,11 +70,15 @@ TABLE_NOTES: dict[str, str] = {
 }
 
 
-def schema_text() -> str:
-    """The agent-visible schema: one line per table with its columns and what a row means."""
-    lines = ["Tables (SQLite; `day` is the simulation day, day 1 = first day; dates are 'YYYY-MM-DD'; money is CNY):"]
+def schema_text(currency: str) -> str:
+    """The agent-visible schema: one line per table with its columns and what a row means (money in `currency`)."""
+    lines = [
+        "Tables (SQLite; `day` is the simulation day, day 1 = first day; dates are 'YYYY-MM-DD'; "
+        f"money is {currency}, to the {minor_unit(currency)}):"
+    ]
     for t in RECORD_TABLES:
-        lines.append(f"- {t.name}({', '.join(t.column_names)}): {TABLE_NOTES[t.name]}.")
+        note = TABLE_NOTES[t.name].replace("{currency}", currency)
+        lines.append(f"- {t.name}({', '.join(t.column_names)}): {note}.")
     return "\n".join(lines)
 
 

@@ -25,7 +25,8 @@ from autovend.tools.handlers import (
 )
 from autovend.tools.observation import DEVICE_COLUMNS, PNL_COLUMNS, PNL_WINDOWS
 
-Money = Annotated[float, Field(description="CNY, rounded to the fen.")]
+MONEY_NOTE = "{currency}, rounded to the {minor_unit}."  # filled with the world's by `registry.tool_listing`
+Money = Annotated[float, Field(description=MONEY_NOTE)]
 Spec = tuple[tuple[str, Any], ...]
 
 

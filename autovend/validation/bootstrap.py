@@ -4,6 +4,8 @@ Every metric is a function of per-machine sums, so a bootstrap resample of machi
 replacement, each machine with all of its weeks and products: the cluster) is a vector of integer weights
 over the machines, and all forecasts are scored on the same resamples: a difference between two
 forecasts is taken resample by resample (paired). Intervals are percentile intervals (2.5% and 97.5%).
+With fewer than MIN_MACHINES machines the resamples are of weeks instead (`autovend.validation.weeks`: a
+circular block bootstrap over the test window's weeks, the machines held together), the same way paired.
 
 Metrics (lower is better but for the Spearman):
 
@@ -26,12 +28,14 @@ import numpy as np
 from autovend.rng import stream
 from autovend.validation.grid import EvalGrid, Forecast, crps_by_machine
 from autovend.validation.metrics import within_spearman
+from autovend.validation.weeks import WeekBootstrap, week_metric_values, week_stats, week_weights
 
 METRICS = ("wape", "tvd", "spearman", "wape_product", "crps", "volume_error")
 COMPARED = ("wape", "tvd", "spearman", "wape_product", "crps")
 HIGHER_IS_BETTER = frozenset({"spearman"})
 LEVEL = 0.95
-MIN_MACHINES = 3  # fewer machines give no interval: a resample of one or two clusters says nothing of the spread
+MIN_MACHINES = 3  # fewer machines: no machine-cluster interval (one or two clusters say nothing of the spread),
+# the week bootstrap's instead
 EXACT_BELOW = 20  # with fewer machines every comparison also gets the exact sign-flip test (`sign_flip_p`)
 ALL_FLIPS_UP_TO = 16  # machines up to which every one of the 2^M sign vectors is taken
 FLIP_DRAWS = 10_000  # random sign vectors above that
@@ -171,8 +175,10 @@ class Comparison:
     """The model against another forecast on one metric: difference model - other and its interval.
 
     `better`: True when the interval excludes zero on the model's side, False on the other's, None otherwise; with
-    fewer than EXACT_BELOW machines, a side also needs the exact sign-flip test's one-sided p (`p_value`, for the
-    side the difference points to; `p_min` = 2^-M the smallest that M machines allow) below TEST_LEVEL.
+    MIN_MACHINES to EXACT_BELOW - 1 machines, a side also needs the exact sign-flip test's one-sided p (`p_value`,
+    for the side the difference points to; `p_min` = 2^-M the smallest that M machines allow) below TEST_LEVEL.
+    With fewer than MIN_MACHINES machines the p is reported but cannot get below 0.25, and the week bootstrap's
+    interval alone decides (weaker evidence, for these machines only: `autovend.validation.weeks`).
     """
 
     against: str
@@ -188,13 +194,21 @@ class Comparison:
 
 
 class Scorer:
-    """Scores forecasts on one grid with one set of bootstrap resamples."""
+    """Scores forecasts on one grid with one set of bootstrap resamples.
+
+    `weeks`: None when the resamples are of machines (MIN_MACHINES or more), else the week bootstrap, whose
+    `weights` (n_boot, W) are over the window's weeks (none when the window has too few weeks).
+    """
 
     def __init__(self, grid: EvalGrid, n_boot: int, seed: int) -> None:
         self.grid = grid
         self.ones = np.ones((1, grid.n_machines), dtype=np.int64)
         few = grid.n_machines < MIN_MACHINES
-        self.weights = resample_weights(grid.n_machines, 0 if few else n_boot, seed)
+        self.weeks = WeekBootstrap.of(grid.n_weeks, n_boot) if few else None
+        if self.weeks is not None and self.weeks.usable:
+            self.weights = week_weights(grid.n_weeks, n_boot, seed)
+        else:
+            self.weights = resample_weights(grid.n_machines, 0 if few else n_boot, seed)
         self.seed = seed
         self._point: dict[str, dict[str, float]] = {}
         self._boot: dict[str, dict[str, np.ndarray]] = {}
@@ -204,7 +218,10 @@ class Scorer:
         """Score a forecast (kept under its name for comparisons)."""
         s = machine_stats(self.grid, f)
         point = {k: float(v[0]) for k, v in metric_values(self.grid, s, self.ones).items()}
-        boot = metric_values(self.grid, s, self.weights)
+        if self.weeks is not None and self.weeks.usable:
+            boot = week_metric_values(self.grid, week_stats(self.grid, f), self.weights)
+        else:
+            boot = metric_values(self.grid, s, self.weights)
         self._point[f.name], self._boot[f.name] = point, boot
         self._stats[f.name] = s
         return self.scores(f.name)
@@ -238,6 +255,6 @@ class Scorer:
             lower_claim = model_side != higher  # the claim: d is low when lower is better and the model is ahead
             p_value = sign_flip_p(d, lower=lower_claim, seed=self.seed)
             p_min = 2.0 ** -len(d) if len(d) else None
-            if better is not None and not (p_value < TEST_LEVEL):
-                better = None  # the interval alone does not decide with few machines
+            if better is not None and not (p_value < TEST_LEVEL) and self.weeks is None:
+                better = None  # the interval alone does not decide with few machines (but for 1-2: weeks decide)
         return Comparison(other, metric, a, b, a - b, lo, hi, better, p_value, p_min)

@@ -24,7 +24,7 @@ class ValidationConfig(BaseModel):
     limits: str = ""  # what limits this source's numbers, written into validation.md
     shelf_weeks: int = Field(4, ge=1)  # sales-only machines: the pre-window assortment's look-back
     include_sales_only: bool = False  # with inventory records: also score the sales-only machines (mixed)
-    bootstrap: int = Field(2000, ge=100)  # machine-cluster bootstrap resamples
+    bootstrap: int = Field(2000, ge=100)  # bootstrap resamples (of machines; of test weeks below 3 machines)
     level: Literal["backtest", "off"] = "backtest"  # follow recent machine levels when backtests say so
 
 

@@ -112,8 +112,14 @@ def comparisons_figure(comp: pd.DataFrame, path: Path) -> None:
         ax.tick_params(axis="x", labelsize=8)
     axes[0].set_yticks(y, others, fontsize=8)
     axes[0].invert_yaxis()
+    weeks = "resampled" in comp.columns and bool((comp["resampled"] == "weeks").all())
+    kind = (
+        "circular block bootstrap intervals over weeks (machines held together)"
+        if weeks
+        else ("machine-cluster bootstrap intervals")
+    )
     fig.suptitle(
-        "(c) Model minus reference or control, 95% machine-cluster bootstrap intervals "
+        f"(c) Model minus reference or control, 95% {kind} "
         "(green: model better, red: worse, grey: not distinguishable)",
         fontsize=9,
     )

@@ -3,7 +3,9 @@
 `EvalGrid` holds the realised sales on three levels (machine-weeks, machine x product pairs over the whole
 window, machine x subcategory) and `Forecast` a forecast on the same levels: the mean (a replay's mean
 over seeds, or a point forecast) and, for a replay, the per-seed machine-week samples (for the CRPS and
-the seeds' spread). The pairs are every pair with realised sales, on a forecast shelf, or with a positive
+the seeds' spread). Both also hold the pairs week by week (`real_pw`, `Forecast.pair_week`): the block
+bootstrap over weeks of a one- or two-machine source (`autovend.validation.weeks`) weights weeks before it
+sums a pair over the window. The pairs are every pair with realised sales, on a forecast shelf, or with a positive
 forecast of any scored forecast; `ranked` marks those on the model's shelf or with realised sales, the
 products the within-machine Spearman ranks (the paper: the products on the machine's shelf).
 """
@@ -30,6 +32,7 @@ class EvalGrid:
     ranked: np.ndarray  # (P,) bool: on the model's shelf or sold
     real_mw: np.ndarray  # (M, W) realised units
     real_pair: np.ndarray  # (P,) realised units
+    real_pw: np.ndarray | None = None  # (P, W) realised units of each pair in each week (None: not kept)
 
     @property
     def n_machines(self) -> int:
@@ -88,6 +91,12 @@ class EvalGrid:
         """Sums of cell values per pair, (P,)."""
         return np.bincount(self.pair_index(m, k), weights=values, minlength=len(self.pair_key))
 
+    def by_pair_week(self, m: np.ndarray, k: np.ndarray, d: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Sums of cell values per pair and window week, (P, W); `d` the cells' window days."""
+        W = self.n_weeks
+        flat = np.bincount(self.pair_index(m, k) * W + d // 7, weights=values, minlength=len(self.pair_key) * W)
+        return flat.reshape(len(self.pair_key), W)
+
     def by_machine_week(self, m: np.ndarray, d: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Sums of cell values per machine-week, (M, W)."""
         flat = np.bincount(self.mw_index(m, d), weights=values, minlength=self.n_machines * self.n_weeks)
@@ -137,6 +146,7 @@ def make_grid(
             **grid.__dict__,
             "real_mw": grid.by_machine_week(sales.m, sales.d, sales.units),
             "real_pair": grid.by_pair(sales.m, sales.k, sales.units),
+            "real_pw": grid.by_pair_week(sales.m, sales.k, sales.d, sales.units),
         }
     )
 
@@ -145,7 +155,8 @@ def make_grid(
 class Forecast:
     """A forecast on a grid: mean machine-weeks and pairs, and a replay's per-seed samples.
 
-    `mw_seeds` (S, M, W) and `pair_seeds` (S, P) are None for a point forecast (a reference).
+    `mw_seeds` (S, M, W) and `pair_seeds` (S, P) are None for a point forecast (a reference). `pair_week`
+    (P, W): the mean forecast of each pair in each week (its rows add up to `pair`); None when not made.
     """
 
     name: str
@@ -153,6 +164,7 @@ class Forecast:
     pair: np.ndarray  # (P,)
     mw_seeds: np.ndarray | None = None
     pair_seeds: np.ndarray | None = None
+    pair_week: np.ndarray | None = None
 
     @property
     def n_seeds(self) -> int:
@@ -167,11 +179,16 @@ def crps_by_machine(real_mw: np.ndarray, forecast: Forecast) -> np.ndarray:
     empirical distribution's CRPS); for one value it is the absolute error, so summed over machine-weeks
     and divided by the realised units it is comparable with the WAPE of a point forecast.
     """
+    return crps_cells(real_mw, forecast).sum(axis=1)
+
+
+def crps_cells(real_mw: np.ndarray, forecast: Forecast) -> np.ndarray:
+    """Each machine-week's CRPS, (M, W) (`crps_by_machine` sums it over the weeks)."""
     if forecast.mw_seeds is None:
-        return np.abs(real_mw - forecast.mw).sum(axis=1)
+        return np.abs(real_mw - forecast.mw)
     x = np.sort(forecast.mw_seeds, axis=0)
     s = x.shape[0]
     first = np.abs(x - real_mw[None]).mean(axis=0)
     coef = (2 * np.arange(s) - s + 1).astype(float)
     spread = np.tensordot(coef, x, axes=(0, 0)) * 2 / (2 * s * s)
-    return (first - spread).sum(axis=1)
+    return first - spread

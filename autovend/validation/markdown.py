@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from autovend.marks import counted
 from autovend.validation.bootstrap import COMPARED, MIN_MACHINES
 from autovend.validation.controls import CONTROLS
 from autovend.validation.verdict import REFERENCES, headline
@@ -199,14 +200,31 @@ def _estimators_section(m: dict[str, Any]) -> list[str]:
 FEW_MACHINES = 20
 
 
-def _few_machines(m: dict[str, Any]) -> list[str]:
+def _few_machines(m: dict[str, Any], verdict: dict[str, Any]) -> list[str]:
     n = m["n_machines"]
     if n >= FEW_MACHINES:
         return []
-    if n < MIN_MACHINES:
+    weeks = verdict.get("resampling")
+    machines = counted(n, "machine")
+    if n < MIN_MACHINES and weeks is not None and weeks["resamples"]:
+        these = "this machine" if n == 1 else "these machines"
         return [
-            f"With {n} machine{'s' if n != 1 else ''} no interval is computed (the machine-cluster bootstrap needs "
-            f"at least {MIN_MACHINES}), so no comparison is a result.",
+            f"With {machines} there is no machine-cluster bootstrap (it needs at least {MIN_MACHINES}): the intervals "
+            f"come from a circular block bootstrap over the {weeks['n_weeks']} test weeks in blocks of "
+            f"{weeks['block_weeks']} weeks (round(W^(1/3))), {weeks['resamples']} resamples, the machines held "
+            f"together. They say how the scores would move over other weeks of {these}, not how another machine "
+            "would score. Neighbouring weeks of a machine are dependent and the window holds few blocks, so they are "
+            f"weaker evidence than a machine bootstrap's; still, with {machines} the sign-flip test over machines "
+            f"cannot reach p < 0.05 (its smallest p is {2.0**-n:.3g}), so each comparison is decided by its "
+            "week-bootstrap interval alone.",
+            "",
+        ]
+    if n < MIN_MACHINES:
+        w = f" and {weeks['n_weeks']} test weeks" if weeks is not None else ""
+        why = f", the block bootstrap over weeks at least {weeks['min_weeks']}" if weeks is not None else ""
+        return [
+            f"With {machines}{w} no interval is computed (the machine-cluster bootstrap needs at least "
+            f"{MIN_MACHINES} machines{why}), so no comparison is a result.",
             "",
         ]
     return [
@@ -217,6 +235,18 @@ def _few_machines(m: dict[str, Any]) -> list[str]:
     ]
 
 
+def _intervals_are(m: dict[str, Any], verdict: dict[str, Any]) -> str:
+    weeks = verdict.get("resampling")
+    if weeks is None:
+        return f"intervals are 95% machine-cluster bootstrap intervals ({m['bootstrap']} resamples of whole machines)"
+    if not weeks["resamples"]:
+        return "there are no intervals (too few machines and test weeks to resample)"
+    return (
+        f"intervals are 95% circular block bootstrap intervals over weeks ({weeks['resamples']} resamples of the "
+        f"{weeks['n_weeks']} test weeks in blocks of {weeks['block_weeks']}, every machine in each drawn week)"
+    )
+
+
 def render_markdown(
     metrics: dict[str, Any], verdict: dict[str, Any], prov: dict[str, Any], source_name: str, limits: str = ""
 ) -> str:
@@ -225,16 +255,15 @@ def render_markdown(
     lines = [f"# Held-out validation: {source_name}", "", *headline(verdict), ""]
     lines += [
         f"Shelves: **{prov['shelves']}**, {prov['shelf_rule']}. Test window {prov['test_start']} to "
-        f"{prov['test_end']} ({m['test_weeks']} weeks), {m['n_machines']} machines ({m['n_machine_weeks']} "
+        f"{prov['test_end']} ({m['test_weeks']} weeks), {counted(m['n_machines'], 'machine')} ({m['n_machine_weeks']} "
         f"machine-weeks, {m['n_pairs']} machine x product pairs), {m['seeds']} replay seeds. Every data-derived "
         f"parameter was re-estimated on the records before the window (u = {m['train']['u']:.4g} "
         f"({prov['u_source']}), r = {m['train']['r']:.3g}, rho = {m['train']['rho']:.3g}); the replay runs at "
         "reference prices and neutral weather (the calendar applies). Point metrics score the forecast averaged "
-        "over the seeds; intervals are 95% machine-cluster bootstrap intervals "
-        f"({m['bootstrap']} resamples of whole machines); 'per seed' is the mean ± sd of one seed's metric. "
+        f"over the seeds; {_intervals_are(m, verdict)}; 'per seed' is the mean ± sd of one seed's metric. "
         f"Products on the forecast shelves sold {_share(m.get('assortment_coverage'))} of the window's units.",
         "",
-        *_few_machines(m),
+        *_few_machines(m, verdict),
         "Verdict rule: " + verdict["rule"] + ".",
         "",
         *_metric_table(m),

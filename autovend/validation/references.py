@@ -36,7 +36,8 @@ def persistence(grid: EvalGrid, full: Panel, train_days: int, pairs: pd.DataFram
     daily = look.groupby("m")["units"].sum().reindex(grid.machines).fillna(0.0).to_numpy() / (7 * weeks)
     mw = daily[:, None] * grid.days_in_week[None, :]
     pair_daily = grid.by_pair(pairs["m"].to_numpy(), pairs["k"].to_numpy(), pairs["units"].to_numpy(dtype=float))
-    return Forecast("persistence", mw, pair_daily / (7 * weeks) * grid.n_days)
+    pair_week = (pair_daily / (7 * weeks))[:, None] * grid.days_in_week[None, :]
+    return Forecast("persistence", mw, pair_daily / (7 * weeks) * grid.n_days, pair_week=pair_week)
 
 
 def naive(grid: EvalGrid, full: Panel, train_days: int, shelves: WindowShelves) -> Forecast:
@@ -47,4 +48,5 @@ def naive(grid: EvalGrid, full: Panel, train_days: int, shelves: WindowShelves) 
     key = shelves.m.astype(np.int64) * (shelves.n_days + 1) + shelves.d
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     per_cell = daily[grid.m_pos(shelves.m)] / counts[inverse]
-    return Forecast("naive", mw, grid.by_pair(shelves.m, shelves.k, per_cell))
+    pair_week = grid.by_pair_week(shelves.m, shelves.k, shelves.d, per_cell)
+    return Forecast("naive", mw, grid.by_pair(shelves.m, shelves.k, per_cell), pair_week=pair_week)

@@ -52,8 +52,10 @@ def replay(
     mw_idx = grid.mw_index(shelves.m, shelves.d)
     pair_idx = grid.pair_index(shelves.m, shelves.k)
     n_mw, n_pairs = M * grid.n_weeks, len(grid.pair_key)
+    pw_idx = pair_idx * grid.n_weeks + shelves.d // 7
     out_mw = np.zeros((settings.seeds, M, grid.n_weeks))
     out_pairs = np.zeros((settings.seeds, n_pairs))
+    sum_pw = np.zeros((n_pairs, grid.n_weeks))  # the seeds' pairs by week, summed (only their mean is kept)
     stock_pos = None if stock is None else grid.m_pos(stock[0].machines)
     for s in range(settings.seeds):
         rng = stream(settings.seed, "replay", s)
@@ -62,11 +64,14 @@ def replay(
         sales = np.minimum(DemandModel.sample_poisson(rng, rates * xi), shelves.q)
         mw = np.bincount(mw_idx, weights=sales, minlength=n_mw)
         pairs = np.bincount(pair_idx, weights=sales, minlength=n_pairs)
+        sum_pw += np.bincount(pw_idx, weights=sales, minlength=n_pairs * grid.n_weeks).reshape(n_pairs, -1)
         if stock is not None:
             xi_stock = None if xi_all is None else xi_all[stock_pos]
-            s_mw, s_pairs = simulate_stock(rng, grid, stock[0], stock[1], xi_stock)
+            s_mw, s_pairs, s_pw = simulate_stock(rng, grid, stock[0], stock[1], xi_stock)
             mw, pairs = mw + s_mw, pairs + s_pairs
+            sum_pw += s_pw
         out_mw[s] = mw.reshape(M, grid.n_weeks)
         out_pairs[s] = pairs
-    forecast = Forecast(name, out_mw.mean(axis=0), out_pairs.mean(axis=0), out_mw, out_pairs)
+    pair_week = sum_pw / settings.seeds
+    forecast = Forecast(name, out_mw.mean(axis=0), out_pairs.mean(axis=0), out_mw, out_pairs, pair_week)
     return forecast, time.perf_counter() - t0

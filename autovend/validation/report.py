@@ -65,6 +65,18 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+HEADLINE_KEYS = ("wape", "wape_product", "tvd", "spearman", "crps", "volume_error", "n_machines", "test_weeks")
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    """headline.json: the model's top-level numbers of metrics.json, flat (DVC's metrics file; `dvc exp show`).
+
+    The rest (intervals, references, controls, estimators, variants) stays in metrics.json, which DVC keeps as
+    a plain output: declared as metrics, its ~130 numbers per validation made `dvc exp show` unreadable.
+    """
+    return {k: metrics[k] for k in HEADLINE_KEYS if k in metrics}
+
+
 def write_validation(
     res: ValidationResult,
     out_dir: str | Path,
@@ -74,7 +86,7 @@ def write_validation(
     *,
     force: bool = False,
 ) -> None:
-    """Write metrics.json, verdict.json, provenance.json, plots/*.csv, the figures and validation.md.
+    """Write metrics.json, headline.json, verdict.json, provenance.json, plots/*.csv, the figures and validation.md.
 
     metrics.json holds numbers only (floats to `METRIC_DIGITS` significant digits, null where a metric was not
     computed). The folder `out_dir` is replaced atomically; it must be absent, empty or an earlier validation
@@ -85,6 +97,7 @@ def write_validation(
     provenance = payload(res.provenance, "provenance")
     with output_dir(out_dir, OutputKind.VALIDATION_REPORT, force=force) as tmp:
         (tmp / "metrics.json").write_text(_json(metrics), encoding="utf-8")
+        (tmp / "headline.json").write_text(_json(headline(metrics)), encoding="utf-8")
         (tmp / "verdict.json").write_text(_json(verdict), encoding="utf-8")
         (tmp / "provenance.json").write_text(_json(provenance), encoding="utf-8")
         plots = tmp / "plots"

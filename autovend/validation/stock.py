@@ -169,9 +169,10 @@ class StockModel:
 
 def simulate_stock(
     rng: np.random.Generator, grid: EvalGrid, plan: StockPlan, sm: StockModel, xi: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """One simulation of the plan's window: its sales by flat machine-week of `grid` and by grid pair.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One simulation of the plan's window: its sales by flat machine-week of `grid`, by pair, by pair and week.
 
+    The last is (P, W), its rows adding up to the second.
     `xi` (M, days): each machine-day's shock (None: 1). Demand is drawn from `rng` day by day.
     """
     M, S = plan.products.shape
@@ -180,6 +181,7 @@ def simulate_stock(
     m_pos = grid.m_pos(plan.machines)
     q = plan.q0.copy()
     sold_pair = np.zeros((M, S))
+    sold_week = np.zeros((grid.n_weeks, M, S))
     out_mw = np.zeros(n_mw)
     for d in range(plan.n_days):
         if d in plan.visits:
@@ -194,9 +196,11 @@ def simulate_stock(
         sales = np.minimum(DemandModel.sample_poisson(rng, rates * sm.factor[:, None]), q)
         q = q - sales
         sold_pair += sales
+        sold_week[d // 7] += sales
         out_mw += np.bincount(m_pos * grid.n_weeks + d // 7, weights=sales.sum(axis=1), minlength=n_mw)
     keys = grid.keys(plan.machines[mi], plan.products[mi, si])
     on = np.isin(keys, grid.pair_key)  # a slot only ever counted at 0 never sells and has no pair on the grid
     pos = np.searchsorted(grid.pair_key, keys[on])
     pairs = np.bincount(pos, weights=sold_pair[mi[on], si[on]], minlength=len(grid.pair_key))
-    return out_mw, pairs
+    by_week = [np.bincount(pos, weights=w[mi[on], si[on]], minlength=len(grid.pair_key)) for w in sold_week]
+    return out_mw, pairs, np.stack(by_week, axis=1) if by_week else np.zeros((len(grid.pair_key), 0))

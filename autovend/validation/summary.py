@@ -17,12 +17,14 @@ import pandas as pd
 
 from autovend.calibration.estimates import Estimates
 from autovend.calibration.result import CalibrationResult
-from autovend.validation.bootstrap import METRICS, MIN_MACHINES, Scorer, machine_stats, metric_values
+from autovend.marks import counted
+from autovend.validation.bootstrap import METRICS, MIN_MACHINES, Comparison, Scorer, machine_stats, metric_values
 from autovend.validation.controls import CONTROLS
 from autovend.validation.grid import EvalGrid, Forecast
 from autovend.validation.level import LevelChoice
 from autovend.validation.metrics import spread
 from autovend.validation.verdict import REFERENCES, Shelves, comparisons, verdict_payload
+from autovend.validation.weeks import MIN_WEEKS, WeekBootstrap
 
 SHELF_RULES = {
     "inventory": "simulated from the operator's decisions: each machine's shelf on the window's first morning from "
@@ -114,14 +116,21 @@ def _level_metrics(level: LevelChoice | None, grid: EvalGrid, train_md: pd.DataF
     return out
 
 
-def _reasons(metrics: dict[str, Any], n_machines: int) -> dict[str, str]:
-    """Why each NaN in the metrics is missing, by dotted key."""
+def _reasons(metrics: dict[str, Any], n_machines: int, weeks: WeekBootstrap | None = None) -> dict[str, str]:
+    """Why each NaN in the metrics is missing, by dotted key (`weeks`: the scorer's week bootstrap, if any)."""
     why = {
         "spearman": "no machine with at least 5 products on its window shelves whose realised and forecast sales "
         "both vary",
         "tvd": "no realised or no forecast sales",
     }
     few = f"intervals need at least {MIN_MACHINES} machines; {n_machines} evaluated"
+    if weeks is not None:
+        few = (
+            f"intervals need at least {MIN_MACHINES} machines (a machine-cluster bootstrap) or {MIN_WEEKS} test weeks "
+            f"(a block bootstrap over weeks); {counted(n_machines, 'machine')} and {counted(weeks.n_weeks, 'week')} "
+            "evaluated"
+        )
+    no_interval = n_machines < MIN_MACHINES and (weeks is None or not weeks.usable)
     out: dict[str, str] = {}
 
     def visit(path: list[str], d: dict[str, Any]) -> None:
@@ -130,7 +139,7 @@ def _reasons(metrics: dict[str, Any], n_machines: int) -> dict[str, str]:
                 visit([*path, key], value)
             elif isinstance(value, float) and math.isnan(value):
                 parts = [*path, key]
-                if key in ("low", "high") and n_machines < MIN_MACHINES:
+                if key in ("low", "high") and no_interval:
                     reason = few
                 else:
                     reason = next((why[p] for p in reversed(parts) if p in why), "not computed on this test window")
@@ -192,7 +201,7 @@ def summarise(
         units_simulated=float(forecasts["model"].mw.sum()),
         assortment_coverage=info["assortment_coverage"],
     )
-    verdict = verdict_payload(comps, shelves, grid.n_machines, config.bootstrap)
+    verdict = verdict_payload(comps, shelves, grid.n_machines, config.bootstrap, scorer.weeks)
     provenance = {
         "test_start": info["test_start"],
         "test_end": info["test_end"],
@@ -201,7 +210,7 @@ def summarise(
         "u_source": est.u_source or "",
         "source_hash": info["source_hash"],
         "code_version": info["code_version"],
-        "not_computed": _reasons(metrics, grid.n_machines),
+        "not_computed": _reasons(metrics, grid.n_machines, scorer.weeks),
         "notes": notes,
     }
     return ValidationResult(
@@ -211,7 +220,7 @@ def summarise(
         weekly=_weekly(grid, forecasts, info["machine_ids"]),
         subcategory=_subcategory(grid, forecasts, info["g2_names"]),
         scores=_scores_table(scored, est_scores),
-        comparisons=pd.DataFrame([asdict(c) for c in comps]),
+        comparisons=_comparisons_table(comps, scorer.weeks),
         backtest=level.backtest if level is not None else pd.DataFrame(columns=["weeks", "alpha", "wape"]),
         calibration=cal,
         notes=notes,
@@ -219,6 +228,18 @@ def summarise(
         forecasts={**forecasts, **variants},
         grid=grid,
     )
+
+
+def _comparisons_table(comps: list[Comparison], weeks: WeekBootstrap | None) -> pd.DataFrame:
+    """plots/comparisons.csv: every comparison.
+
+    With a week bootstrap it gains a column `resampled` = "weeks" (the figure's title then names it); the
+    machine-cluster table is as it always was.
+    """
+    table = pd.DataFrame([asdict(c) for c in comps])
+    if weeks is not None and weeks.usable:
+        table["resampled"] = "weeks"
+    return table
 
 
 def _kind(name: str) -> str:

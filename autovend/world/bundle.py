@@ -13,7 +13,8 @@ A bundle is a folder of nine files:
 - `calendar.parquet`: the country's calendar from the start to `calendar_lookahead_days` +
   `calendar_margin_days` past the last day (holidays and makeup workdays);
 - `settings.json`: demand settings (eta, phi, elasticities, environment multipliers), economics,
-  shock sigma and rho, start date, timezone and country;
+  shock sigma and rho, start date, timezone and country, and the world's `conditions`
+  (`autovend.world.conditions`) when it has any (a derived world; a world as exported has none);
 - `README.md`: what the bundle is, how it was made and its numbers;
 - `manifest.json`: schema version, name, code version, the content hash of every table and of
   settings.json (`autovend.canonical.frame_hash`: values, not writer bytes) and the README's SHA-256,
@@ -37,7 +38,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.errors import BundleError, NonFiniteError, OutputExistsError
 from autovend.io import OutputKind, check_output_dir, output_dir
+from autovend.world.conditions import conditions_of
 from autovend.world.model import BUNDLE_SCHEMA_VERSION, CATALOG_COLUMNS, Economics, World
 from autovend.world.names import resolve_world
 from autovend.world.owner import MANIFEST as MANIFEST  # the name every reader of a bundle imports from here
@@ -134,6 +135,8 @@ def settings_payload(world: World) -> dict[str, Any]:
         "shock": {"sigma": world.demand_model.shock.sigma, "rho": world.demand_model.shock.rho},
         "demand": world.demand_model.settings.model_dump(mode="json"),
         "economics": world.economics.model_dump(mode="json"),
+        **({"made_to_order": True} if world.made_to_order else {}),  # absent otherwise: other worlds keep their hash
+        **({} if world.conditions.empty else {"conditions": world.conditions.payload()}),
     }
 
 
@@ -177,41 +180,6 @@ def world_hash(content: dict[str, str]) -> str:
     the same estimates have the same hash whatever library build wrote them.
     """
     return json_hash({"schema_version": SCHEMA_VERSION, "content": {k: content[k] for k in sorted(content)}})
-
-
-_IDENTITY: weakref.WeakKeyDictionary[World, str] = weakref.WeakKeyDictionary()
-
-
-def identity_hash(world: World) -> str:
-    """The world's hash: the manifest's for a loaded bundle, else computed from its content (kept per world object)."""
-    if world.world_hash:
-        return world.world_hash
-    if world not in _IDENTITY:
-        _IDENTITY[world] = world_hash(content_hashes(world))
-    return _IDENTITY[world]
-
-
-def write_world_copy(world: World, out_dir: str | Path, readme: str) -> str:
-    """Write `world` as a bundle of data files to `out_dir` (unless a bundle of the same hash is there); its hash.
-
-    For a world built in memory that a run folder keeps beside its records: Parquet tables and JSON only, so
-    reading it back runs no code; `load_world` checks every file against the manifest.
-    """
-    want = identity_hash(world)
-    folder = Path(out_dir)
-    if (folder / MANIFEST).is_file():
-        try:
-            if read_manifest(folder).get("world_hash") == want:
-                return want
-        except BundleError:
-            pass  # a damaged copy is replaced below
-    files = world_files(world)
-    # the settings at full precision: the run was made on this world, not on its rounding (the manifest's content
-    # hash is over the rounded values either way, so the copy loads as the world it is: `_file_hashes`)
-    files[SETTINGS] = json_bytes(canonical_value(settings_payload(world), digits=17))
-    files[README] = readme.encode("utf-8")
-    write_bundle(folder, files, make_manifest(world, files, "", "", {}))
-    return want
 
 
 def manifest_hash(manifest: dict[str, Any]) -> str:
@@ -265,6 +233,21 @@ def write_bundle(
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(json_bytes(manifest))
+
+
+def bundle_files(folder: Path) -> frozenset[str] | None:
+    """The files any bundle in `folder` holds (its manifest and what it lists), or None if it is none.
+
+    Whoever wrote it: `autovend world install` replaces an installed copy by this (`autovend.world.catalogue`);
+    export and ship decide by `autovend.world.owner`.
+    """
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(manifest, dict) or "world_hash" not in manifest or not isinstance(manifest.get("files"), dict):
+        return None
+    return frozenset([MANIFEST, *manifest["files"]])
 
 
 def check_output(
@@ -447,6 +430,10 @@ def load_world(path: str | os.PathLike[str]) -> World:
         start = dt.date.fromisoformat(settings["start_date"])
         shock = ShockProcess(sigma=float(settings["shock"]["sigma"]), rho=float(settings["shock"]["rho"]))
         timezone, country = str(settings["timezone"]), str(settings["country"])
+        made_to_order = settings.get("made_to_order", False)
+        if not isinstance(made_to_order, bool):
+            raise ValueError(f"made_to_order must be true or false, got {made_to_order!r}")
+        conditions = conditions_of(settings.get("conditions"))
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, ValidationError) as exc:
         raise BundleError(f"{folder / SETTINGS} is not valid ({exc}); re-export the bundle") from exc
     machines = _read_parquet(
@@ -478,6 +465,8 @@ def load_world(path: str | os.PathLike[str]) -> World:
             timezone=timezone,
             country=country,
             world_hash=str(manifest["world_hash"]),
+            made_to_order=made_to_order,
+            conditions=conditions,
         )
     except ValueError as exc:
         raise BundleError(f"{folder} does not make a valid world ({exc}); re-export the bundle") from exc

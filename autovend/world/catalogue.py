@@ -1,4 +1,7 @@
-"""Finding world bundles: the ones shipped with AutoVend and the ones in a folder of the user's.
+"""Finding world bundles: the ones shipped with AutoVend, the user's installed ones and those in a folder of the user's.
+
+`install_world` copies a verified bundle into the user's worlds folder (`autovend world install DIR`), where every
+door finds it by name (`autovend.world.names`).
 
 The shipped worlds are the bundles under the repository's worlds/; an installed AutoVend carries
 copies of them as package data (autovend/_worlds, see setup.py), a checkout or editable install
@@ -9,6 +12,8 @@ folder or a world's name, into a bundle folder.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +21,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from autovend.errors import BundleError
+from autovend.io import OutputKind, output_dir
 from autovend.world import names
-from autovend.world.bundle import MANIFEST, verify_bundle
+from autovend.world.bundle import MANIFEST, bundle_files, verify_bundle
 from autovend.world.names import resolve_world as resolve_world
 from autovend.world.names import world_names as world_names
 
@@ -132,7 +138,7 @@ def bundle_hash(folder: Path) -> str | None:
 
 
 def installed_bundles() -> list[Path]:
-    """The bundle folders a world name can be looked up in: ./worlds, then the shipped worlds."""
+    """The bundle folders a world name can be looked up in: ./worlds, the user's installed worlds, the shipped."""
     return [folder for root in names.world_roots() for folder in names.bundle_folders(root)]
 
 
@@ -141,3 +147,45 @@ def installed_world(world_hash: str) -> Path | None:
     if not world_hash:
         return None
     return next((folder for folder in installed_bundles() if bundle_hash(folder) == world_hash), None)
+
+
+# ---------------------------------------------------------------------------------------------- install
+
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def install_world(bundle: str | Path, name: str | None = None, *, force: bool = False) -> Path:
+    """Copy the verified bundle at `bundle` into the user's worlds folder as NAME (default its folder's name).
+
+    The bundle is verified first (every file against its manifest) and again once copied; its files are copied
+    byte for byte, so the world hash stays. A name that an installed or shipped world already has is refused
+    unless `force` (an installed world of that name is then replaced whole; a shipped one is shadowed, since
+    installed worlds are looked up first). Returns the installed folder.
+    """
+    src = Path(bundle)
+    manifest = verify_bundle(src)  # BundleError in words for a folder that is no (intact) bundle
+    name = name if name is not None else src.resolve().name
+    if not NAME_RULE.fullmatch(name):
+        raise BundleError(
+            f"{name!r} cannot name a world: use letters, digits, '.', '_' or '-', starting with a letter or digit "
+            "(at most 100 characters); give one with --name"
+        )
+    root = names.install_root()
+    target = root / name
+    if target.exists() and src.resolve() == target.resolve():
+        raise BundleError(f"{src} is the installed world {name!r} itself; nothing to install")
+    clash = [f"an installed world at {target}"] if (target / MANIFEST).is_file() else []
+    if (names.SHIPPED / name / MANIFEST).is_file():
+        clash.append("a world shipped with AutoVend")
+    if clash and not force:
+        raise BundleError(
+            f"the name {name!r} is taken by {' and by '.join(clash)}; give another with --name, or pass --force to "
+            "install this one under it (replacing an installed world; a shipped one is then hidden by it)"
+        )
+    files = [*manifest["files"], MANIFEST]
+    root.mkdir(parents=True, exist_ok=True)
+    with output_dir(target, OutputKind.WORLD, force=force, marker=False, recognise=bundle_files) as tmp:
+        for file in files:
+            shutil.copyfile(src / file, tmp / file)
+    verify_bundle(target)
+    return target

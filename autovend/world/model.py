@@ -12,7 +12,12 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from autovend.demand.model import DemandModel
+from autovend.world.conditions import Conditions
 
+# A made-to-order world (its source's `made_to_order`: coffee, fresh juice) keeps the benchmark's goods flow with
+# ingredients for stock: a unit of a product is the ingredients of one serving, a machine's capacity the servings
+# of ingredients it holds (not unlimited), and ingredients keep: no shelf life within any horizon, no expired sale.
+MADE_TO_ORDER_SHELF_LIFE_DAYS = 36_500
 BUNDLE_SCHEMA_VERSION = 2  # bump when a bundle file or field changes meaning; loaders refuse newer bundles
 MACHINE_COLUMNS = ["device_id", "location", "site_type", "capacity"]
 CATALOG_COLUMNS = [
@@ -68,6 +73,10 @@ class World:
     forecast: (issue_date, target_date, lead, t_max_c, precip_mm), leads 0..7, lead 0 = settlement.
     calendar: (date, is_workday, holiday_name, day_type) from the start to at least 400 days past the end.
     world_hash: the identity of a frozen world (see `autovend.world.bundle`); empty for in-memory worlds.
+    conditions: what happens on some days only (more suppliers, outages, breakdowns, demand shifts, notices;
+    `autovend.world.conditions`); empty for a world as exported.
+    derivation: for a world derived in memory (`autovend.world.derive`), its base world's hash and name and the
+    scenario's content, which a run records so that `autovend verify` can rebuild the world; None otherwise.
     """
 
     name: str
@@ -82,6 +91,9 @@ class World:
     timezone: str = "Asia/Shanghai"
     country: str = "CN"
     world_hash: str = ""  # the manifest's world_hash when loaded from a bundle; "" when built in memory
+    made_to_order: bool = False  # products made per sale: a unit is one serving's ingredients (MADE_TO_ORDER)
+    conditions: Conditions = field(default_factory=Conditions)
+    derivation: dict[str, Any] | None = None  # a derived world's base hash and scenario (not content: not hashed)
 
     def __post_init__(self) -> None:
         missing = [c for c in MACHINE_COLUMNS if c not in self.machines]

@@ -138,3 +138,23 @@ def test_run_episodes_needs_one_knob_setting_and_one_seed_per_env(world):
     with pytest.raises(TypeError, match="KnobAgent takes a Knobs, got a dict"):
         KnobAgent({"price_mult": 1.0})  # type: ignore[arg-type]
     envs.close()
+
+
+def test_the_knob_agent_plays_a_run_as_it_plays_the_vector_env(tmp_path):
+    """`KnobRunAgent` through `autovend run`'s runner ends where `run_episodes` on the native vector env ends."""
+    import gymnasium
+
+    import autovend.gym  # noqa: F401
+    from autovend.agents.knobs import KnobRunAgent, Knobs, run_episodes
+    from autovend.runner import run_episode
+    from autovend.world.bundle import as_world
+
+    envs = gymnasium.make_vec("AutoVend-v0", num_envs=1, world="cn20", days=12)
+    (want,) = run_episodes(envs, [Knobs()], [3])
+    envs.close()
+    summary = run_episode(
+        as_world("cn20"), KnobRunAgent(seed=3), 3, days=12, out_dir=tmp_path / "run", checkpoint="off"
+    )
+    assert summary.final_net_assets == want
+    with pytest.raises(RuntimeError, match="cannot be checkpointed"):
+        KnobRunAgent().state_dict()

@@ -80,7 +80,8 @@ def test_fluid_sales_run_the_shelf_down():
 @pytest.mark.slow  # two 20-day runs with reports and a verify
 def test_the_oracle_beats_the_baseline_is_labelled_privileged_and_verifies(world, tmp_path):
     from autovend.evaluation.verify import verify_run
-    from autovend.world.bundle import load_world, write_world_copy
+    from autovend.world.bundle import load_world
+    from autovend.world.runcopy import write_world_copy
 
     write_world_copy(world, tmp_path / "toy", "# the toy world\n")  # a bundle verify can find the world in
     world, kept = load_world(tmp_path / "toy"), {"world_path": tmp_path / "toy", "checkpoint": "off"}

@@ -197,6 +197,7 @@ def test_validate_force_then_its_own_output_is_replaced_and_a_failure_keeps_it(t
     assert set(first) == {
         OUTPUT_MARKER,
         "metrics.json",
+        "headline.json",
         "verdict.json",
         "provenance.json",
         "validation.md",

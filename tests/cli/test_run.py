@@ -115,7 +115,8 @@ def test_compare_refuses_the_same_seed_twice(toy_runs, tmp_path):
 @pytest.fixture
 def two_worlds(toy_runs, tmp_path):
     """Copies of the two toy runs, the second as if made on another world of the same name (its forecasts differ)."""
-    from autovend.world.bundle import load_world, write_world_copy
+    from autovend.world.bundle import load_world
+    from autovend.world.runcopy import write_world_copy
 
     dirs = []
     for src, tag in zip(toy_runs, ("a", "b"), strict=True):
@@ -255,3 +256,20 @@ def test_a_plugin_run_resumes_in_a_new_process(tmp_path):
         if c["tool"] == "write_memory"
     ]
     assert notes == ["1", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5"]
+
+
+def test_printed_paths_are_never_wrapped_in_a_narrow_terminal(tmp_path):
+    """A path to copy stays on one line whatever the terminal's width (rich would wrap it at 40 columns)."""
+    from autovend.world.bundle import make_manifest, world_files, write_bundle
+    from autovend.world.model import Economics
+    from autovend.world.toy import toy_world
+
+    world = toy_world(2, 6, seed=0, economics=Economics(horizon_days=3))
+    files = world_files(world)
+    files["README.md"] = b"# toy\n"
+    write_bundle(tmp_path / "w", files, make_manifest(world, files, "toy", "toy", {}))
+    out = tmp_path / "a-rather-long-folder-name-for-the-run" / "baseline-seed-1-of-a-narrow-terminal"
+    res = CliRunner().invoke(app, ["run", "--world", str(tmp_path / "w"), "--days", "1", "--out", str(out)],
+                             env={"COLUMNS": "40"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"report: {out / 'report.md'}, interactive: {out / 'report.html'}" in res.output

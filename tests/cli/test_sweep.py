@@ -131,4 +131,4 @@ def test_an_unknown_spec_name_lists_the_shipped_ones(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["sweep", "baselines", "--out", "sweep", "--dry-run"])
     assert isinstance(result.exception, ConfigError)
     assert "there is no sweep spec 'baselines'" in str(result.exception)
-    assert "(shipped: baselines-cn20)" in str(result.exception)
+    assert "(shipped: baselines-cn20, scenarios-cn20)" in str(result.exception)

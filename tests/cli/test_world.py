@@ -32,8 +32,8 @@ def test_an_unknown_world_name_is_refused_with_the_known_ones(tmp_path, monkeypa
     result = CliRunner().invoke(app, ["world", "info", "cn21"])
     assert isinstance(result.exception, BundleError)
     assert (
-        "world 'cn21' does not exist: it is neither a bundle folder nor the name of a shipped world (names: cn20"
-        in str(result.exception)
+        "world 'cn21' does not exist: it is neither a bundle folder nor the name of an installed or shipped world "
+        "(names: cn20" in str(result.exception)
     )
 
 

@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.arrays.core import ArraySim
+from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.state import ArrayState
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
 from autovend.env.boundary import Sealed
@@ -34,6 +37,7 @@ from autovend.world.model import World
 
 PRIVILEGED = (Simulator, World, HiddenLog, SimState, RecordStore, Episode, Sealed, ToolContext, Views, SqlSandbox)
 PRIVILEGED += (DemandModel, DemandSettings, ShockProcess)
+PRIVILEGED += (ArraySim, ArrayFacts, ArrayState)  # the array envs' simulator (autovend.arrays.env)
 LEAVES = (str, bytes, bytearray, int, float, complex, bool, type(None), range, type, types.ModuleType)
 LEAVES += (np.generic, dt.date, dt.time, dt.timedelta, pathlib.PurePath)  # values whose attributes make new values
 

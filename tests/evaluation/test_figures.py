@@ -32,7 +32,7 @@ def test_profile_and_early_late_figures_are_the_same_bytes_twice(tmp_path):
     metrics = [_feedback(10.0, 14.0), _feedback(-3.0, 6.0)]
     for name in ("a", "b"):
         profile_figure(summary, tmp_path / f"profile_{name}.png")
-        early_late_figure(metrics, ["rule", "llm"], tmp_path / f"early_late_{name}.png")
+        early_late_figure(metrics, ["rule", "llm"], tmp_path / f"early_late_{name}.png", currency="CNY")
     for figure in ("profile", "early_late"):
         first = (tmp_path / f"{figure}_a.png").read_bytes()
         assert first == (tmp_path / f"{figure}_b.png").read_bytes(), figure

@@ -110,6 +110,11 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
     invoke("check", src, "--params", params)
     invoke("calibrate", src, "-o", tmp_path / "cal", "--report", tmp_path / "cal-report", *common)
     invoke("validate", src, "-o", tmp_path / "validation", *common)
+    if currency == "USD":  # a US world: a named climate must be of the world's country (copied params are refused)
+        us = yaml.safe_load(Path(params).read_text())
+        us["export"]["climate"] = "NewYork"
+        (tmp_path / "us.yaml").write_text(yaml.safe_dump(us, sort_keys=False))
+        common = ["--params", tmp_path / "us.yaml", "--settings", SETTINGS]
     invoke("export-world", tmp_path / "cal", src, "-o", tmp_path / "worlds" / "mine", *common)
     world = load_world(tmp_path / "worlds" / "mine")
     machines = pd.read_csv(src / "machines.csv", dtype=str)
@@ -128,9 +133,10 @@ def test_a_source_goes_from_records_to_a_baseline_run(synthetic, tmp_path, make,
         assert world.country == "US" and world.timezone == "America/New_York"
         # what the records cannot tell is marked as a setting, not an estimate
         borrowed = readme.split("### Borrowed (not identified by this source)")[1].split("###")[0]
-        assert "- stock and expiry: the source's products are made to order" in borrowed
+        # made to order: ingredient stock that does not expire (tests/export/test_made_to_order.py), so no shelf lives
+        assert "- made to order (source.yaml `made_to_order`): the records know no stock" in borrowed
+        assert "ingredient stock, not unlimited" in borrowed and "shelf lives of" not in borrowed
         assert "- capacity of 2 of 2 devices (200 units): a setting" in borrowed
-        assert f"- shelf lives of {world.n_products} products: benchmark settings, not estimates" in borrowed
         assert "order lead times, restock visits" in borrowed
         verdict = json.loads((tmp_path / "validation" / "verdict.json").read_text())
         assert verdict["shelves"] == "pre_window"

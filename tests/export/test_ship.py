@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from autovend.cli import app
 from autovend.errors import ExportError
 from autovend.export.ship import ship_world, unshipped_readme
+from autovend.export.validation import read_validation, validation_lines, validation_text, verdict_lines
 from autovend.world.bundle import load_world, read_manifest
 from autovend.world.catalogue import find_worlds
 from tests.world.test_bundle import export_paper, write_small_inputs
@@ -221,10 +222,42 @@ def test_the_readme_worlds_table_states_each_shipped_worlds_verdict():
             for (against, metric), label in (
                 (("persistence", "wape"), "WAPE vs persistence"),
                 (("naive", "wape"), "vs naive"),
-                (("reversed_popularity", "wape_product"), "product-level WAPE vs reversed popularity"),
+                (("persistence", "wape_product"), "product-level WAPE vs product persistence"),
+                (("reversed_popularity", "wape_product"), "vs reversed popularity"),
             ):
                 c = key[(against, metric)]
                 assert f"{label} {c['difference']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]" in cell, (
                     name,
                     label,
                 )
+
+
+def test_a_one_machine_validation_says_its_intervals_are_over_weeks(tmp_path):
+    """verdict.json's `resampling` (a one- or two-machine source) reaches the README's lines and the manifest; a
+    validation without it keeps the machine-cluster words (and no `resampling` in the manifest)."""
+    val = fake_validation(tmp_path / "val", n_machines=1)
+    machines = read_validation(val)
+    assert "95% machine-cluster bootstrap interval:" in verdict_lines(machines)[0]
+    assert "resampling" not in machines.manifest_entry()
+    verdict = json.loads((val / "verdict.json").read_text())
+    weeks = {"unit": "weeks", "method": "circular_block", "n_weeks": 8, "block_weeks": 2, "resamples": 2000}
+    verdict["resampling"] = {**weeks, "min_weeks": 4, "n_machines": 1}
+    (val / "verdict.json").write_text(json.dumps(verdict))
+    shipped = read_validation(val)
+    words = (
+        "95% week-bootstrap interval (circular blocks of 2 of the 8 test weeks, the machines held together: it speaks "
+        "for this machine only)"
+    )
+    assert f"Model minus other, {words}: wape against persistence" in verdict_lines(shipped)[0]
+    lines = validation_lines(shipped)
+    assert "| statistic | model | 95% week-bootstrap interval | persistence / naive |" in lines
+    assert lines[-1] == f"Intervals: {words}."
+    entry = shipped.manifest_entry()
+    assert entry["resampling"] == {"unit": "weeks", "n_weeks": 8, "block_weeks": 2, "resamples": 2000, "n_machines": 1}
+    assert validation_text({"validation": entry}).startswith(
+        f"not distinguishable (pre-window shelves (sales-only records), 1 machine; {words}): wape against persistence"
+    )
+    verdict["resampling"] = {"unit": "machines"}
+    (val / "verdict.json").write_text(json.dumps(verdict))
+    with pytest.raises(ExportError, match="is not a week bootstrap's description"):
+        read_validation(val)

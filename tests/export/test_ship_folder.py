@@ -14,7 +14,8 @@ import pytest
 from autovend.errors import OutputBusyError, OutputExistsError
 from autovend.export.ship import ship_world
 from autovend.runlock import hold_output_folder, output_lock_path
-from autovend.world.bundle import read_manifest, write_world_copy
+from autovend.world.bundle import read_manifest
+from autovend.world.runcopy import write_world_copy
 from autovend.world.toy import toy_world
 from tests.world.test_bundle import export_paper, write_small_inputs
 

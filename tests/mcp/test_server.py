@@ -9,10 +9,10 @@ import pytest
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
+from autovend.env import VendingEnv
 from autovend.env.boundary import simulator_of
 from autovend.errors import BundleError
 from autovend.mcp.server import HTTP_HOST, ExtraTool, build_server, load_world
-from autovend.tools.registry import TOOLS_BY_NAME
 
 HOSTILE_ARGS = [
     ("place_order", {"items": [{"sku_id": "SKU0001", "qty": 1e308}]}),
@@ -60,7 +60,8 @@ def test_extra_tools_are_served_beside_the_18(world):
     tools, ping = anyio.run(run)
     names = [t.name for t in tools]
     assert len(names) == 19 and names[-1] == "ping"
-    assert all(t.output_schema == TOOLS_BY_NAME[t.name].output_schema for t in tools[:18])
+    served = {t["name"]: t for t in VendingEnv(world).tools()}  # the schemas with the world's currency
+    assert all(t.output_schema == served[t.name]["output_schema"] for t in tools[:18])
     assert tools[-1].output_schema is None and ping.structured_content is None
     assert json.loads(ping.content[0].text) == {}
     assert app.session.counters["seq"] == 0  # not logged as an agent call

@@ -45,7 +45,7 @@ def test_load_spec_reads_yaml(tmp_path):
         pytest.param(
             {"worlds": ["w"], "agents": ["baseline"], "seeds": [1], "dayz": 3},
             "key dayz: is no setting here; remove it or correct its spelling (the keys are: worlds, agents, seeds, "
-            "days, limits, timeout_s)",
+            "days, limits, timeout_s, scenarios, draws)",
             id="unknown-key",
         ),
         pytest.param({"worlds": ["w"], "agents": ["baseline"]}, "key seeds: is missing; add it", id="no-seeds"),

@@ -15,8 +15,10 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from autovend.currency import fill_money
+from autovend.env import VendingEnv
 from autovend.mcp.server import HTTP_HOST, HTTP_PATH
-from autovend.tools.docs import outline, parameters_text, render_tools_doc, shown_description, type_text
+from autovend.tools.docs import WORDS, outline, parameters_text, render_tools_doc, shown_description, type_text
 from autovend.tools.registry import TOOLS, TOOLS_BY_NAME
 from autovend.tools.sql import schema_text
 
@@ -54,10 +56,10 @@ def test_every_result_field_is_in_the_outline():
         lines = "\n".join(outline(tool.output_schema))
         for name in tool.output_schema["properties"]:
             assert f"`{name}`" in lines, (tool.name, name)
-    warehouse = outline(TOOLS_BY_NAME["get_warehouse"].output_schema)
+    warehouse = outline(fill_money(TOOLS_BY_NAME["get_warehouse"].output_schema, WORDS))  # as the docs show it
     assert warehouse[0] == "- `day` (integer): Simulation day (day 1 = the first day of the run)."
     table = next(line for line in warehouse if line.startswith("- `columns`, `rows` (table)"))
-    assert "`next_expiry_day` integer or null, `unit_cost` CNY, `value_at_cost` CNY" in table
+    assert "`next_expiry_day` integer or null, `unit_cost` money, `value_at_cost` money" in table
     assert "- `note`? (string or null): Present when the page is past the last page." in warehouse
 
 
@@ -77,7 +79,7 @@ def test_descriptions_show_where_the_world_fills_in_numbers():
     assert "The SQL schema" in shown_description(TOOLS_BY_NAME["query_sql"])
 
 
-@pytest.mark.parametrize("line", schema_text().splitlines())
+@pytest.mark.parametrize("line", schema_text("<currency>").splitlines())
 def test_the_sql_schema_is_documented_verbatim(line):
     assert line in DOC.read_text(encoding="utf-8")
 
@@ -119,7 +121,8 @@ def test_the_desktop_config_starts_a_server_outside_the_checkout(tmp_path):
 
     tools, weather = anyio.run(play)
     assert [t.name for t in tools] == [t.name for t in TOOLS]
-    assert all(t.output_schema == TOOLS_BY_NAME[t.name].output_schema for t in tools)
+    served = {t["name"]: t for t in VendingEnv("cn20").tools()}  # the schemas with cn20's currency in their texts
+    assert all(t.output_schema == served[t.name]["output_schema"] for t in tools)
     assert weather.structured_content == json.loads(weather.content[0].text)
     assert weather.structured_content["day"] == 1 and len(weather.structured_content["days"]) == 8
     lines = trajectory.read_text(encoding="utf-8").splitlines()

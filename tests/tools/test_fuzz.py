@@ -189,8 +189,7 @@ def _expected(kind: str, message: Any, n: int) -> tuple[str, Any]:
         return "none", None
     if kind != "message" or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         return "id", None
-    if message.get("params") is not None and not isinstance(message["params"], dict):
-        return "id", None
+    # params that are no object: -32602 with the request's own id (one set of JSON-RPC codes on every door)
     given_id = message.get("id")
     if type(given_id) is int or type(given_id) is str and _unicode(given_id):
         return "id", given_id  # the SDK may still not read the line (a huge number, deep nesting): then None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from autovend.currency import fill_money, money_words
 from autovend.tools.handlers import CATALOG_COLUMNS
 from autovend.tools.tables import CATALOG, DeviceDailyTable, columns_type, row_type, spec, table_model
 
@@ -38,7 +39,8 @@ def test_the_schema_lists_column_names_and_cell_types():
     assert cols["minItems"] == cols["maxItems"] == 3
     row = schema["properties"]["rows"]["items"]
     assert [c["type"] for c in row["prefixItems"]] == ["integer", "integer", "number"]
-    assert row["prefixItems"][2]["description"] == "CNY, rounded to the fen."
+    assert row["prefixItems"][2]["description"] == "{currency}, rounded to the {minor_unit}."  # filled per world
+    assert fill_money(row["prefixItems"][2], money_words("UAH"))["description"] == "UAH, rounded to the kopiyka."
 
 
 def test_columns_and_row_types_alone():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -114,14 +116,21 @@ def test_a_small_difference_on_noisy_machines_is_not_distinguishable():
     assert c.better is None and c.ci_low < 0 < c.ci_high
 
 
-def test_too_few_machines_give_no_interval():
-    grid = _noisy(np.random.default_rng(5), m=MIN_MACHINES - 1)
-    s = Scorer(grid, 500, seed=0)
-    s.add(Forecast("a", grid.real_mw + 1.0, grid.real_pair))
-    s.add(Forecast("b", grid.real_mw * 3.0, grid.real_pair))
-    score = s.scores("a")["wape"]
-    assert score.value > 0 and np.isnan(score.ci_low) and np.isnan(score.ci_high)
-    assert s.compare("a", "b", "wape").better is None  # a single machine's difference is no result
+def test_too_few_machines_resample_weeks_and_too_few_weeks_give_no_interval():
+    """Two machines: no machine-cluster interval; over four weeks the week bootstrap's (`test_weeks.py`), over three
+    none at all, and a difference alone is then no result."""
+    for n_weeks, usable in ((4, True), (3, False)):
+        real = np.random.default_rng(5).poisson(20, size=(MIN_MACHINES - 1, n_weeks)).astype(float)
+        grid = _grid(real, real.sum(axis=1), np.arange(MIN_MACHINES - 1) * 3, g2=(0, 0, 0))
+        grid = dataclasses.replace(grid, real_pw=real)
+        s = Scorer(grid, 500, seed=0)
+        assert s.weeks is not None and s.weeks.usable is usable
+        s.add(Forecast("a", grid.real_mw + 1.0, grid.real_pair, pair_week=real))
+        s.add(Forecast("b", grid.real_mw * 3.0, grid.real_pair, pair_week=real))
+        score = s.scores("a")["wape"]
+        assert score.value > 0
+        assert np.isfinite([score.ci_low, score.ci_high]).tolist() == [usable, usable]
+        assert s.compare("a", "b", "wape").better is (True if usable else None)
 
 
 def test_the_interval_is_the_central_95_percent_of_the_resamples():

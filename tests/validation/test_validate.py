@@ -118,6 +118,7 @@ def test_replay_rates_are_the_kernel_on_the_recorded_shelf(synthetic_source, syn
 
 FILES = {
     "metrics.json",
+    "headline.json",  # DVC's metrics file: the flat headline of metrics.json
     "verdict.json",
     "provenance.json",
     "validation.md",
@@ -266,24 +267,34 @@ def coffee_only(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_one_machine_gives_no_interval_and_no_verdict_beyond_not_distinguishable(coffee_only):
-    """One evaluated machine: whatever its numbers (the model beats both references on them: WAPE 0.45 against
-    naive's 0.70), a single machine is no sample, so there is no interval and no comparison is a result."""
+def test_one_machine_is_resampled_over_its_weeks_and_says_what_that_can_tell(coffee_only):
+    """One evaluated machine (4 coffee products): no machine-cluster interval, but a circular block bootstrap over
+    its 8 test weeks in blocks of 2. Its lead on machine-week WAPE (0.45 against naive's 0.70: -0.250) moves too much
+    from week to week to be a result ([-1.770, +0.121]); naive's even split of its units it beats in every resample
+    (product WAPE -0.989 [-1.431, -0.750]). The verdict stays not_distinguishable, for this machine only."""
     res, out, _ = coffee_only
     m, v = res.metrics, res.verdict
     assert m["n_machines"] == 1 and m["wape"] < m["naive"]["wape"]
     assert m["tvd"] == m["naive"]["tvd"] == 0.0  # one subcategory: every prediction has its mix
-    assert all(c["better"] is None for c in v["comparisons"]) and v["verdict"] == "not_distinguishable"
-    assert math.isnan(m["intervals"]["wape"]["low"])
+    comps = {(c["against"], c["metric"]): c for c in v["comparisons"]}
+    naive_wape, naive_product = comps[("naive", "wape")], comps[("naive", "wape_product")]
+    assert [round(naive_wape[k], 3) for k in ("difference", "ci_low", "ci_high")] == [-0.25, -1.77, 0.121]
+    assert naive_wape["better"] is None and naive_wape["p_value"] == 0.5
+    assert [round(naive_product[k], 3) for k in ("difference", "ci_low", "ci_high")] == [-0.989, -1.431, -0.75]
+    assert naive_product["better"] is True and v["verdict"] == "not_distinguishable"
+    assert v["resampling"]["n_weeks"] == 8 and v["resampling"]["block_weeks"] == 2
     saved = json.loads((out / "verdict.json").read_text())
-    assert saved["verdict"] == "not_distinguishable" and saved["comparisons"][0]["ci_low"] is None
+    assert saved["verdict"] == "not_distinguishable" and saved["comparisons"][0]["ci_low"] == -1.66923
     prov = json.loads((out / "provenance.json").read_text())
-    assert prov["not_computed"]["intervals.wape.low"] == "intervals need at least 3 machines; 1 evaluated"
+    assert "intervals.wape.low" not in prov["not_computed"]
     text = (out / "validation.md").read_text()
     head = text.splitlines()[2]
-    assert head.startswith("**Not distinguishable**: wape against persistence -0.250 (no interval)")
-    assert head.count("(no interval)") == 4
-    assert "With 1 machine no interval is computed" in text
+    assert head.startswith(
+        "**Not distinguishable**: wape against persistence -0.250 [-1.669, +0.114] (not distinguishable, "
+        "sign-flip p = 0.5)"
+    )
+    assert head.endswith("(model - other, 95% week-bootstrap interval).")
+    assert "With 1 machine there is no machine-cluster bootstrap" in text and "speaks for this machine only" in text
 
 
 def test_a_metric_that_cannot_be_computed_is_null_with_its_reason_and_no_numpy_warning(coffee_only):

@@ -55,7 +55,12 @@ def test_an_existing_path_is_used_as_given(places):
     assert resolve_world(own) == own
 
 
-@pytest.mark.parametrize("given", ["gamma", "worlds/alpha", "mine/alpha"])
+def test_the_docs_worlds_slash_name_finds_the_world_outside_a_checkout(places):
+    work, shipped = places  # no ./worlds here: worlds/alpha is read as the name alpha
+    assert resolve_world("worlds/alpha") == shipped / "alpha"
+
+
+@pytest.mark.parametrize("given", ["gamma", "worlds/gamma", "mine/alpha"])
 def test_anything_else_is_refused_with_the_names_that_work(places, given):
     with pytest.raises(BundleError, match=r"\(names: alpha, beta\); pass the folder of a world bundle"):
         resolve_world(given)

@@ -13,13 +13,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from autovend.agents.llm.agent import LLMAgent, build_llm_agent, parse_spec
+    from autovend.agents.llm.agent import LLMAgent, parse_spec
     from autovend.agents.llm.config import LLMConfig, load_llm_config
+    from autovend.agents.llm.factory import build_llm_agent
 
 __all__ = ["LLMAgent", "LLMConfig", "build_llm_agent", "load_llm_config", "parse_spec"]
 _HOME = {
     "LLMAgent": "autovend.agents.llm.agent",
-    "build_llm_agent": "autovend.agents.llm.agent",
+    "build_llm_agent": "autovend.agents.llm.factory",
     "parse_spec": "autovend.agents.llm.agent",
     "LLMConfig": "autovend.agents.llm.config",
     "load_llm_config": "autovend.agents.llm.config",

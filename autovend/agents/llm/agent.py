@@ -23,15 +23,12 @@ are moved to `llm.discarded.jsonl`; their tokens still count towards the API cos
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autovend.agents.llm.client import ChatClient, Completion, ContextOverflowError, Usage, api_key_for
-from autovend.agents.llm.config import LLMConfig, load_llm_config
+from autovend.agents.llm.client import ChatClient, Completion, ContextOverflowError, Usage
+from autovend.agents.llm.config import LLMConfig
 from autovend.agents.llm.context import ASSISTANT, NUDGE, PROMPT, SYSTEM, TOOL, CompactionEvent, Conversation
 from autovend.agents.llm.pricing import PriceTable, load_price_table
 from autovend.agents.llm.toolcalls import (
@@ -44,7 +41,6 @@ from autovend.agents.llm.toolcalls import (
 )
 from autovend.agents.llm.transcript import LLM_LOG_FILE, Transcript, read_transcript
 from autovend.errors import ConfigError, LLMError
-from autovend.rng import stream
 from autovend.tools.trajectory import dumps
 
 if TYPE_CHECKING:
@@ -153,7 +149,7 @@ class LLMAgent:
         backend = self._attach(session)
         day = backend.day
         self._day = day
-        prompt = backend.daily_prompt()
+        prompt = self._day_prompt(backend)
         if self._pending_note:
             prompt = self._pending_note + "\n\n" + prompt
             self._pending_note = None
@@ -166,6 +162,14 @@ class LLMAgent:
         summary = today.summary()
         self._days.append(summary)
         self._write("day_closed", **{k: v for k, v in summary.items() if k != "day"}, settled=settled)
+
+    def _day_prompt(self, backend: ToolBackend) -> str:
+        """The day's user prompt (an intervention adds to it: `autovend.agents.llm.interventions`)."""
+        return backend.daily_prompt()
+
+    def _system(self, backend: ToolBackend) -> str:
+        """The system prompt (an intervention adds to it)."""
+        return backend.system_prompt()
 
     def _turn(self, backend: ToolBackend, today: _Day) -> None:
         """One model request and its tool calls; sets `today.ended` or `today.reason` when the day is over."""
@@ -357,7 +361,7 @@ class LLMAgent:
         self._conv.tools_chars = len(dumps(self._tools))
         if not self._conv.messages:
             self._day = backend.day
-            system = backend.system_prompt()
+            system = self._system(backend)
             self._conv.append({"role": "system", "content": system}, backend.day, SYSTEM)
             self._write(
                 "start",
@@ -441,51 +445,3 @@ class LLMAgent:
 
 def _event_fields(event: CompactionEvent) -> dict[str, Any]:
     return {k: v for k, v in event.to_dict().items() if k != "day"}
-
-
-# ---------------------------------------------------------------------- factory
-
-
-def build_llm_agent(
-    spec: str,
-    *,
-    base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
-    mcp: str | None = None,
-    config_path: str | Path | None = None,
-    config: LLMConfig | None = None,
-    prices_path: str | Path | None = None,
-    seed: int = 0,
-    log_path: str | Path | None = None,
-    sleep: Callable[[float], None] = time.sleep,
-) -> LLMAgent:
-    """An `LLMAgent` for spec 'openai:MODEL' (see `docs/llm-agents.md`).
-
-    base_url: an OpenAI-compatible endpoint (e.g. http://127.0.0.1:8000/v1 for vLLM,
-    http://127.0.0.1:11434/v1 for Ollama); None = the OpenAI API (or OPENAI_BASE_URL).
-    api_key_env: the environment variable holding the key. mcp: reach the tools over MCP instead of
-    in process: the URL of an `autovend serve --transport http` (http://127.0.0.1:PORT/mcp) or a
-    command that starts `autovend serve` on stdio (see `mcp_bridge.serve_command`). config_path:
-    a YAML of `LLMConfig` keys (or `config` directly). prices_path: the price table (default
-    the shipped prices.yaml). seed: the run seed (retry jitter; sent as `seed` if the config says so).
-    log_path: the transcript (default llm.jsonl beside the session's trajectory).
-    """
-    model = parse_spec(spec)
-    cfg = config if config is not None else load_llm_config(config_path)
-    base = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    client = ChatClient(
-        model,
-        base_url=base,
-        api_key=api_key_for(api_key_env, base),
-        config=cfg,
-        rng=stream(seed, "llm", "retry"),
-        sleep=sleep,
-        seed=seed,
-    )
-    bridge = None
-    if mcp is not None:
-        from autovend.agents.llm.mcp_bridge import MCPBridge
-
-        bridge = MCPBridge(mcp)
-    prices = load_price_table(prices_path)
-    return LLMAgent(model, client, config=cfg, prices=prices, log_path=log_path, bridge=bridge)

@@ -7,7 +7,9 @@ The official `openai` client speaks to hosted APIs and to local servers (vLLM, O
 own retries are switched off: this module retries 429s, 5xx answers, timeouts and connection
 errors with exponential backoff and jitter drawn from a seeded generator (so tests are
 deterministic; `sleep` is injectable), honours a server's Retry-After, and after `max_attempts`
-raises `LLMError` (the run stops after its last completed day and can be resumed). A request the
+raises `LLMError` (the run stops after its last completed day and can be resumed); a connection
+error to a model server this harness started whose process has ended (`local_server.server_exit`) is
+not retried: "the model server died (exit N)" says so at once. A request the
 model's context cannot hold raises `ContextOverflowError`, so the harness can evict and retry. A request
 the server refuses for good (a 4xx other than 408/409/429, or a 5xx whose body is a schema or
 validation error, as the llama.cpp Python server answers one) is not retried: `RequestRefusedError`
@@ -34,6 +36,7 @@ import numpy as np
 import openai
 
 from autovend.agents.llm.config import LLMConfig
+from autovend.agents.llm.local_server import describe_exit, server_exit
 from autovend.agents.llm.refusal import describe_refusal, is_refusal, rejected_fields, relevant, server_text
 from autovend.errors import LLMError
 
@@ -334,6 +337,17 @@ class ChatClient:
         if not _is_retryable(exc):
             raise LLMError(f"{self.model}: request failed ({_describe(exc)})") from exc
 
+    def _raise_if_server_died(self, exc: Exception) -> None:
+        """After a connection error: raise `LLMError` if the model server this harness started has ended."""
+        if not isinstance(exc, openai.APIConnectionError):
+            return
+        code = server_exit(self.base_url)
+        if code is not None:
+            raise LLMError(
+                f"{self.model}: the model server died ({describe_exit(code)}); no retry can reach it. The run keeps "
+                "its last completed day: see the server's log, start it again and continue with --resume"
+            ) from exc
+
     def backoff(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed try `attempt` (1-based): half the capped exponential step plus jitter."""
         c = self.config
@@ -362,6 +376,7 @@ class ChatClient:
                     )
             except Exception as exc:
                 self._raise_if_final(exc, kwargs)
+                self._raise_if_server_died(exc)
                 if attempt == attempts:
                     raise LLMError(
                         f"{self.model}: gave up after {attempts} attempts; last error {_describe(exc)}. The run "
@@ -373,6 +388,7 @@ class ChatClient:
                 if self.on_retry is not None:
                     self.on_retry(info)
                 self.sleep(wait)
+                self._raise_if_server_died(exc)  # its watcher may have noticed the end while we waited
                 continue
             latency = time.perf_counter() - start
             choice = response.choices[0]

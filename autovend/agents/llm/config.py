@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from autovend.config import read_yaml_value
 from autovend.errors import ConfigError
@@ -51,6 +51,18 @@ class LLMConfig(BaseModel):
     # chatml-function-calling renders a tool message without its content: the model never reads a result).
     tool_results_as: Literal["tool", "user"] = "tool"
 
+    # --- interventions (the paper's future work: `autovend.agents.llm.interventions`) -------------------------------
+    # verify-state: the feasible state above each daily prompt; policy-notes: a standing policy shown each day
+    interventions: tuple[Literal["verify-state", "policy-notes"], ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_no_intervention(self, handler: Any) -> dict[str, Any]:
+        """Leave `interventions` out when there is none, so a run without them records the config it always did."""
+        data: dict[str, Any] = handler(self)
+        if not self.interventions:
+            data.pop("interventions", None)
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> LLMConfig:
         if self.evict_tokens > self.context_budget_tokens:
@@ -60,6 +72,8 @@ class LLMConfig(BaseModel):
             )
         if self.backoff_max_s < self.backoff_initial_s:
             raise ValueError("backoff_max_s must be at least backoff_initial_s")
+        if len(set(self.interventions)) < len(self.interventions):
+            raise ValueError("interventions: name each intervention once")
         return self
 
 

@@ -26,13 +26,16 @@ import contextlib
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -86,68 +89,150 @@ def server_command(model: Path, port: int, n_ctx: int = N_CTX, threads: int | No
     return cmd
 
 
-class LlamaCppServer:
-    """`python -m llama_cpp.server` on the packaged SmolLM2 as a context manager (see the module docstring).
+STATUS_ENV = "AUTOVEND_MODEL_SERVER_STATUS"  # the status file of the server a child `autovend run` talks to
+_RUNNING: dict[str, ModelServer] = {}  # base URL -> the server this process started there (while it runs)
 
-    The server's output goes to `log_path` (a temporary file by default); `requests()` counts the chat
-    completions it answered, read from that log.
+
+def describe_exit(code: int) -> str:
+    """A process's end in words: 'exit 1', or 'exit 132: killed by SIGILL (...)' for a signal (-4 from Popen)."""
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    text = f"exit {128 - code}: killed by {name}"
+    if -code == signal.SIGILL:
+        text += (
+            ", an instruction this CPU does not allow: llama.cpp was built for another CPU; "
+            "`make local` builds it portable (python -m autovend.agents.llm.build checks)"
+        )
+    return text
+
+
+def server_exit(base_url: str | None, grace_s: float = 0.5) -> int | None:
+    """The exit code of the model server at `base_url` if it was started here and has died, else None.
+
+    A server this process started (`ModelServer`) is asked directly; a child `autovend run` of
+    `python -m autovend.agents.llm.local_server --run` reads the status file named by `STATUS_ENV`, which the
+    serving process writes when its server ends. A server stopped on purpose is not reported as dead.
+    """
+    if not base_url:
+        return None
+    server = _RUNNING.get(base_url.rstrip("/"))
+    if server is not None:
+        return server.died(grace_s)
+    path = os.environ.get(STATUS_ENV)
+    if not path:
+        return None
+    deadline = time.monotonic() + grace_s  # the serving process writes the file once it has reaped the server
+    while True:
+        try:
+            status = json.loads(Path(path).read_text(encoding="utf-8"))
+            break
+        except (OSError, ValueError):
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+    if not isinstance(status, dict) or str(status.get("base_url", "")).rstrip("/") != base_url.rstrip("/"):
+        return None
+    code = status.get("exit")
+    return int(code) if isinstance(code, int) and not status.get("stopped") else None
+
+
+class ModelServer:
+    """A model server in a subprocess on loopback, watched while it runs.
+
+    `start()` runs `command`, sends its output to `log_path` and waits until `ready()` is true; a thread waits
+    for the process and, when it ends, writes {base_url, exit, stopped} to `status_path`. While it runs the
+    server is known by its base URL (`server_exit`), so the chat client can say "the model server died (exit N)"
+    instead of retrying a connection to a process that is gone.
     """
 
     def __init__(
         self,
+        command: list[str],
+        base_url: str,
         *,
-        port: int | None = None,
-        model: Path | None = None,
-        n_ctx: int = N_CTX,
-        threads: int | None = None,
+        ready: Callable[[], bool],
         log_path: Path | None = None,
         start_timeout_s: float = 180.0,
+        what: str = "the model server",
     ) -> None:
-        missing = missing_packages()
-        if missing:
-            raise LLMError(f"the local model server needs {', '.join(missing)}, not installed; {INSTALL_HINT}")
-        self.model = model or packaged_gguf()
-        self.port = port or free_port()
-        self.command = server_command(self.model, self.port, n_ctx, threads)
-        self.log_path = log_path or Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1])
+        self.command = command
+        self._base_url = base_url.rstrip("/")
+        self.ready = ready
+        self.log_path = log_path or Path(tempfile.mkstemp(prefix="model-server-", suffix=".log")[1])
+        self.status_path = self.log_path.with_name(self.log_path.name + ".status.json")
         self.start_timeout_s = start_timeout_s
+        self.what = what
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self._stopping = False
 
     @property
     def base_url(self) -> str:
         """The OpenAI-compatible base URL (…/v1)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return self._base_url
 
-    def start(self) -> LlamaCppServer:
-        """Start the server and wait until it lists its model; a server that dies or stalls raises `LLMError`."""
+    @property
+    def pid(self) -> int | None:
+        """The server process's id (None before `start`)."""
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> ModelServer:
+        """Start the server and wait until it is ready; a server that dies or stalls raises `LLMError`."""
         self._log = self.log_path.open("ab")
+        self.status_path.unlink(missing_ok=True)
+        self._stopping = False
         self._proc = subprocess.Popen(
             self.command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
+        _RUNNING[self.base_url] = self
+        threading.Thread(target=self._watch, args=(self._proc,), daemon=True, name="model-server-watch").start()
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
+                code = self._proc.returncode
                 self.stop()
+                how = f"exited with code {code}" if code >= 0 else f"died ({describe_exit(code)})"
                 raise LLMError(
-                    f"the llama.cpp server exited with code {self._proc.returncode}: {self.log_tail(1)} "
-                    f"(its output: {self.log_path})"
+                    f"{self.what} {how} before it answered: {self.log_tail(1)} (its output: {self.log_path})"
                 )
-            with (
-                contextlib.suppress(OSError, ValueError),
-                urllib.request.urlopen(self.base_url + "/models", timeout=5) as r,
-            ):
-                if MODEL_ALIAS in json.dumps(json.load(r)):
+            with contextlib.suppress(OSError, ValueError):
+                if self.ready():
                     return self
             time.sleep(0.5)
         self.stop()
         raise LLMError(
-            f"the llama.cpp server did not answer within {self.start_timeout_s:.0f} s: {self.log_tail(1)} "
+            f"{self.what} did not answer within {self.start_timeout_s:.0f} s: {self.log_tail(1)} "
             f"(its output: {self.log_path})"
         )
 
+    def _watch(self, proc: subprocess.Popen[bytes]) -> None:
+        code = proc.wait()
+        status = {"base_url": self.base_url, "pid": proc.pid, "exit": code, "stopped": self._stopping}
+        with contextlib.suppress(OSError):
+            self.status_path.write_text(json.dumps(status) + "\n", encoding="utf-8")
+
+    def died(self, grace_s: float = 0.5) -> int | None:
+        """The server's exit code if it has ended without being stopped, else None.
+
+        Asked right after a connection error, the process may be dying still (a killed process's connections
+        close before the kernel reaps it): it gets `grace_s` to end before it counts as alive.
+        """
+        if self._proc is None or self._stopping:
+            return None
+        try:
+            return self._proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self) -> None:
         """Stop the server (terminate, then kill after 10 s)."""
+        self._stopping = True
+        if _RUNNING.get(self.base_url) is self:
+            del _RUNNING[self.base_url]
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -180,13 +265,54 @@ class LlamaCppServer:
             return None
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
-    def __enter__(self) -> LlamaCppServer:
+    def __enter__(self) -> ModelServer:
         return self.start()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+class LlamaCppServer(ModelServer):
+    """`python -m llama_cpp.server` on the packaged SmolLM2 as a context manager (see the module docstring).
+
+    The server's output goes to `log_path` (a temporary file by default); `requests()` counts the chat
+    completions it answered, read from that log.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        model: Path | None = None,
+        n_ctx: int = N_CTX,
+        threads: int | None = None,
+        log_path: Path | None = None,
+        start_timeout_s: float = 180.0,
+    ) -> None:
+        missing = missing_packages()
+        if missing:
+            raise LLMError(f"the local model server needs {', '.join(missing)}, not installed; {INSTALL_HINT}")
+        self.model = model or packaged_gguf()
+        self.port = port or free_port()
+        base_url = f"http://127.0.0.1:{self.port}/v1"
+        super().__init__(
+            server_command(self.model, self.port, n_ctx, threads),
+            base_url,
+            ready=self._lists_the_model,
+            log_path=log_path or Path(tempfile.mkstemp(prefix="llama-server-", suffix=".log")[1]),
+            start_timeout_s=start_timeout_s,
+            what="the llama.cpp server",
+        )
+
+    def _lists_the_model(self) -> bool:
+        with urllib.request.urlopen(self.base_url + "/models", timeout=5) as r:
+            return MODEL_ALIAS in json.dumps(json.load(r))
+
+    def __enter__(self) -> LlamaCppServer:
+        self.start()
+        return self
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
             if "--agent-config" not in args.run_args:
                 run += ["--agent-config", str(SMOLLM2_CONFIG)]
             print("$ " + " ".join(run + args.run_args), flush=True)
-            return subprocess.call(run + args.run_args)
+            env = {**os.environ, STATUS_ENV: str(server.status_path)}  # the run's client learns of a dead server
+            return subprocess.call(run + args.run_args, env=env)
     except LLMError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -41,10 +41,11 @@ STATE_CHANGING = frozenset({*MUTATION_TOOLS, "end_day", "write_memory"})
 KIND_META = "autovend/kind"
 
 
-def serve_command(world: str | Path, seed: int, python: str | None = None) -> str:
-    """The command that serves one episode of `world` with `seed` on stdio (for `MCPBridge`)."""
+def serve_command(world: str | Path, seed: int, python: str | None = None, scenario: str | None = None) -> str:
+    """The command that serves one episode of `world` (changed by `scenario`, if any) with `seed` on stdio."""
     exe = python or sys.executable
-    return shlex.join([exe, "-m", "autovend.cli", "serve", "--world", str(world), "--seed", str(seed)])
+    extra = [] if scenario is None else ["--scenario", str(scenario)]
+    return shlex.join([exe, "-m", "autovend.cli", "serve", "--world", str(world), "--seed", str(seed), *extra])
 
 
 def _is_url(target: str) -> bool:

@@ -1,8 +1,12 @@
 // autovend console, play: each tool form becomes a JSON object posted to /api/tools/<name>; the call's result, as
-// tables (fragment/calls/last), appears at the top of the left column, and the state panel reloads.
+// tables (fragment/calls/last), appears at the top of the left column, and the state panel reloads. After the last
+// end_day the state panel says the run is being scored and polls until the report is written, then the page
+// reloads as the finished page (which has no tool forms, hence no schemas).
 (function () {
-  var schemas = JSON.parse(document.getElementById('tool-schemas').textContent);
-  var csrf = document.querySelector('meta[name="autovend-csrf"]').content;  // every POST carries it
+  var schemasEl = document.getElementById('tool-schemas');
+  var schemas = schemasEl ? JSON.parse(schemasEl.textContent) : {};
+  var csrfEl = document.querySelector('meta[name="autovend-csrf"]');
+  var csrf = csrfEl ? csrfEl.content : '';  // every POST carries it
   var out = document.getElementById('result');
   var panel = document.getElementById('result-panel');
   var status = document.getElementById('result-status');
@@ -44,8 +48,30 @@
   }
 
   function show(text, css) {
+    if (!status) return;
     status.textContent = text;
     status.className = 'status ' + css;
+  }
+
+  function playStatus() { return document.getElementById('play-status'); }
+
+  function isLastDay() {
+    var s = playStatus();
+    return !!s && s.dataset.day === s.dataset.days && s.dataset.finished !== 'true';
+  }
+
+  var watching = null;
+  function watchScoring() {  // poll the state until the run folder is complete, then show the finished page
+    if (watching) return;
+    watching = setInterval(function () {
+      refresh().then(function () {
+        var s = playStatus();
+        if (s && s.dataset.finished === 'true') {
+          clearInterval(watching);
+          location.reload();
+        }
+      });
+    }, 1000);
   }
 
   function refresh() {
@@ -63,8 +89,9 @@
       var args = collect(form, schemas[name]);
       var button = form.querySelector('button[type=submit]');
       button.disabled = true;
-      status.textContent = name + ' …';
-      status.className = 'status';
+      var last = name === 'end_day' && isLastDay();
+      show(last ? 'end_day: the last day, scoring the run and writing the report …' : name + ' …', '');
+      if (last) setTimeout(watchScoring, 500);  // the end_day answer comes once the report is written
       fetch('api/tools/' + name, {
         method: 'POST', headers: {'Content-Type': 'application/json', 'X-AutoVend-CSRF': csrf},
         body: JSON.stringify(args)
@@ -98,6 +125,9 @@
       });
     });
   });
+
+  var s0 = playStatus();
+  if (s0 && s0.dataset.scoring === 'true') watchScoring();
 
   document.addEventListener('click', function (e) {
     var t = e.target;

@@ -89,6 +89,25 @@ class Mapped(ColumnOrValue):
     values: dict[str, str] = Field(default_factory=dict)
     otherwise: str | None = None
 
+    @field_validator("otherwise", mode="before")
+    @classmethod
+    def _otherwise_value(cls, v: object) -> object:
+        """`otherwise: {value: X}` writes X, as `otherwise: X` and as a field's own `{value: X}` do."""
+        if not isinstance(v, dict):
+            return v
+        if set(v) != {"value"} or not isinstance(v["value"], str | int | float) or isinstance(v["value"], bool):
+            raise ValueError(
+                "`otherwise` is an action (refuse, drop or keep) or a value to write, given as text or as "
+                f"{{value: TEXT}}; got {v!r}"
+            )
+        text = str(v["value"])
+        if text in ACTIONS:
+            raise ValueError(
+                f"`otherwise: {{value: {text}}}` would write {text!r}, a word `otherwise` reads as its action; "
+                f"write `otherwise: {text}` for the action"
+            )
+        return text
+
     @field_validator("values", mode="before")
     @classmethod
     def _no_yaml_booleans(cls, values: object) -> object:

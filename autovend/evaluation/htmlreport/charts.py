@@ -134,12 +134,16 @@ def bar_chart(
     return _finish(fig, tips, mode="mouse")
 
 
-def stockout_chart(table: pd.DataFrame) -> figure:
-    """Lost demand (bars, units) with machines empty and products sold out (lines, right axis) per day."""
-    fig = _figure("Stockouts and lost demand", "units of demand lost")
+def stockout_chart(table: pd.DataFrame, currency: str, unit: str = "units") -> figure:
+    """Lost demand (bars, in `unit`; revenue in `currency`), machines empty and products sold out (lines) per day.
+
+    `unit`: "servings" for a made-to-order world, whose stock is ingredients (titled so).
+    """
+    title = "Stockouts and lost demand" if unit == "units" else "Ingredients run out and lost demand"
+    fig = _figure(title, f"{unit} of demand lost")
     src = ColumnDataSource({c: table[c].tolist() for c in table.columns})
     bars = fig.vbar(
-        x="day", top="lost", width=0.8, source=src, color=color(3), alpha=0.6, legend_label="lost demand (units)"
+        x="day", top="lost", width=0.8, source=src, color=color(3), alpha=0.6, legend_label=f"lost demand ({unit})"
     )
     top = max(
         int(table["empty_machines"].to_numpy().max(initial=0)), int(table["sold_out"].to_numpy().max(initial=0)), 1
@@ -167,8 +171,8 @@ def stockout_chart(table: pd.DataFrame) -> figure:
     _y_from_zero(fig)
     tips = [
         ("day", "@day"),
-        ("demand", "@demand units"),
-        ("lost", "@lost units (@lost_revenue{0,0.00} CNY)"),
+        ("demand", f"@demand {unit}"),
+        ("lost", f"@lost {unit} (@lost_revenue{{0,0.00}} {currency})"),
         ("machines empty", "@empty_machines"),
         ("products sold out", "@sold_out"),
     ]
@@ -200,14 +204,16 @@ def price_chart(path: pd.DataFrame, band: tuple[float, float]) -> figure:
     return _finish(fig, tips, mode="mouse", renderers=lines)
 
 
-def final_assets_chart(runs: list[str], agents: list[str], values: list[float], summary: pd.DataFrame) -> figure:
+def final_assets_chart(
+    runs: list[str], agents: list[str], values: list[float], summary: pd.DataFrame, currency: str
+) -> figure:
     """Final net assets of each run (dots coloured by agent) with each agent's mean ± sample std (dash, whiskers).
 
     Dots rather than bars from 0: the runs differ by a few per cent of their net assets.
     """
     agent_order = list(dict.fromkeys(agents))
     palette = {a: color(i) for i, a in enumerate(agent_order)}
-    fig = _figure("Final net assets per run (agent mean ± std)", "CNY", x_label="", x_range=runs)
+    fig = _figure("Final net assets per run (agent mean ± std)", currency, x_label="", x_range=runs)
     data = {"run": runs, "agent": agents, "value": values, "color": [palette[a] for a in agents]}
     dots = fig.scatter(x="run", y="value", size=12, source=ColumnDataSource(data), color="color")
     rows: dict[str, list] = {"run": [], "mean": [], "lower": [], "upper": []}

@@ -14,8 +14,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from autovend.currency import common_currency
 from autovend.evaluation.comparability import Comparability, short_hash
-from autovend.evaluation.definitions import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
+from autovend.evaluation.definitions import (
+    DEFINITIONS,
+    FAILURE_DEFINITIONS,
+    FAILURE_LABELS,
+    HEADLINE,
+    format_metric,
+    metric_header,
+    metric_unit,
+)
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.rundata import HTML_REPORT_FILE, RunData
@@ -73,6 +82,7 @@ def comparison_html(
 ) -> str:
     """The report.html page of a comparison (see the module docstring)."""
     out_dir = Path(out_dir)
+    cur = common_currency(r.world.economics.currency for r in runs)
     agents = [r.agent for r in runs]
     worlds = sorted({short_hash(r.world_hash) or "in memory" for r in runs})
     facts = [
@@ -96,9 +106,9 @@ def comparison_html(
         seen[r.agent] = seen.get(r.agent, 0) + 1
         lines.append(ch.Line(f"{r.name} ({r.agent})", days, values, palette[r.agent], width=1.8, dash=dash))
     start = runs[0].start_cash if runs else None
-    net_chart = ch.line_chart("Net assets of each run (colour: agent, dashes: run)", "CNY", lines, start)
+    net_chart = ch.line_chart("Net assets of each run (colour: agent, dashes: run)", cur, lines, start)
     finals = [float(x) for x in pd.to_numeric(table_["net_assets"], errors="coerce").fillna(0.0)]
-    final_chart = ch.final_assets_chart(unique_labels(table_["run"].astype(str).tolist()), agents, finals, summary)
+    final_chart = ch.final_assets_chart(unique_labels(table_["run"].astype(str).tolist()), agents, finals, summary, cur)
     page.section(
         "net-assets",
         "Net assets",
@@ -109,7 +119,7 @@ def comparison_html(
     stats = agent_stats(table_)
     header = [text("metric"), text("unit")] + [num(f"{a} ({int(r['runs'])} runs)") for a, r in stats.iterrows()]
     rows = [
-        [text(HEADLINE[k][0], DEFINITIONS[k]), text(HEADLINE[k][1])]
+        [text(HEADLINE[k][0], DEFINITIONS[k]), text(metric_unit(k, cur))]
         + [num(_mean_std(k, r[k], r[f"{k}_std"])) for _, r in stats.iterrows()]
         for k in keys
     ]
@@ -123,9 +133,7 @@ def comparison_html(
         [text("world")] + [num(short_hash(str(rec["world_hash"] or ""))) for rec in records],
     ]
     rows += [
-        [text(f"{HEADLINE[k][0]} ({HEADLINE[k][1]})", DEFINITIONS[k])]
-        + [num(format_metric(k, rec[k])) for rec in records]
-        for k in keys
+        [text(metric_header(k, cur), DEFINITIONS[k])] + [num(format_metric(k, rec[k])) for rec in records] for k in keys
     ]
     page.section("runs", "Runs", '<div class="wide">' + table(header, rows) + "</div>")
     fails = [k for k in FAILURE_LABELS if k in table_]
@@ -133,7 +141,7 @@ def comparison_html(
     rows = [[text(FAILURE_LABELS[k], FAILURE_DEFINITIONS[k])] + [num(str(rec[k])) for rec in records] for k in fails]
     page.section("failures", "Failure modes (counts per run)", table(header, rows))
     header = [text("metric"), text("unit"), text("definition")]
-    rows = [[text(HEADLINE[k][0]), text(HEADLINE[k][1]), text(DEFINITIONS[k])] for k in keys]
+    rows = [[text(HEADLINE[k][0]), text(metric_unit(k, cur)), text(DEFINITIONS[k])] for k in keys]
     rows += [[text(FAILURE_LABELS[k]), text("count"), text(FAILURE_DEFINITIONS[k])] for k in fails]
     page.section("definitions", "Definitions", table(header, rows))
     return page.render()

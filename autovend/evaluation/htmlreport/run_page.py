@@ -13,7 +13,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from autovend.evaluation.definitions import DEFINITIONS, FAILURE_DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
+from autovend.evaluation.definitions import (
+    DEFINITIONS,
+    FAILURE_DEFINITIONS,
+    FAILURE_LABELS,
+    HEADLINE,
+    format_metric,
+    metric_unit,
+)
 from autovend.evaluation.htmlreport import charts as ch
 from autovend.evaluation.htmlreport.page import Cell, Page, esc, num, table, text
 from autovend.evaluation.htmlreport.scorecard import SCORECARD_STYLE, NormalisedScore, config_block, scorecard_html
@@ -31,6 +38,13 @@ from autovend.evaluation.settings import EvalSettings
 from autovend.io import atomic_write_text
 
 FINDINGS_LISTED = 50  # findings listed per failure mode; the day table's filter shows every day with one
+
+
+MADE_TO_ORDER_NOTE = (
+    '<p class="note" id="made-to-order">Made to order: a unit is the ingredients of one serving and a machine\'s '
+    "capacity the servings it holds; ingredients do not expire, so this run has no expiry, no expired sale and no "
+    "fine.</p>"
+)
 
 
 def run_facts(run: RunData) -> list[str]:
@@ -55,12 +69,17 @@ def _money(x: float) -> str:
     return f"{x:,.2f}"
 
 
-def metrics_table(metrics: dict[str, Any]) -> str:
-    """Metric, value, unit and one-line definition of every headline metric."""
+def metrics_table(metrics: dict[str, Any], currency: str) -> str:
+    """Metric, value, unit (money in `currency`) and one-line definition of every headline metric."""
     header = [text("metric"), num("value"), text("unit"), text("definition")]
     rows = [
-        [text(label), num(format_metric(key, metrics.get(key))), text(unit), text(DEFINITIONS[key])]
-        for key, (label, unit, _, _) in HEADLINE.items()
+        [
+            text(label),
+            num(format_metric(key, metrics.get(key))),
+            text(metric_unit(key, currency)),
+            text(DEFINITIONS[key]),
+        ]
+        for key, (label, _, _, _) in HEADLINE.items()
     ]
     return table(header, rows)
 
@@ -105,8 +124,9 @@ def day_section(run: RunData, found: list[Finding]) -> str:
     tips = {
         "actions": "the day's tool calls: batch tools with their items, then reads",
         "rejected": "items the batch tools rejected",
-        "operating costs": "warehouse rent + daily fee + visit fees + fines for expired units sold",
-        "write-offs": "expired and discarded units at cost",
+        "operating costs": "warehouse rent + daily fee + visit fees"
+        + ("" if run.world.made_to_order else " + fines for expired units sold"),
+        "write-offs": "discarded units at cost" if run.world.made_to_order else "expired and discarded units at cost",
         "net": "the day's change in net assets",
         "lost demand": "units customers wanted but the shelf did not hold (hidden log)",
     }
@@ -151,7 +171,8 @@ def run_html(
     normalised: NormalisedScore | None = None,
 ) -> str:
     """The report.html page of `run` (`metrics`: its compute_metrics dict; `normalised`: the score, when known)."""
-    top = scorecard_html(metrics, run.final_net_assets, run.start_cash, normalised) + config_block(
+    cur = run.world.economics.currency
+    top = scorecard_html(metrics, run.final_net_assets, run.start_cash, cur, normalised) + config_block(
         run.meta.get("agent_config")
     )
     page = Page(f"Run {run.name}", run_facts(run), top=top, style=SCORECARD_STYLE)
@@ -162,20 +183,23 @@ def run_html(
     page.section(
         "net-assets",
         "Net assets",
-        f'<p class="note">Start cash {_money(run.start_cash)} CNY (dotted line); final '
-        f"{_money(run.final_net_assets)} CNY, growth {_money(growth)} CNY.</p>"
+        f'<p class="note">Start cash {_money(run.start_cash)} {esc(cur)} (dotted line); final '
+        f"{_money(run.final_net_assets)} {esc(cur)}, growth {_money(growth)} {esc(cur)}.</p>"
         + page.chart(
-            "chart-net-assets", ch.line_chart("Net assets (cash + inventory at cost)", "CNY", [assets], run.start_cash)
+            "chart-net-assets", ch.line_chart("Net assets (cash + inventory at cost)", cur, [assets], run.start_cash)
         ),
     )
     cash = {"cash": "cash", "inventory_at_cost": "inventory at cost (all)"}
     cash |= {"shelf_value": "on shelves", "warehouse_value": "in the warehouse", "in_transit_value": "in transit"}
     units = {"shelf_units": "on shelves", "warehouse_units": "in the warehouse", "in_transit_units": "in transit"}
+    made = run.world.made_to_order  # stock is ingredients, counted in servings (`World.made_to_order`)
+    stock_title, stock_unit = ("Ingredient stock (servings)", "servings") if made else ("Stock (units)", "units")
     page.section(
         "cash-stock",
-        "Cash, inventory and stock",
-        page.chart("chart-cash-inventory", ch.daily_lines(d, cash, "Cash and inventory value at cost", "CNY"))
-        + page.chart("chart-stock", ch.daily_lines(d, units, "Stock (units)", "units")),
+        "Cash, inventory and ingredient stock" if made else "Cash, inventory and stock",
+        (MADE_TO_ORDER_NOTE if made else "")
+        + page.chart("chart-cash-inventory", ch.daily_lines(d, cash, "Cash and inventory value at cost", cur))
+        + page.chart("chart-stock", ch.daily_lines(d, units, stock_title, stock_unit)),
     )
     per_machine, per_site = machine_revenue(run), site_revenue(run)
     sites = list(dict.fromkeys(per_machine["site_type"]))
@@ -185,7 +209,7 @@ def run_html(
         per_machine["device_id"].tolist(),
         per_machine["revenue"].tolist(),
         [site_color[s] for s in per_machine["site_type"]],
-        "revenue (CNY)",
+        f"revenue ({cur})",
         {"site_type": per_machine["site_type"].tolist(), "units": per_machine["units"].tolist()},
     )
     site_chart = ch.bar_chart(
@@ -193,7 +217,7 @@ def run_html(
         per_site["site_type"].tolist(),
         per_site["revenue_per_machine_day"].tolist(),
         [site_color[s] for s in per_site["site_type"]],
-        "CNY per machine per day",
+        f"{cur} per machine per day",
         {"machines": per_site["machines"].tolist(), "revenue": per_site["revenue"].tolist()},
     )
     page.section(
@@ -205,12 +229,13 @@ def run_html(
         + "</div>",
     )
     lost = stockouts(run)
+    what = "servings" if made else "units"
     page.section(
         "stockouts",
-        "Stockouts and lost demand",
-        f'<p class="note">Over the run customers wanted {int(lost["demand"].sum()):,} units and could not buy '
-        f"{int(lost['lost'].sum()):,} of them ({_money(float(lost['lost_revenue'].sum()))} CNY at the prices "
-        "in force).</p>" + page.chart("chart-stockouts", ch.stockout_chart(lost)),
+        "Ingredients run out and lost demand" if made else "Stockouts and lost demand",
+        f'<p class="note">Over the run customers wanted {int(lost["demand"].sum()):,} {what} and could not buy '
+        f"{int(lost['lost'].sum()):,} of them ({_money(float(lost['lost_revenue'].sum()))} {esc(cur)} at the "
+        "prices in force).</p>" + page.chart("chart-stockouts", ch.stockout_chart(lost, cur, what)),
     )
     band = run.world.economics.price_band
     path = price_path(run)
@@ -228,7 +253,7 @@ def run_html(
     page.section(
         "metrics",
         "Metrics",
-        metrics_table(metrics)
+        metrics_table(metrics, cur)
         + '<p class="note">Exact definitions: the docstrings of autovend.evaluation.metrics.</p>',
     )
     found = findings(run, settings)

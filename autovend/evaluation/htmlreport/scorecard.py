@@ -1,6 +1,6 @@
 """The top of report.html: a scorecard a reader takes in at a glance, and the agent's config folded away.
 
-- the final net assets (CNY) with the start cash and the growth;
+- the final net assets (in the world's currency) with the start cash and the growth;
 - the normalised score: a slot, marked `data-slot="normalised-score"`, that shows "–" until the hold and
   oracle references of the world exist ([Q]: `(agent − hold) / (oracle − hold)`); pass a `NormalisedScore`
   to fill it;
@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from autovend.evaluation.definitions import DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric
+from autovend.evaluation.definitions import DEFINITIONS, FAILURE_LABELS, HEADLINE, format_metric, metric_unit
 from autovend.evaluation.htmlreport.page import esc
 
 SCORECARD_STYLE = """
@@ -43,7 +43,7 @@ details.config pre { background: #f8f8f8; border: 1px solid #e4e4e4; padding: 6p
 
 @dataclass(frozen=True)
 class NormalisedScore:
-    """The run's normalised score and the references it is measured against (net assets, CNY)."""
+    """The run's normalised score and the references it is measured against (net assets, in the world's currency)."""
 
     score: float  # (agent - hold) / (oracle - hold)
     hold: float
@@ -54,13 +54,13 @@ def _money(x: float) -> str:
     return f"{x:,.2f}"
 
 
-def normalised_card(normalised: NormalisedScore | None) -> str:
+def normalised_card(normalised: NormalisedScore | None, currency: str) -> str:
     """The normalised score's tile: the slot another part of the evaluation fills ("–" until then)."""
     if normalised is None:
         value, sub = "–", "(agent − hold) / (oracle − hold): no hold and oracle references for this world yet"
     else:
         value = f"{normalised.score:.3f}"
-        sub = f"hold {_money(normalised.hold)} CNY, oracle {_money(normalised.oracle)} CNY"
+        sub = f"hold {_money(normalised.hold)} {currency}, oracle {_money(normalised.oracle)} {currency}"
     return (
         '<div class="card slot" id="normalised-score" data-slot="normalised-score">'
         f'<span class="label">Normalised score</span><span class="value">{esc(value)}</span>'
@@ -69,18 +69,26 @@ def normalised_card(normalised: NormalisedScore | None) -> str:
 
 
 def scorecard_html(
-    metrics: dict[str, Any], final_net_assets: float, start_cash: float, normalised: NormalisedScore | None = None
+    metrics: dict[str, Any],
+    final_net_assets: float,
+    start_cash: float,
+    currency: str,
+    normalised: NormalisedScore | None = None,
 ) -> str:
-    """The scorecard (see the module docstring); `id="scorecard"`, each metric tile `data-metric=<key>`."""
+    """The scorecard (see the module docstring); `id="scorecard"`, each metric tile `data-metric=<key>`.
+
+    `currency`: the world's (the unit of money).
+    """
     growth = final_net_assets - start_cash
     headline = (
         '<div class="card" id="final-net-assets" data-metric="final_net_assets">'
         '<span class="label">Final net assets</span>'
-        f'<span class="value">{esc(_money(final_net_assets))}</span> <span class="unit">CNY</span>'
+        f'<span class="value">{esc(_money(final_net_assets))}</span> <span class="unit">{esc(currency)}</span>'
         f'<span class="sub">start cash {esc(_money(start_cash))}, growth {esc(f"{growth:+,.2f}")}</span></div>'
     )
     tiles = []
-    for key, (label, unit, _, _) in HEADLINE.items():
+    for key, (label, _, _, _) in HEADLINE.items():
+        unit = metric_unit(key, currency)
         tiles.append(
             f'<div class="card" data-metric="{esc(key)}" title="{esc(DEFINITIONS[key])}">'
             f'<span class="label">{esc(label)}</span><span class="value">{esc(format_metric(key, metrics.get(key)))}'
@@ -93,7 +101,8 @@ def scorecard_html(
         for mode, label in FAILURE_LABELS.items()
     )
     return (
-        f'<section class="scorecard" id="scorecard"><div class="headline">{headline}{normalised_card(normalised)}'
+        '<section class="scorecard" id="scorecard"><div class="headline">'
+        f"{headline}{normalised_card(normalised, currency)}"
         f'</div><div class="tiles">{"".join(tiles)}</div>'
         f'<p class="failures">Failure modes: {failures} · <a href="#metrics">the metrics with their definitions</a>'
         "</p></section>"

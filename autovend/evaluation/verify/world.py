@@ -54,6 +54,9 @@ def find_world(run_dir: Path, meta: dict[str, Any], world: str | Path | None = N
             continue
         if bundle_hash(folder) == want:
             return load_world(folder), str(folder)
+    derived = _derived_world(run_dir, meta, [c for c in candidates if not _inside(c, run_dir)])
+    if derived is not None:
+        return derived
     if world is not None:
         raise WorldNotFoundError(f"{world} is not the world of {run_dir}: the run was made on world hash {want}")
     raise WorldNotFoundError(
@@ -61,3 +64,34 @@ def find_world(run_dir: Path, meta: dict[str, Any], world: str | Path | None = N
         f"{meta.get('world_name')!r} with world hash {want}; install the bundle with that hash in ./worlds "
         "(or give its folder with --world) and verify again"
     )
+
+
+def _derived_world(run_dir: Path, meta: dict[str, Any], candidates: list[Path]) -> tuple[World, str] | None:
+    """The world of a run on a world derived in memory, rebuilt from its recorded base and scenario; None if not.
+
+    The base is a candidate (never inside the run folder) of the recorded base hash; the world is that base changed
+    by the recorded scenario, if that gives the run's world hash. The scenario is plain data, checked as a scenario
+    file is (`autovend.world.scenario`): applying it runs no code.
+    """
+    from autovend.errors import ConfigError, RunFolderError
+    from autovend.evaluation.runsave import RUN_FILE
+    from autovend.world.bundle import load_world
+    from autovend.world.catalogue import bundle_hash
+    from autovend.world.derive import derive_world
+    from autovend.world.runcopy import identity_hash
+    from autovend.world.scenario import parse_scenario
+
+    how = meta.get("derivation")
+    if not isinstance(how, dict) or not isinstance(how.get("base_world_hash"), str):
+        return None
+    base = next((c for c in candidates if bundle_hash(c) == how["base_world_hash"]), None)
+    if base is None:
+        return None
+    try:
+        scenario = parse_scenario(how.get("scenario"), f"{run_dir}/{RUN_FILE}, derivation.scenario")
+        world = derive_world(load_world(base), scenario)
+    except ConfigError as exc:
+        raise RunFolderError(f"{run_dir}/{RUN_FILE} records a derivation that cannot be applied: {exc}") from None
+    if identity_hash(world) != meta.get("world_hash"):
+        return None
+    return world, f"{base} changed by scenario {scenario.name}"

@@ -28,6 +28,7 @@ from autovend.tools.schemas import (
     QuerySqlArgs,
     quote,
 )
+from autovend.tools.suppliers import supplier_rows
 from autovend.tools.views import money, round2, rows_of, table
 
 TOP_PRODUCTS = 20  # products listed by get_sales_history
@@ -136,6 +137,9 @@ def get_catalog(ctx: ToolContext, args: GetCatalogArgs, raw: dict[str, Any]) -> 
     out = {**_paged(len(idx), page, size, pages), "sort_by": sort, **table(CATALOG_COLUMNS, rows)}
     if notes:
         out["note"] = "; ".join(notes)
+    suppliers = supplier_rows(ctx.sim.world, ctx.sim.day)
+    if suppliers is not None:
+        out["suppliers"] = suppliers
     return out
 
 

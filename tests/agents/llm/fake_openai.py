@@ -159,6 +159,7 @@ class FakeOpenAI:
         hang_at: tuple[int, int] | None = None,
         report_usage: bool = True,
         rules: Callable[[dict[str, Any]], Fault | None] | None | str = "real",
+        port: int = 0,
     ) -> None:
         if rules == "real":
             from tests.agents.llm.server_rules import all_rules
@@ -179,6 +180,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._last_messages: list[dict[str, Any]] | None = None
         self._last_prompt_tokens = 0
+        self.port = port
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -212,7 +214,7 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
@@ -286,10 +288,20 @@ class FakeOpenAI:
         return 200, payload, {}
 
 
-if __name__ == "__main__":
-    with FakeOpenAI() as server:
+if __name__ == "__main__":  # [--port N] [--hang-at DAY TURN]: prints its URL, then "hung" when it holds a request
+    import argparse
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[3]))  # for tests.agents.llm
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--hang-at", type=int, nargs=2, default=None)
+    args = parser.parse_args()
+    with FakeOpenAI(port=args.port, hang_at=tuple(args.hang_at) if args.hang_at else None) as server:
         print(server.base_url, flush=True)
         try:
+            server.hung.wait()
+            print("hung", flush=True)
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:

@@ -57,6 +57,16 @@ def test_otherwise_defaults_to_refuse_with_values_and_keep_without() -> None:
     assert Mapped(column="S", values={"a": "b"}, otherwise="unknown").policy == "unknown"
 
 
+def test_otherwise_takes_a_value_as_every_field_does() -> None:
+    got = parse_mapping(_with("products.category_l2", {"column": "Famille", "values": {"Boissons": "drinks"},
+                                                       "otherwise": {"value": "other"}}), "shop.yaml")  # fmt: skip
+    assert got.products.category_l2.policy == "other" and "other" in got.products.category_l2.targets()
+    with pytest.raises(ConfigError, match=r"would write 'keep', a word `otherwise` reads as its action"):
+        parse_mapping(_with("products.category_l2", {"column": "Famille", "otherwise": {"value": "keep"}}), "m.yaml")
+    with pytest.raises(ConfigError, match=r"given as text or as \{value: TEXT\}; got \{'column': 'X'\}"):
+        parse_mapping(_with("products.category_l2", {"column": "Famille", "otherwise": {"column": "X"}}), "m.yaml")
+
+
 def test_the_shipped_mappings_load() -> None:
     nj = load_mapping(ROOT / "autovend" / "data" / "adapters" / "nj_vending.yaml")
     assert nj.orders.sku_id.slug_prefix == "nj-"

@@ -22,7 +22,7 @@ def _stockouts():
     table = pd.DataFrame(
         {"day": [1, 2], "empty_machines": [0, 1], "sold_out": [2, 0], "demand": [5, 4], "lost": [1, 0]}
     ).assign(lost_revenue=[4.5, 0.0])
-    return ch.stockout_chart(table)
+    return ch.stockout_chart(table, "CNY")
 
 
 def _ids(node, defined, used):

@@ -1,0 +1,216 @@
+"""Step 3 for N runs: the baseline's demand estimates (`autovend.agents.baseline.estimate`), to the bit.
+
+The baseline estimates every (machine, product) of the catalog; the steps after it read the rates of the
+products a machine carries or holds, and the priors of the products a reviewed machine might take on. `Est`
+holds what is per machine and per product, and gives the rate and prior of any (run, machine, product) on
+demand, with the baseline's arithmetic in the baseline's order (its (M, K) sums are numpy's: `list_sums`,
+`block_row_sums` and sequential sums where numpy adds rows one after the other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from autovend.agents.array_baseline.book import Book
+from autovend.agents.baseline.config import BaselineConfig
+from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
+from autovend.agents.baseline.state import Static
+from autovend.arrays.kernel import block_row_sums
+from autovend.sim.money import FEN_PER_CNY
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+def price_fen(pct: npt.ArrayLike, ref_fen: npt.ArrayLike, band: tuple[float, float]) -> IntArray:
+    """`autovend.agents.baseline.prices.price_fen` for arrays of multipliers (percent)."""
+    ref = np.asarray(ref_fen, dtype=np.int64)
+    p = (ref * np.asarray(pct, dtype=np.int64) + 50) // 100
+    lo = np.ceil(ref * band[0] - 1e-9).astype(np.int64)
+    hi = np.floor(ref * band[1] + 1e-9).astype(np.int64)
+    return np.clip(p, lo, hi)
+
+
+@dataclass(eq=False)
+class Est:
+    """One day's estimates of N runs (what `Estimates` holds, per machine, and the parts of its (M, K) arrays)."""
+
+    book: Book
+    st: Static
+    cfg: BaselineConfig
+    base: FloatArray  # (N, M) units per exposure-day
+    idx: FloatArray  # (N, K) relative index of each product
+    f: FloatArray  # (N, sites, categories) site x category factor
+    scale: FloatArray  # (N, M) attraction -> rate
+    r: FloatArray  # (N, M) dispersion
+    machine_rate: FloatArray  # (N, M)
+    gp_per_unit: FloatArray  # (N, M)
+    pct: IntArray  # (N, M) the incumbent multiplier of each machine's price group
+    _slot_k: IntArray | None = None
+    _slot_mu: FloatArray | None = None
+
+    def prior_attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
+        """The prior attraction of (run, machine, product) triples."""
+        st = self.st
+        return self.base[n, m] * self.idx[n, k] * self.f[n, st.site[m], st.l1[k]]
+
+    def attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
+        """Units per exposure-day of triples: the window's, shrunk to the prior."""
+        p = self.book.index[n, m, k].astype(np.int64)
+        has = p >= 0
+        pp = np.where(has, p, 0)
+        units = np.where(has, self.book.wu[n, m, pp], 0).astype(np.float64)
+        expo = np.where(has, self.book.we[n, m, pp], 0.0)
+        n0 = self.cfg.prior_strength_days
+        return (units + n0 * self.prior_attr(n, m, k)) / (expo + n0)
+
+    def mu(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
+        """Rates (units a day) of triples."""
+        return self.attr(n, m, k) * self.scale[n, m]
+
+    def slot_mu(self, n: IntArray, m: IntArray) -> FloatArray:
+        """(R, S) rates of the products in rows' slots (0 for an empty slot); the day's values kept per slot."""
+        book = self.book
+        if self._slot_k is None:  # the slots as the day began, and their rates
+            self._slot_k = book.pk.copy()
+            held = book.pk >= 0
+            a, b, c = np.nonzero(held)
+            self._slot_mu = np.zeros(book.pk.shape)
+            self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
+        assert self._slot_mu is not None
+        k = book.pk[n, m]
+        out = self._slot_mu[n, m]
+        moved = (k != self._slot_k[n, m]) & (k >= 0)
+        if moved.any():  # products placed since: their own rates
+            r, s = np.nonzero(moved)
+            out[r, s] = self.mu(n[r], m[r], k[r, s])
+        return np.where(k >= 0, out, 0.0)
+
+    def prior(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
+        """What a product is expected to sell at a machine untried (units a day)."""
+        return self.prior_attr(n, m, k) * self.scale[n, m]
+
+    def margin(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
+        """Unit margins (CNY) at the incumbent multiplier of the machine's price group."""
+        st = self.st
+        return price_fen(self.pct[n, m], st.ref_fen[k], st.band) / FEN_PER_CNY - st.cost[k]
+
+
+def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
+    """The day's estimates (see the module docstring and `autovend.agents.baseline.estimate.estimate`)."""
+    N, M, P = book.ek.shape
+    used = book.ek >= 0
+    n, m, p = np.nonzero(used)
+    k = book.ek[n, m, p]
+    K = len(st.sku_ids)
+    by_k = np.argsort((n * M + m) * K + k)  # run, machine, product: the (M, K) arrays' order
+    n, m, p, k = n[by_k], m[by_k], p[by_k], k[by_k]
+    row = n * M + m
+    wu, we = book.wu[n, m, p], book.we[n, m, p]
+    m_units = np.bincount(row, weights=wu, minlength=N * M).reshape(N, M)  # whole numbers: exact
+    m_expo = np.bincount(row, weights=we, minlength=N * M).reshape(N, M)  # float32 levels: exact in any order
+    fallback = cfg.prior_units_per_machine_day / max(cfg.starter_skus, 1)
+    base = np.where(m_expo > 0, m_units / np.maximum(m_expo, 1e-9), fallback)
+    idx, f = _pooled_index(book, st, cfg, n, m, k, p, fallback)
+    days = book.ring_stocked.sum(axis=0)
+    machine_rate = np.where(days > 0, m_units / np.maximum(days, 1), cfg.prior_units_per_machine_day)
+    pct = book.mult[:, book.price_group]
+    est = Est(book, st, cfg, base, idx, f, np.ones((N, M)), _dispersion(book, cfg), machine_rate, np.zeros((N, M)), pct)
+    est.scale = _share_scale(est, machine_rate)
+    est.gp_per_unit = _gp_per_unit(book, est, m_units.astype(np.float64))
+    return est
+
+
+def _pooled_index(
+    book: Book, st: Static, cfg: BaselineConfig, n: IntArray, m: IntArray, k: IntArray, p: IntArray, fallback: float
+) -> tuple[FloatArray, FloatArray]:
+    """`pooled_index`: the product index (N, K) and the site x category factor (N, sites, categories)."""
+    N, M, _ = book.ek.shape
+    K = len(st.sku_ids)
+    cu, ce = book.cu[n, m, p], book.ce[n, m, p]
+    row = n * M + m
+    ce_row = block_row_sums(row, k, ce, np.full(N * M, K), N * M).reshape(N, M)  # np.sum over the catalog
+    cu_row = np.bincount(row, weights=cu, minlength=N * M).reshape(N, M)
+    base_cum = np.where(ce_row > 0, cu_row / np.maximum(ce_row, 1e-9), fallback)
+    rel = cu / np.maximum(base_cum, 1e-9)[n, m]
+    n_sl = st.n_site * st.n_l1
+    group = n * n_sl + st.site[m] * st.n_l1 + st.l1[k]
+    # np.bincount runs over the (M, K) arrays in row order, as the entries are sorted: sums one after the other
+    f_num = np.bincount(group, weights=rel, minlength=N * n_sl)
+    f_den = np.bincount(group, weights=ce, minlength=N * n_sl)
+    sp = cfg.site_prior_days
+    f = ((f_num + sp) / (f_den + sp)).reshape(N, st.n_site, st.n_l1)
+    adj = rel / f[n, st.site[m], st.l1[k]]
+    col = n * K + k  # column sums over the machines, row after row (the entries come machine by machine)
+    adj_k = np.bincount(col, weights=adj, minlength=N * K).reshape(N, K)
+    ce_k = np.bincount(col, weights=ce, minlength=N * K).reshape(N, K)
+    l2 = (np.arange(N)[:, None] * st.n_l2 + st.l2[None, :]).ravel()  # products in catalog order
+    sub_num = np.bincount(l2, weights=adj_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
+    sub_den = np.bincount(l2, weights=ce_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
+    sub = (sub_num + cfg.subcategory_prior_days) / (sub_den + cfg.subcategory_prior_days)
+    ip = cfg.index_prior_days
+    idx = (adj_k + ip * sub[:, st.l2]) / (ce_k + ip)
+    return idx, f
+
+
+def _share_scale(est: Est, machine_rate: FloatArray) -> FloatArray:
+    """`share_scale`: the carried products' rates add up to the machine's rate."""
+    book, st = est.book, est.st
+    N, M, S = book.pk.shape
+    K = len(st.sku_ids)
+    n, m, s = np.nonzero(book.active)
+    k = book.pk[n, m, s]
+    attr = est.attr(n, m, k)
+    carried = block_row_sums(n * M + m, k, attr, np.full(N * M, K), N * M).reshape(N, M)  # np.where(...).sum(1)
+    denom = carried.copy()
+    none = carried <= 0
+    if none.any():  # a machine that carries nothing: the sum over the whole catalog
+        rn, rm = np.nonzero(none)
+        kk = np.tile(np.arange(K), len(rn))
+        rr = np.repeat(np.arange(len(rn)), K)
+        full = block_row_sums(rr, kk, est.attr(rn[rr], rm[rr], kk), np.full(len(rn), K), len(rn))
+        denom[rn, rm] = np.maximum(full, 1e-9)
+    return machine_rate / denom
+
+
+def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
+    """`machine_dispersion`: r of each machine from its daily totals over the stocked days of the window."""
+    W, N, M = book.ring_stocked.shape
+    stocked = book.ring_stocked.reshape(W, N * M).T  # (rows, ring slots): days in ring order
+    totals = book.ring_machine_units.reshape(W, N * M).T.astype(np.float64)
+    count = stocked.sum(axis=1)
+    mean = np.where(stocked, totals, 0.0).sum(axis=1) / np.maximum(count, 1)  # whole numbers: exact
+    pos = np.cumsum(stocked, axis=1) - 1
+    r, c = np.nonzero(stocked)
+    dev = totals[r, c] - mean[r]
+    var = block_row_sums(r, pos[r, c], dev * dev, count, N * M) / np.maximum(count - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fitted = np.clip(mean * mean / (var - mean), 1.0, MAX_DISPERSION)
+    out = np.where((mean <= 0) | (var <= mean), MAX_DISPERSION, fitted)
+    out = np.where(count < MIN_DISPERSION_DAYS, cfg.default_dispersion, out)
+    return out.reshape(N, M)
+
+
+def _gp_per_unit(book: Book, est: Est, m_units: FloatArray) -> FloatArray:
+    """Each machine's gross profit per unit over the window; before it sells, the mean margin of its products."""
+    N, M, S = book.pk.shape
+    gp_window = book.gp_hist.sum(axis=0)  # ring slots one after the other, as the baseline sums them
+    n, m, s = np.nonzero(book.active)
+    k = book.pk[n, m, s]
+    margin = est.margin(n, m, k)
+    count = book.active.sum(axis=2).ravel()
+    pos = np.zeros(len(n), dtype=np.int64)
+    if len(n):  # each product's place among its machine's carried products, in catalog order
+        key = (n * M + m) * len(est.st.sku_ids) + k
+        order = np.argsort(key, kind="stable")
+        rows = (n * M + m)[order]
+        first = np.r_[True, rows[1:] != rows[:-1]]
+        i = np.arange(len(order))
+        pos[order] = i - np.maximum.accumulate(np.where(first, i, 0))
+    mean = block_row_sums(n * M + m, pos, margin, count, N * M) / np.maximum(count, 1)
+    fallback = np.where(count > 0, mean, 0.0).reshape(N, M)
+    return np.where(m_units > 0, gp_window / np.maximum(m_units, 1), fallback)

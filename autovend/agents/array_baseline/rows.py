@@ -1,0 +1,150 @@
+"""The baseline's per-machine rules on many rows at once: each row is one machine's list of products.
+
+A row is an (S,) stretch of slots, `valid` marking the products the list holds and `pos` each one's place in
+the list (the baseline's lists run in catalog order). The rules are `autovend.agents.baseline.targets`'
+`shelf_targets` and `fit_within`, with the same arithmetic in the same order, so they give the same integers;
+`list_sums` is numpy's sum of such a list (`np.sum` of the compacted array, pairwise: see
+`autovend.arrays.kernel.block_row_sums`), which the baseline's floating-point totals depend on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from autovend.agents.baseline.targets import SHARE_ROUNDS
+from autovend.arrays.kernel import block_row_sums
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+LAST = np.iinfo(np.int64).max // 4  # the place of an entry that is not in the list
+
+
+def list_pos(key: npt.ArrayLike, valid: BoolArray) -> IntArray:
+    """Each valid entry's place in its row's list ordered by `key` (ascending); LAST elsewhere."""
+    k = np.where(valid, np.asarray(key, dtype=np.int64), LAST)
+    order = np.argsort(k, axis=-1, kind="stable")
+    pos = np.empty_like(order)
+    np.put_along_axis(pos, order, np.broadcast_to(np.arange(k.shape[-1]), k.shape), axis=-1)
+    return np.where(valid, pos, LAST)
+
+
+def list_sums(x: FloatArray, valid: BoolArray, pos: IntArray) -> FloatArray:
+    """(R,) numpy's `np.sum` of each row's list (the valid entries in `pos` order, zeros included)."""
+    R = x.shape[0]
+    r, c = np.nonzero(valid)
+    return block_row_sums(r, pos[r, c], x[r, c], valid.sum(axis=1), R)
+
+
+def _first_in_order(eligible: BoolArray, rank: IntArray, count: IntArray) -> BoolArray:
+    """Per row, the first `count` eligible entries in `rank` order (rank: 0.. along the row, LAST if out)."""
+    order = np.argsort(np.where(eligible, rank, LAST), axis=-1, kind="stable")
+    e_sorted = np.take_along_axis(eligible, order, axis=-1)
+    taken_sorted = e_sorted & (np.cumsum(e_sorted, axis=-1) <= count[:, None])
+    out = np.zeros_like(eligible)
+    np.put_along_axis(out, order, taken_sorted, axis=-1)
+    return out
+
+
+def shelf_targets(
+    need: FloatArray,
+    rate: FloatArray,
+    limit: FloatArray,
+    valid: BoolArray,
+    pos: IntArray,
+    room: IntArray,
+    facing: int,
+    fill: BoolArray,
+) -> IntArray:
+    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list)."""
+    R, S = need.shape
+    speed = np.maximum(rate, 0.0)
+    cap = np.maximum(limit, facing).astype(np.int64)
+    n = valid.sum(axis=1)
+    key_order = np.lexsort((np.where(valid, pos, LAST), np.where(valid, -speed, np.inf)), axis=-1)
+    fast = np.empty_like(key_order)
+    np.put_along_axis(fast, key_order, np.broadcast_to(np.arange(S), (R, S)), axis=-1)
+    fast = np.where(valid, fast, LAST)  # 0 = the fastest product of the row
+    out = np.zeros((R, S), dtype=np.int64)
+    live = (n > 0) & (room > 0)
+    # not even the facings fit: the fastest products get a facing each, the next one what is left
+    only = live & (n * facing >= room)
+    whole = room // facing
+    rest = room - whole * facing
+    out = np.where(only[:, None] & (fast < whole[:, None]), facing, out)
+    out = np.where(only[:, None] & (fast == whole[:, None]) & (rest[:, None] > 0), rest[:, None], out)
+    S0 = np.where(valid, np.minimum(np.maximum(np.ceil(need - 1e-9), facing), cap), 0).astype(np.int64)
+    total = S0.sum(axis=1)
+    over = live & ~only & (total > room)
+    if over.any():
+        out[over] = _scale_above_facing(S0[over], valid[over], fast[over], room[over], facing, n[over])
+    spare_rows = live & ~only & ~over
+    if spare_rows.any():
+        i = spare_rows
+        spare = np.where(fill[i], room[i] - total[i], 0)
+        out[i] = _share_spare(S0[i], cap[i], speed[i], valid[i], pos[i], fast[i], spare)
+    return out
+
+
+def _scale_above_facing(
+    S: IntArray, valid: BoolArray, fast: IntArray, room: IntArray, facing: int, n: IntArray
+) -> IntArray:
+    extra = np.where(valid, (S - facing).astype(float), 0.0)
+    budget = room - n * facing
+    total = extra.sum(axis=1)  # whole numbers: exact in any order
+    add = np.where(valid, np.floor(extra * budget[:, None] / total[:, None]), 0).astype(np.int64)
+    S = np.where(valid, facing + add, 0)
+    left = room - S.sum(axis=1)
+    up = _first_in_order(valid & (facing + extra > S), fast, left)
+    return S + up
+
+
+def _share_spare(
+    S: IntArray, cap: IntArray, rate: FloatArray, valid: BoolArray, pos: IntArray, fast: IntArray, spare: IntArray
+) -> IntArray:
+    S = S.copy()
+    spare = spare.copy()
+    going = np.ones(len(S), dtype=bool)
+    for _ in range(SHARE_ROUNDS):
+        going &= spare > 0
+        open_ = valid & (cap > S) & (rate > 0)
+        going &= open_.any(axis=1)
+        if not going.any():
+            break
+        w = np.where(open_, rate, 0.0)
+        wsum = list_sums(w, valid, pos)
+        safe = np.where(going, wsum, 1.0)
+        add = np.minimum(np.floor(spare[:, None] * w / safe[:, None]).astype(np.int64), cap - S)
+        add = np.where(valid & going[:, None], add, 0)
+        stuck = going & (add.sum(axis=1) == 0)
+        if stuck.any():  # one by one, fastest first, then the row is done
+            up = _first_in_order(valid & (cap > S) & (rate > 0), fast, np.where(stuck, spare, 0))
+            S += up
+            spare -= up.sum(axis=1)
+        moving = going & ~stuck
+        S += np.where(moving[:, None], add, 0)
+        spare -= np.where(moving, add.sum(axis=1), 0)
+        going &= ~stuck
+    return S
+
+
+def fit_within(need: IntArray, valid: BoolArray, pos: IntArray, free: IntArray) -> IntArray:
+    """`autovend.agents.baseline.targets.fit_within` of every row: scaled down to sum to at most `free`."""
+    need = np.where(valid, need, 0)
+    total = need.sum(axis=1)
+    fits = total <= free
+    out = need.copy()
+    cut = ~fits
+    if not cut.any():
+        return out
+    f, t, nd, v, p = free[cut], total[cut], need[cut], valid[cut], pos[cut]
+    exact = nd * (np.maximum(f, 0) / t)[:, None]
+    low = np.floor(exact).astype(np.int64)
+    left = f - low.sum(axis=1)
+    order = np.lexsort((np.where(v, p, LAST), np.where(v, -(exact - low), np.inf)), axis=-1)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(nd.shape[1]), nd.shape), axis=-1)
+    low = low + _first_in_order(v & (low < nd), rank, np.maximum(left, 0))
+    out[cut] = np.where((f > 0)[:, None], low, 0)
+    return out

@@ -1,0 +1,247 @@
+"""An array action read into what the day will carry out (`Plan`), and the codes of what is refused.
+
+An action is a dict of arrays with a leading run axis (see `autovend.arrays.env` for the spaces):
+
+    visit (N, M)          0/1: serve the machine today (working days only)
+    visit_order (N, M)    served in increasing order, ties by machine (who gets scarce stock first)
+    slot_product (N, M, S) the product the slot should hold, -1 = empty
+    slot_target (N, M, S)  units it should hold after the visit
+    slot_remove (N, M, S)  units to take off first (earliest-expiring first), before it is filled to its target
+    slot_waste (N, M, S)   of the units that come off the slot, how many to throw away at once
+    slot_price (N, M, S)   the slot's price as a multiple of the product's reference price
+    order (N, K)          units to order of each product
+    discard (N, K)        warehouse units to throw away (earliest-expiring first), before the visits
+
+At a visit a slot gives up max(slot_remove, units - slot_target) units (all of them when its product changes),
+the wasted part of those is thrown away, and it is filled up to its target: taking off stale units and putting
+fresh ones on is slot_remove = slot_waste = the stale units, slot_target = the units it should hold.
+A missing key leaves that part as it is (no visits, slots as they are, prices as they are, nothing ordered or
+thrown away). A value that breaks a rule is refused with a code (`CODES`); the part it asked for stays as it
+was, and the rest of the action goes ahead. Quantities beyond what the warehouse or a machine can take are cut
+down to what fits, with the code of the limit that cut them (`insufficient_stock`, `capacity_exceeded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.state import ArrayState
+from autovend.sim.items import MAX_ITEM_QTY
+from autovend.sim.results import REJECTION_CODES
+
+IntArray = npt.NDArray[np.int64]
+Int8 = npt.NDArray[np.int8]
+BoolArray = npt.NDArray[np.bool_]
+
+# refusal codes: index 0 = nothing refused; the simulator's codes keep their names and meanings
+CODES: tuple[str, ...] = (
+    "",
+    "unknown_sku",
+    "invalid_qty",
+    "qty_too_large",
+    "invalid_price",
+    "price_out_of_band",
+    "not_workday",
+    "insufficient_stock",
+    "capacity_exceeded",
+    "insufficient_shelf_stock",
+    "duplicate_product",
+    "no_visit",
+)
+CODE = {name: np.int8(i) for i, name in enumerate(CODES)}
+MEANING: dict[str, str] = {
+    **{c: REJECTION_CODES[c] for c in CODES if c in REJECTION_CODES},
+    "insufficient_stock": "the warehouse held fewer units than asked: the restock or discard was cut to what it held",
+    "capacity_exceeded": "the machine had less room than asked: the restock was cut to fit its capacity",
+    "insufficient_shelf_stock": "slot_remove asked for more units than the slot held, or slot_waste for more than came"
+    " off it: cut to those",
+    "duplicate_product": "the product is asked for in another slot of the same machine: this slot stays as it was",
+    "no_visit": "the slot was asked to change at a machine not visited today: it stays as it was",
+}
+PRICE_ROUNDING = 1e-7  # fen: a multiplier that lands this close below a half fen rounds up (float noise)
+
+
+@dataclass(eq=False)
+class Plan:
+    """What a day's action asks for, checked: refused parts are back to the state they would have changed."""
+
+    visit: BoolArray  # (N, M) machines served today
+    rank: IntArray  # (N, M) their order (0 first)
+    product: npt.NDArray[np.int32]  # (N, M, S) each slot's product after the visit
+    target: IntArray  # (N, M, S) units asked for in each slot after the visit
+    remove: IntArray  # (N, M, S) units to take off first
+    waste: IntArray  # (N, M, S) units of what comes off to throw away
+    price: IntArray  # (N, M, S) the price asked for the slot's product (fen), -1: none
+    order: IntArray  # (N, K)
+    discard: IntArray  # (N, K)
+    visit_code: Int8  # (N, M)
+    slot_code: Int8  # (N, M, S)
+    price_code: Int8  # (N, M, S)
+    order_code: Int8  # (N, K)
+    discard_code: Int8  # (N, K)
+
+
+def _field(action: Mapping[str, Any], name: str, shape: tuple[int, ...], default: Any) -> np.ndarray:
+    """The action's array `name` of `shape`, or `default` when the key is missing; ValueError for another shape."""
+    if name not in action:
+        return np.broadcast_to(np.asarray(default), shape).copy()
+    value = np.asarray(action[name])
+    if value.shape != shape:
+        raise ValueError(f"action[{name!r}] has shape {value.shape}; it must be {shape}")
+    if value.dtype.kind not in "biuf":
+        raise ValueError(f"action[{name!r}] holds {value.dtype} values; it must hold numbers")
+    return value
+
+
+def _whole(value: np.ndarray) -> tuple[IntArray, BoolArray]:
+    """Integer values and where the input was a whole number (floats with a fraction or non-finite are not)."""
+    if value.dtype.kind == "f":
+        ok = np.isfinite(value) & (value == np.floor(value)) & (np.abs(value) < 2.0**62)
+        return np.where(ok, value, 0).astype(np.int64), ok
+    return value.astype(np.int64), np.ones(value.shape, dtype=bool)
+
+
+def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any]) -> Plan:
+    """Check a day's action against the rules (see the module docstring)."""
+    N, M, S = state.slot_k.shape
+    K = facts.n_products
+    unknown = set(action) - {
+        "visit",
+        "visit_order",
+        "slot_product",
+        "slot_target",
+        "slot_remove",
+        "slot_waste",
+        "slot_price",
+        "order",
+        "discard",
+    }
+    if unknown:
+        raise ValueError(f"unknown action keys {sorted(unknown)}; see autovend.arrays.actions for the keys")
+    visit_code = np.zeros((N, M), dtype=np.int8)
+    asked = _field(action, "visit", (N, M), 0) != 0
+    workday = bool(facts.workday[state.day])
+    visit = asked & workday
+    visit_code[asked & ~visit] = CODE["not_workday"]
+    order_key, ok = _whole(_field(action, "visit_order", (N, M), 0))
+    key = np.where(ok, order_key, 0) * M + np.arange(M)
+    rank = np.argsort(np.argsort(key, axis=1, kind="stable"), axis=1, kind="stable")
+
+    cur_k, cur_q = state.slot_k, state.slot_q
+    slot_code = np.zeros((N, M, S), dtype=np.int8)
+    ask_k, k_ok = _whole(_field(action, "slot_product", (N, M, S), cur_k))
+    k_ok &= (ask_k >= -1) & (ask_k < K)
+    slot_code[~k_ok] = CODE["unknown_sku"]
+    ask_t, t_ok = _whole(_field(action, "slot_target", (N, M, S), cur_q))
+    t_ok &= ask_t >= 0
+    slot_code[k_ok & ~t_ok] = CODE["invalid_qty"]
+    good = k_ok & t_ok
+    product = np.where(good, ask_k, cur_k).astype(np.int32)
+    target = np.where(good, np.where(product >= 0, ask_t, 0), cur_q)
+    changes = (product != cur_k) | (target != cur_q)
+    here = visit[:, :, None]
+    stay = changes & ~here
+    why = np.broadcast_to(np.where(asked, CODE["not_workday"], CODE["no_visit"])[:, :, None], stay.shape)
+    quiet = stay & (slot_code == 0)
+    slot_code[quiet] = why[quiet]
+    product = np.where(here, product, cur_k).astype(np.int32)
+    target = np.where(here & good, target, cur_q)
+    product, target = _one_slot_each(product, target, cur_k, cur_q, slot_code)
+    waste, w_ok = _whole(_field(action, "slot_waste", (N, M, S), 0))
+    w_ok &= waste >= 0
+    slot_code[~w_ok & (slot_code == 0)] = CODE["invalid_qty"]
+    waste = np.where(w_ok & here, waste, 0)
+    remove, r_ok = _whole(_field(action, "slot_remove", (N, M, S), 0))
+    r_ok &= remove >= 0
+    slot_code[~r_ok & (slot_code == 0)] = CODE["invalid_qty"]
+    over = r_ok & here & (remove > cur_q)
+    slot_code[over & (slot_code == 0)] = CODE["insufficient_shelf_stock"]
+    remove = np.where(r_ok & here, np.minimum(remove, cur_q), 0)
+
+    price, price_code = _prices(facts, state, action, product)
+    order, o_ok = _whole(_field(action, "order", (N, K), 0))
+    order_code = np.zeros((N, K), dtype=np.int8)
+    order_code[~o_ok | (order < 0)] = CODE["invalid_qty"]
+    order_code[o_ok & (order > MAX_ITEM_QTY)] = CODE["qty_too_large"]
+    order = np.where(order_code == 0, order, 0)
+    discard, d_ok = _whole(_field(action, "discard", (N, K), 0))
+    discard_code = np.zeros((N, K), dtype=np.int8)
+    discard_code[~d_ok | (discard < 0)] = CODE["invalid_qty"]
+    discard = np.where(discard_code == 0, discard, 0)
+    return Plan(
+        visit=visit,
+        rank=rank,
+        product=product,
+        target=target,
+        remove=remove,
+        waste=waste,
+        price=price,
+        order=order,
+        discard=discard,
+        visit_code=visit_code,
+        slot_code=slot_code,
+        price_code=price_code,
+        order_code=order_code,
+        discard_code=discard_code,
+    )
+
+
+def _one_slot_each(
+    product: npt.NDArray[np.int32], target: IntArray, cur_k: npt.NDArray[np.int32], cur_q: IntArray, code: Int8
+) -> tuple[npt.NDArray[np.int32], IntArray]:
+    """Keep every product in at most one slot of a machine.
+
+    Of the slots asking for one product, the slot that holds it now (else the first) gets it; the others stay
+    as they were (`duplicate_product`). Repeated until no product is asked twice (a slot that stays keeps its
+    own product, which may have been asked elsewhere).
+    """
+    N, M, S = product.shape
+    slots = np.arange(S)
+    while True:
+        holder = product == cur_k
+        order = np.lexsort((slots[None, None, :] + np.zeros_like(product), ~holder, product), axis=-1)
+        p = np.take_along_axis(product, order, axis=-1)
+        dup_sorted = np.zeros(product.shape, dtype=bool)
+        dup_sorted[..., 1:] = (p[..., 1:] == p[..., :-1]) & (p[..., 1:] >= 0)
+        if not dup_sorted.any():
+            return product, target
+        dup = np.zeros(product.shape, dtype=bool)
+        np.put_along_axis(dup, order, dup_sorted, axis=-1)
+        code[dup & (code == 0)] = CODE["duplicate_product"]
+        product = np.where(dup, cur_k, product).astype(np.int32)
+        target = np.where(dup, cur_q, target)
+
+
+def price_fen(ref_fen: npt.ArrayLike, multiplier: npt.ArrayLike) -> IntArray:
+    """The price in fen of a multiple of the reference price, rounded half up (non-finite multipliers give 0)."""
+    m = np.asarray(multiplier, dtype=np.float64)
+    raw = np.asarray(ref_fen, dtype=np.float64) * np.where(np.isfinite(m), m, 0.0)
+    return np.floor(np.clip(raw, -1e15, 1e15) + 0.5 + PRICE_ROUNDING).astype(np.int64)
+
+
+def _prices(
+    facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any], product: npt.NDArray[np.int32]
+) -> tuple[IntArray, Int8]:
+    """The price asked for each held slot's product (fen; -1 where none is asked or it is refused) and the codes."""
+    N, M, S = product.shape
+    code = np.zeros((N, M, S), dtype=np.int8)
+    held = product >= 0
+    out = np.full((N, M, S), -1, dtype=np.int64)
+    if "slot_price" not in action:
+        return out, code
+    mult = np.asarray(_field(action, "slot_price", (N, M, S), 1.0), dtype=np.float64)
+    finite = np.isfinite(mult)
+    code[held & ~finite] = CODE["invalid_price"]
+    k = np.where(held, product, 0)
+    fen = price_fen(facts.ref_fen[k], mult)
+    in_band = (fen >= facts.lo_fen[k]) & (fen <= facts.hi_fen[k])
+    code[held & finite & ~in_band] = CODE["price_out_of_band"]
+    ok = held & finite & in_band
+    out[ok] = fen[ok]
+    return out, code

@@ -1,0 +1,68 @@
+"""Batches in arrays move as the simulator's lists of [expiry_day, qty] do (`autovend.sim.inventory`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autovend.arrays.batches import NONE, BatchTable, drop_front, expiry_view, merge, taken_between
+from autovend.sim import inventory as inv
+
+
+def _rows(places: list[list[list[int]]], width: int) -> tuple[np.ndarray, np.ndarray]:
+    e = np.full((len(places), width), NONE, dtype=np.int32)
+    q = np.zeros((len(places), width), dtype=np.int32)
+    for i, b in enumerate(places):
+        for j, (x, y) in enumerate(b):
+            e[i, j], q[i, j] = x, y
+    return e, q
+
+
+def _lists(e: np.ndarray, q: np.ndarray) -> list[list[list[int]]]:
+    return [[[int(x), int(y)] for x, y in zip(er, qr, strict=True) if y > 0] for er, qr in zip(e, q, strict=True)]
+
+
+def _random_place(rng: np.random.Generator) -> list[list[int]]:
+    place: list[list[int]] = []
+    inv.add(place, [(int(rng.integers(1, 40)), int(rng.integers(1, 9))) for _ in range(int(rng.integers(0, 6)))])
+    return place
+
+
+def test_take_and_add_match_the_simulators_lists():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        places = [_random_place(rng) for _ in range(8)]
+        parts = [_random_place(rng) for _ in range(8)]
+        take = np.array([int(rng.integers(0, inv.total(p) + 1)) for p in places], dtype=np.int64)
+        e, q = _rows(places, 8)
+        taken = taken_between(q, np.zeros(8, dtype=np.int64), take)
+        left_e, left_q = drop_front(e, q, take)
+        pe, pq = _rows(parts, 8)
+        me, mq = merge(left_e, left_q, pe, pq)
+        for i, place in enumerate(places):
+            got = inv.take(place, int(take[i]))
+            assert sorted((int(x), int(y)) for x, y in zip(e[i], taken[i], strict=True) if y) == sorted(got)
+            assert _lists(left_e, left_q)[i] == place
+            inv.add(place, [tuple(x) for x in parts[i]])
+            assert _lists(me, mq)[i] == place
+            assert (me[i][mq[i] == 0] == NONE).all() and (np.diff(me[i][mq[i] > 0]) > 0).all()
+
+
+def test_an_interval_of_the_queue_is_what_successive_takes_get():
+    rng = np.random.default_rng(1)
+    place = _random_place(rng) + [[50, 30]]
+    e, q = _rows([place] * 3, 8)
+    cuts = np.array([0, 4, 11, 20])
+    got = taken_between(q, cuts[:-1], cuts[1:])
+    copy = [list(b) for b in place]
+    for i in range(3):
+        want = inv.take(copy, int(cuts[i + 1] - cuts[i]))
+        assert sorted((int(x), int(y)) for x, y in zip(e[i], got[i], strict=True) if y) == sorted(want)
+
+
+def test_expiry_view_and_a_table_that_widens():
+    e, q = _rows([[[3, 2], [9, 4], [20, 1]], [[15, 5]], []], 4)
+    expired, soon, nxt = expiry_view(e, q, day=5, soon=7)
+    assert expired.tolist() == [2, 0, 0] and soon.tolist() == [4, 0, 0] and nxt.tolist() == [9, 15, 0]
+    table = BatchTable(3, 2)
+    table.put(np.array([1]), *_rows([[[1, 1], [2, 1], [3, 1]]], 3))
+    assert table.width == 3 and _lists(table.expiry, table.qty) == [[], [[1, 1], [2, 1], [3, 1]], []]
