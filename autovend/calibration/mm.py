@@ -141,6 +141,11 @@ def scratch(n: int) -> tuple[FloatArray, FloatArray]:
     return held[0][:n], held[1][:n]
 
 
+def drop_scratch() -> None:
+    """Free this thread's scratch arrays (a fit is done with them: they would outlive it by the process's life)."""
+    _SCRATCH.arrays = None
+
+
 Over = Callable[..., list[Any]]  # over(fn, *args): [fn(cells, *args) for each block's SplitCells], in block order
 
 

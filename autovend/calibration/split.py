@@ -25,7 +25,7 @@ from autovend.calibration.censored import (
     truncated_var,
 )
 from autovend.calibration.choice import ChoiceCells, ChoiceData, ChoiceFit, SplitCodes, choice_of
-from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, ordered_sum, scratch, solve
+from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, drop_scratch, ordered_sum, scratch, solve
 from autovend.calibration.store import local_store
 
 DELTA = 0.01  # relative step of the uncensored sales in the E-step's variance correction (see `_ml_step`)
@@ -146,7 +146,8 @@ def _open(block: Block, n_pi: int) -> None:
 
 
 def _close(block: Block) -> None:
-    block.split = None  # its per-cell scratch goes before the E-step's
+    block.split = None
+    drop_scratch()  # the sweeps' per-cell scratch goes before the E-step's
     if block.spill is not None:
         block.spill.put("sk", None)
 
