@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from autovend.errors import AutoVendError
+from autovend.memory import lean_allocation, release_freed
 
 CONNECT_TIMEOUT = "30s"
 WORKER_WAIT_S = 120.0
@@ -121,10 +122,17 @@ class LocalExecutor:
 
 
 class Holder:
-    """A group's state on a Dask worker (an actor): built once, then called with functions of it."""
+    """A group's state on a Dask worker (an actor): built once, then called with functions of it.
+
+    The worker is set up as the pipeline's own processes are (`memory.lean_allocation`: large arrays mapped from
+    the system and given back when freed), and once the state is built the build's freed pages go back to the
+    system (`memory.release_freed`): what the worker holds afterwards is close to the state itself.
+    """
 
     def __init__(self, build: Callable[..., Any], *inputs: Any) -> None:
+        lean_allocation()
         self.state = build(*inputs)
+        release_freed()
 
     def apply(self, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(state, *args)."""
@@ -153,6 +161,7 @@ class DaskExecutor:
         self.workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
         self.n_groups = len(self.workers)
         self.progress = progress
+        client.run(lean_allocation)  # the workers allocate as the pipeline's processes do (`Holder`)
 
     def submit(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
         """A task fn(item, *args) per item; their results as Refs, in item order."""
@@ -201,15 +210,24 @@ def _large(value: Any) -> bool:
 
 
 @contextlib.contextmanager
-def connect(scheduler: str | None, workers: int | None, *, progress: bool = False) -> Iterator[DaskExecutor]:
+def connect(
+    scheduler: str | None, workers: int | None, *, memory_limit: int | None = None, progress: bool = False
+) -> Iterator[DaskExecutor]:
     """A DaskExecutor on the scheduler at `scheduler` ("local" or None: a new local cluster of `workers` processes).
 
-    An existing scheduler is waited for until it has `workers` workers (at least one). The local cluster has one
-    thread per worker and its dashboard on a free port; it is closed on exit.
+    An existing scheduler is waited for until it has `workers` workers (at least one); its workers' memory limits
+    are their own (`dask worker --memory-limit`). The local cluster has one thread per worker, each with
+    `memory_limit` bytes (None: Dask's default, the machine's memory shared among them), and its dashboard on a
+    free port; it is closed on exit.
     """
     from distributed import Client, LocalCluster
 
     if scheduler not in (None, "local"):
+        if memory_limit is not None:
+            raise SchedulerError(
+                "a worker memory limit is set where the workers start: `dask worker ADDRESS --memory-limit 2GiB` "
+                "(--worker-memory is for --scheduler local)"
+            )
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
@@ -237,6 +255,7 @@ def connect(scheduler: str | None, workers: int | None, *, progress: bool = Fals
         processes=True,
         dashboard_address=":0",
         silence_logs=logging.ERROR,
+        memory_limit=memory_limit if memory_limit is not None else "auto",
     )
     try:
         client = Client(cluster)

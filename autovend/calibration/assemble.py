@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.blocks import Block, block_machine_days, build_group, panel_store
+from autovend.calibration.blocks import Block, block_machine_days, build_held_group, panel_store
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.panel import Head, Panel, build_panel, finish, head, kept_products, sales_codes
 from autovend.calibration.sales import combine, cut, facts, part_sales
-from autovend.calibration.store import CellStore, groups_of, remote_store
+from autovend.calibration.store import CellStore, groups_of, held_layout, remote_store
 from autovend.data.load import Source
 from autovend.errors import SourceError
 from autovend.parallel import Executor
@@ -52,14 +52,14 @@ def _held(hd: Head, parts: list[Any], executor: Executor, source_hash: str) -> t
     """The blocks built and held by the executor's groups from the parts (Refs), and the panel without cells."""
     ranges = hd.blocks
     weights = [int(hd.frame.weight[lo:hi].sum()) for lo, hi in ranges]
-    layout = [g for g in groups_of(weights, executor.n_groups) if g]
+    layout = held_layout(weights, executor.n_groups)
     bounds = [(ranges[g[0]][0], ranges[g[-1]][1]) for g in layout]
     cuts = executor.submit(cut, parts, hd.frame.keep, hd.start_day, bounds)
     inputs = []
     for g, blocks in enumerate(layout):
         specs = [(b, *ranges[b]) for b in blocks]
         inputs.append((specs, executor.pick(cuts, g), hd.block_frame))
-    store = remote_store(executor, build_group, inputs, layout, ranges)
+    store = remote_store(executor, build_held_group, inputs, layout, ranges)
     executor.release(cuts)
     found = store.map(block_machine_days)
     cap_est: dict[int, float] = {}

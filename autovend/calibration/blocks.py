@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,13 +172,30 @@ def build_block(
     return Block(lo, hi, cells, md, cap, index=index)
 
 
-def build_group(specs: list[tuple[int, int, int]], pieces: list[Any], frame: Any) -> list[Block]:
-    """The blocks (index, lo, hi) of a group from every part's pieces of the group's machines (`sales.cut`)."""
-    out = []
+def _built(specs: list[tuple[int, int, int]], pieces: list[Any], frame: Any) -> Iterator[Block]:
     for index, lo, hi in specs:
         joined = join([piece.of(lo, hi) for piece in pieces] if len(specs) > 1 else pieces)
         inv, visits = (joined.inv, joined.visits) if frame.any_inventory else (None, None)
-        out.append(build_block(index, lo, hi, joined.sales, inv, visits, frame))
+        block = build_block(index, lo, hi, joined.sales, inv, visits, frame)
+        del joined, inv, visits
+        yield block
+
+
+def build_group(specs: list[tuple[int, int, int]], pieces: list[Any], frame: Any) -> list[Block]:
+    """The blocks (index, lo, hi) of a group from every part's pieces of the group's machines (`sales.cut`)."""
+    return list(_built(specs, pieces, frame))
+
+
+def build_held_group(specs: list[tuple[int, int, int]], pieces: list[Any], frame: Any) -> list[Block]:
+    """`build_group` for a group held for the whole calibration: each block's cells compressed once built (`freeze`).
+
+    A worker holding many groups then holds their cells at about 6 KB a machine; their readers (the split's cells,
+    the sales rule, the panel table) take them back a block at a time.
+    """
+    out = []
+    for block in _built(specs, pieces, frame):
+        freeze(block)
+        out.append(block)
     return out
 
 
@@ -217,12 +235,6 @@ def freeze(block: Block) -> int:
 def block_machine_days(block: Block) -> tuple[pd.DataFrame, dict[int, float]]:
     """The block's machine-days and its machines' largest counts."""
     return block.machine_days, block.cap_est
-
-
-def block_sold(block: Block, n_products: int) -> np.ndarray:
-    """Units sold per product in the block's cells (any machine)."""
-    c = block.cells
-    return np.bincount(c["k"], weights=c["units"], minlength=n_products)
 
 
 def panel_store(panel: Any) -> CellStore:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.blocks import Spill, lean, panel_store, reserve, set_md_lo
+from autovend.calibration.blocks import Spill, block_cells_of, lean, panel_store, reserve, set_md_lo
 from autovend.calibration.mm import Layout, ordered_sum
 from autovend.calibration.panel import Panel
 from autovend.calibration.store import CellStore
@@ -175,18 +175,18 @@ class SplitCodes:
     env_table: np.ndarray  # E of eq. (2) by day, site type and category (`_environment_table`)
 
 
-def _rows(block: Any, in_split: np.ndarray, has_inv: np.ndarray) -> np.ndarray:
-    """The block's cells of the split: of its machines in the split, and on machines with inventory known days only."""
-    cells = block.cells
+def _rows(cells: pd.DataFrame, in_split: np.ndarray, has_inv: np.ndarray) -> np.ndarray:
+    """A block's cells of the split: of its machines in the split, and on machines with inventory known days only."""
     m_all = cells["m"].to_numpy()
     return np.flatnonzero(in_split[m_all] & (~has_inv[m_all] | cells["known"].to_numpy()))
 
 
 def block_rows_summary(block: Any, in_split: np.ndarray, has_inv: np.ndarray, g2_of_k: np.ndarray) -> tuple:
     """The machines and the subcategories the block's split cells hold (they settle the codes, `SplitCodes`)."""
-    rows = _rows(block, in_split, has_inv)
-    m = block.cells["m"].to_numpy()[rows]
-    g2_codes = g2_of_k[block.cells["k"].to_numpy()[rows]]
+    cells = block_cells_of(block)
+    rows = _rows(cells, in_split, has_inv)
+    m = cells["m"].to_numpy()[rows]
+    g2_codes = g2_of_k[cells["k"].to_numpy()[rows]]
     return np.unique(m), np.unique(g2_codes)
 
 
@@ -198,9 +198,9 @@ def block_choice(
     The cells' columns are taken one at a time and their factors computed in pieces of FACTOR_BLOCK cells, so
     besides the ChoiceData only a few values a cell are held.
     """
-    cells = block.cells
+    cells = block_cells_of(block)
     has_inv = meta.machines["has_inventory"].to_numpy()
-    rows = _rows(block, in_split, has_inv)
+    rows = _rows(cells, in_split, has_inv)
     m = cells["m"].to_numpy()[rows]
     md_key = m.astype(np.int64) * (meta.n_days + 1) + cells["d"].to_numpy()[rows]
     uniq, cell_md = np.unique(md_key, return_inverse=True)

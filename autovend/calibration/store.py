@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from autovend.calibration import cells
 from autovend.parallel import Executor, Groups, LocalExecutor
 
 
@@ -35,6 +36,21 @@ def _on_split(block: Any, fn: Callable[..., Any], *args: Any) -> Any:
 
 def _held(*blocks: Any) -> list[Any]:
     return list(blocks)
+
+
+GROUP_BLOCKS = 4  # a held group's blocks, at most (in rows: GROUP_BLOCKS x cells.BLOCK_ROWS), beyond one per worker
+
+
+def held_layout(weights: Sequence[float], n_workers: int) -> list[list[int]]:
+    """Groups of consecutive blocks to hold on `n_workers` workers: one per worker, more where that would be large.
+
+    A group is built in one go from its machines' rows, so each holds about GROUP_BLOCKS blocks' rows at most: a
+    worker then builds its groups one after the other (its rows waiting in Dask's memory, spilled to its disk
+    beyond the worker's memory target) instead of holding all its machines' rows at once.
+    """
+    total = float(np.sum(np.asarray(weights, dtype=float))) if len(weights) else 0.0
+    n = max(n_workers, int(np.ceil(total / (GROUP_BLOCKS * cells.BLOCK_ROWS))))
+    return [g for g in groups_of(weights, n) if g]
 
 
 def groups_of(weights: Sequence[float], n_groups: int) -> list[list[int]]:

@@ -21,6 +21,10 @@ SCHEDULER_HELP = (
     "without it (docs/scale.md)."
 )
 WORKERS_HELP = "With --scheduler local: worker processes (default 2); with an address: workers to wait for."
+WORKER_MEMORY_HELP = (
+    "With --scheduler local: each worker's memory limit (2GiB, 1500MB; default: the machine's memory / workers). "
+    "Split cells beyond 40% of it are kept on the worker's disk, so memory does not grow with the machines."
+)
 FORCE_HELP = (
     "Replace an output folder that holds other files (without it, only an empty folder or this command's "
     "earlier output is replaced)."
@@ -93,6 +97,7 @@ def calibrate_cmd(
     ),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    worker_memory: str | None = typer.Option(None, "--worker-memory", help=WORKER_MEMORY_HELP),
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
@@ -115,7 +120,8 @@ def calibrate_cmd(
     with step_progress(console, "calibrate"):
         res, seconds = run(
             source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator),
-            scheduler=scheduler, workers=workers, announce=announce if scheduler is not None else None,
+            scheduler=scheduler, workers=workers, worker_memory=worker_memory,
+            announce=announce if scheduler is not None else None,
         )  # fmt: skip
     s = res.estimates
     table = Table(title=f"calibration of {s.source_name} ({seconds:.1f} s, {estimator} estimator)")
@@ -156,6 +162,7 @@ def validate_cmd(
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
     workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    worker_memory: str | None = typer.Option(None, "--worker-memory", help=WORKER_MEMORY_HELP),
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
@@ -179,7 +186,8 @@ def validate_cmd(
     with step_progress(console, "validate"):
         res, seconds = run(
             source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory,
-            scheduler=scheduler, workers=workers, announce=announce if scheduler is not None else None,
+            scheduler=scheduler, workers=workers, worker_memory=worker_memory,
+            announce=announce if scheduler is not None else None,
         )  # fmt: skip
     m, v = res.metrics, res.verdict
     console.print(

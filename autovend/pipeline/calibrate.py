@@ -21,7 +21,7 @@ from autovend.errors import ConfigError
 from autovend.io import OutputKind, check_distinct_outputs, check_output_dir
 from autovend.memory import lean_allocation, release_freed
 from autovend.parallel import Executor, LocalExecutor
-from autovend.pipeline.cluster import where
+from autovend.pipeline.cluster import ClusterConfig, memory_bytes, where
 from autovend.progress import step, stepped
 
 
@@ -37,6 +37,7 @@ def run(
     estimator: Estimator = DEFAULT_ESTIMATOR,
     scheduler: str | None = None,
     workers: int | None = None,
+    worker_memory: str | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> tuple[CalibrationResult, float]:
     """Check the output folders, load and check the source (refused if it breaks the contract), calibrate, write.
@@ -59,9 +60,9 @@ def run(
     if report_dir is not None:
         check_output_dir(report_dir, OutputKind.CALIBRATION_REPORT, force=force, inputs=inputs)
     config, demand_settings = load_calibration_config(params), load_demand_settings(settings)
-    scheduler, workers = where(params, scheduler, workers)
+    cluster = where(params, scheduler, workers, worker_memory)
     lean_allocation()
-    with executor_for(scheduler, workers, partitioned=is_partitioned(source_dir)) as executor:
+    with executor_for(cluster, partitioned=is_partitioned(source_dir)) as executor:
         if announce is not None:
             announce(executor.description if executor is not None else "in process")
         # the source is passed on without a name here, so calibrate holds its only reference and frees it early
@@ -75,16 +76,19 @@ def run(
 
 
 @contextlib.contextmanager
-def executor_for(scheduler: str | None, workers: int | None, *, partitioned: bool) -> Iterator[Executor | None]:
-    """Where the blocks are held: a Dask cluster (`scheduler`), in process for a partitioned source, else None."""
-    if scheduler is not None:
+def executor_for(cluster: ClusterConfig, *, partitioned: bool) -> Iterator[Executor | None]:
+    """Where the blocks are held: a Dask cluster (`cluster.scheduler`), in process (a partitioned source), or None."""
+    if cluster.scheduler is not None:
         from autovend.parallel import connect
 
-        with connect(scheduler, workers, progress=True) as executor:
+        memory = memory_bytes(cluster.worker_memory) if cluster.worker_memory is not None else None
+        with connect(cluster.scheduler, cluster.workers, memory_limit=memory, progress=True) as executor:
             yield executor
         return
-    if workers is not None:
+    if cluster.workers is not None:
         raise ConfigError("--workers needs --scheduler (local, or a Dask scheduler's address)")
+    if cluster.worker_memory is not None:
+        raise ConfigError("--worker-memory needs --scheduler local (a running scheduler's workers have their own)")
     yield LocalExecutor() if partitioned else None
 
 

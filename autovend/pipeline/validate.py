@@ -42,6 +42,7 @@ def run(
     ignore_inventory: bool = False,
     scheduler: str | None = None,
     workers: int | None = None,
+    worker_memory: str | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> tuple[ValidationResult, float]:
     """Check the output folders, validate and write; `calibration_out` keeps the training-window calibration.
@@ -67,8 +68,8 @@ def run(
         source = dataclasses.replace(source, inventory=None)
     vconf = load_validation_config(params)
     step("validation")
-    scheduler, workers = where(params, scheduler, workers)
-    with executor_for(scheduler, workers, partitioned=False) as executor:
+    cluster = where(params, scheduler, workers, worker_memory)
+    with executor_for(cluster, partitioned=False) as executor:
         if announce is not None:
             announce(executor.description if executor is not None else "in process")
         with blocks_on(executor):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autovend.calibration import blocks, cells
+from autovend.calibration import blocks, cells, store
 from autovend.calibration.assemble import from_parts, on_executor
 from autovend.calibration.calibrate import blocks_on, calibrate
 from autovend.calibration.config import CalibrationConfig
@@ -48,10 +48,15 @@ def test_blocks_held_in_groups_give_the_bytes_of_the_panel_in_memory(small, tmp_
     reference = _written(whole, tmp_path / "memory")
     grouped = calibrate(on_executor(source, CalibrationConfig(), LocalExecutor(3)), CalibrationConfig())
     assert _written(grouped, tmp_path / "groups") == reference
+    monkeypatch.setattr(store, "GROUP_BLOCKS", 1)  # groups of one block each: 4 groups held by 1 worker
+    assert store.held_layout([943, 242, 395, 137], 1) == [[0], [1], [2], [3]]
+    bounded = calibrate(on_executor(source, CalibrationConfig(), LocalExecutor(1)), CalibrationConfig())
+    assert _written(bounded, tmp_path / "bounded") == reference
+    monkeypatch.setattr(store, "GROUP_BLOCKS", 4)
     monkeypatch.setattr(blocks, "spill_budget", lambda: 0.0)  # a worker whose memory holds no block: all on disk
     spilled = calibrate(on_executor(source, CalibrationConfig(), LocalExecutor(2)), CalibrationConfig())
     assert _written(spilled, tmp_path / "spilled") == reference
-    del whole, grouped, spilled
+    del whole, grouped, bounded, spilled
     gc.collect()
     assert blocks._HELD["bytes"] == 0  # every block's memory given back (when released, or else when collected)
 
@@ -63,6 +68,15 @@ def test_a_calibration_inside_blocks_on_holds_its_blocks_there(small, tmp_path, 
     reference = _written(calibrate(source, CalibrationConfig()), tmp_path / "memory")
     with blocks_on(LocalExecutor(2)):  # what validation's calibrations do on a cluster
         assert _written(calibrate(source, CalibrationConfig()), tmp_path / "context") == reference
+
+
+def test_held_groups_stay_within_their_rows_whatever_the_machines(monkeypatch):
+    monkeypatch.setattr(cells, "BLOCK_ROWS", 100)
+    assert store.held_layout([100] * 6, 2) == [[0, 1, 2], [3, 4, 5]]  # 600 rows: two groups of at most 400
+    layout = store.held_layout([100] * 40, 2)  # 4,000 rows: ten groups of 4 blocks, five a worker
+    assert [len(g) for g in layout] == [4] * 10
+    assert [b for g in layout for b in g] == list(range(40))  # consecutive, in block order
+    assert store.held_layout([100, 0, 100], 3) == [[0], [1], [2]]
 
 
 def test_the_panel_has_the_blocks_it_was_built_in(small, monkeypatch):
