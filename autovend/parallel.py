@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from autovend.errors import AutoVendError
-from autovend.memory import lean_allocation, release_freed
 
 CONNECT_TIMEOUT = "30s"
 WORKER_WAIT_S = 120.0
@@ -122,17 +121,10 @@ class LocalExecutor:
 
 
 class Holder:
-    """A group's state on a Dask worker (an actor): built once, then called with functions of it.
-
-    The worker is set up as the pipeline's own processes are (`memory.lean_allocation`: large arrays mapped from
-    the system and given back when freed), and once the state is built the build's freed pages go back to the
-    system (`memory.release_freed`): what the worker holds afterwards is close to the state itself.
-    """
+    """A group's state on a Dask worker (an actor): built once, then called with functions of it."""
 
     def __init__(self, build: Callable[..., Any], *inputs: Any) -> None:
-        lean_allocation()
         self.state = build(*inputs)
-        release_freed()
 
     def apply(self, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(state, *args)."""
@@ -161,7 +153,6 @@ class DaskExecutor:
         self.workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
         self.n_groups = len(self.workers)
         self.progress = progress
-        client.run(lean_allocation)  # the workers allocate as the pipeline's processes do (`Holder`)
 
     def submit(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
         """A task fn(item, *args) per item; their results as Refs, in item order."""

@@ -22,6 +22,7 @@ import pandas as pd
 from autovend.calibration.cells import Keys, Records, block_cells, machine_days
 from autovend.calibration.sales import join
 from autovend.calibration.store import CellStore, local_store
+from autovend.memory import lean_allocation, release_freed
 
 
 @dataclass(eq=False)
@@ -190,12 +191,16 @@ def build_held_group(specs: list[tuple[int, int, int]], pieces: list[Any], frame
     """`build_group` for a group held for the whole calibration: each block's cells compressed once built (`freeze`).
 
     A worker holding many groups then holds their cells at about 6 KB a machine; their readers (the split's cells,
-    the sales rule, the panel table) take them back a block at a time.
+    the sales rule, the panel table) take them back a block at a time. A Dask worker allocates as the pipeline's
+    processes do (`memory.lean_allocation`), and the build's freed pages go back to the system once it is done.
     """
+    if _local_directory() is not None:  # on a Dask worker
+        lean_allocation()
     out = []
     for block in _built(specs, pieces, frame):
         freeze(block)
         out.append(block)
+    release_freed()
     return out
 
 

@@ -101,7 +101,7 @@ class CalibrationResult:
                 for name, table in self.diagnostics.items():  # rounded: their last bits depend on the CPU
                     (tmp / "diagnostics" / f"{name}.parquet").write_bytes(parquet_bytes(diagnostic_frame(table)))
                 if self.panel_rows is not None:
-                    write_parts(tmp / "diagnostics" / "panel.parquet", (diagnostic_frame(t) for t in self.panel_rows()))
+                    write_parts(tmp / "diagnostics" / "panel.parquet", map(diagnostic_frame, self.panel_rows()))
 
     @classmethod
     def read(cls, out_dir: str | Path) -> CalibrationResult:
@@ -125,7 +125,7 @@ class CalibrationResult:
 def write_parts(path: Path, frames: Iterator[pd.DataFrame]) -> None:
     """Write frames of one schema as one Parquet file, a row group each (zstd, no pandas metadata, as parquet_bytes).
 
-    Only one frame is held at a time; without frames nothing is written.
+    Only one frame is held at a time (the iterator's, and its Arrow copy); without frames nothing is written.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -133,12 +133,12 @@ def write_parts(path: Path, frames: Iterator[pd.DataFrame]) -> None:
     writer = None
     try:
         for frame in frames:
-            table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False).replace_schema_metadata(
-                None
-            )
+            table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+            del frame
             if writer is None:
                 writer = pq.ParquetWriter(path, table.schema, compression="zstd")
             writer.write_table(table)
+            del table
     finally:
         if writer is not None:
             writer.close()
