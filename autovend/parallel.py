@@ -28,6 +28,11 @@ from autovend.errors import AutoVendError
 CONNECT_TIMEOUT = "30s"
 WORKER_WAIT_S = 120.0
 CLOSE_TIMEOUT_S = 10.0
+# A local cluster's workers hold a job's state in actors, which a restarted worker would not have: over their memory
+# limit they spill what Dask holds to disk (from 60% of it) but are neither paused (a paused worker runs no task,
+# and its actors' state would keep it paused) nor restarted (the job would fail). The job keeps its own state within
+# the limit (`autovend.calibration.blocks.spill_budget`). Workers started by hand take these from their own config.
+LOCAL_WORKER_MEMORY = {"distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False}
 
 
 class SchedulerError(AutoVendError):
@@ -73,7 +78,10 @@ class Executor(Protocol):
         ...
 
     def groups(self, build: Callable[..., Any], inputs: Sequence[Sequence[Any]]) -> Groups:
-        """One group per entry of `inputs`, its state `build(*entry)` (Refs among the entry are resolved)."""
+        """One group per entry of `inputs`, its state `build(*entry)` (Refs among the entry are resolved).
+
+        The Refs of an entry (alone or in a list) are released once its group is built: the entry is consumed.
+        """
         ...
 
 
@@ -192,7 +200,17 @@ class DaskExecutor:
                     Holder, build, *entry, actor=True, workers=[worker], allow_other_workers=False, pure=False
                 )
             )
-        return _ActorGroups([f.result() for f in futures], futures)
+        actors = []
+        for entry, future in zip(inputs, futures, strict=True):
+            actors.append(future.result())
+            self.release([r for item in entry for r in (item if isinstance(item, list) else [item]) if _is_ref(r)])
+        return _ActorGroups(actors, futures)
+
+
+def _is_ref(value: Any) -> bool:
+    from distributed import Future
+
+    return isinstance(value, Future)
 
 
 def _large(value: Any) -> bool:
@@ -240,14 +258,17 @@ def connect(
         finally:
             client.close()
         return
-    cluster = LocalCluster(
-        n_workers=max(workers or 2, 1),
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-        memory_limit=memory_limit if memory_limit is not None else "auto",
-    )
+    import dask
+
+    with dask.config.set(LOCAL_WORKER_MEMORY):
+        cluster = LocalCluster(
+            n_workers=max(workers or 2, 1),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+            memory_limit=memory_limit if memory_limit is not None else "auto",
+        )
     try:
         client = Client(cluster)
         try:

@@ -49,18 +49,24 @@ def in_memory(source: Source, config: CalibrationConfig) -> Prepared:
 
 
 def _held(hd: Head, parts: list[Any], executor: Executor, source_hash: str) -> tuple[Panel, CellStore]:
-    """The blocks built and held by the executor's groups from the parts (Refs), and the panel without cells."""
+    """The blocks built and held by the executor's groups from the parts (Refs), and the panel without cells.
+
+    The parts are released here (their Refs are the caller's no more): each step's Refs go as soon as the next
+    step's tasks are submitted (Dask keeps a value until the tasks that need it have run), and each group's
+    pieces once its blocks are built, so the cluster holds one copy of the reduced records at a time.
+    """
     ranges = hd.blocks
     weights = [int(hd.frame.weight[lo:hi].sum()) for lo, hi in ranges]
     layout = held_layout(weights, executor.n_groups)
     bounds = [(ranges[g[0]][0], ranges[g[-1]][1]) for g in layout]
     cuts = executor.submit(cut, parts, hd.frame.keep, hd.start_day, bounds)
+    executor.release(parts)
     inputs = []
     for g, blocks in enumerate(layout):
         specs = [(b, *ranges[b]) for b in blocks]
         inputs.append((specs, executor.pick(cuts, g), hd.block_frame))
-    store = remote_store(executor, build_held_group, inputs, layout, ranges)
     executor.release(cuts)
+    store = remote_store(executor, build_held_group, inputs, layout, ranges)  # each group's pieces go once built
     found = store.map(block_machine_days)
     cap_est: dict[int, float] = {}
     for _, cap in found:
@@ -82,7 +88,6 @@ def on_executor(source: Source, config: CalibrationConfig, executor: Executor) -
     refs = executor.scatter(parts)
     del parts
     panel, store = _held(hd, refs, executor, source.content_hash)
-    executor.release(refs)
     return Prepared(panel, store, getattr(source.meta, "name", ""), executor)
 
 
@@ -120,7 +125,6 @@ def from_parts(location: Any, check_settings: Any, config: CalibrationConfig, ex
     found = executor.gather(executor.submit(facts, parts))
     hd = head(small, products, combine(found, len(small.machines)), config, notes)
     panel, store = _held(hd, parts, executor, report.summary.content_hash)
-    executor.release(parts)
     return Prepared(panel, store, inspection.meta.name, executor)
 
 
