@@ -154,7 +154,7 @@ def rescattered(prepared: Prepared, panel: Panel) -> Prepared:
     refs = executor.scatter([[blocks[b] for b in g] for g in layout])
     store = remote_store(executor, _as_group, [(r,) for r in refs], layout, ranges)
     executor.release(refs)
-    lean = Panel(**{**panel.__dict__, "cells": panel.cells.iloc[:0]})
+    lean = Panel(**{**panel.__dict__, "cells": panel.cells.iloc[:0].copy()})
     return Prepared(lean, store, prepared.source_name, executor)
 
 

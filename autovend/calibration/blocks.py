@@ -150,7 +150,9 @@ def keep(block: Block, name: str, value: np.ndarray | None) -> None:
 
 def lean(panel: Any) -> Any:
     """The panel (`panel.Panel`) without its cells and machine-days: what a block needs of the panel's frame."""
-    return dataclasses.replace(panel, cells=panel.cells.iloc[:0], machine_days=panel.machine_days.iloc[:0])
+    return dataclasses.replace(
+        panel, cells=panel.cells.iloc[:0].copy(), machine_days=panel.machine_days.iloc[:0].copy()
+    )
 
 
 def build_block(
@@ -233,7 +235,7 @@ def freeze(block: Block) -> int:
         with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
             writer.write_table(table)
         block.cold = sink.getvalue().to_pybytes()
-        block.cells = block.cells.iloc[:0]
+        block.cells = block.cells.iloc[:0].copy()
     return len(block.cold)
 
 

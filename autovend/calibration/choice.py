@@ -264,7 +264,7 @@ def _hold(block: Any, data: ChoiceData) -> None:
     block.spill = Spill()
     for name, value in arrays.items():
         block.spill.put(name, value)
-    block.data = dataclasses.replace(data, **{name: value[:0] for name, value in arrays.items()})
+    block.data = dataclasses.replace(data, **{name: value[:0].copy() for name, value in arrays.items()})
 
 
 def choice_of(block: Any) -> ChoiceData:
