@@ -82,7 +82,8 @@ def canonical_frame(
     """
     allowed = set(nullable)
     to_round = None if rounded is None else set(rounded)
-    out = frame.reset_index(drop=True).copy()
+    out = frame.copy()  # one copy (reset_index(drop=True).copy() held two at once)
+    out.index = pd.RangeIndex(len(out))
     for col in out.columns:
         if not _is_float(out[col]):
             continue
@@ -104,7 +105,8 @@ def diagnostic_frame(frame: pd.DataFrame, digits: int = SIGNIFICANT_DIGITS) -> p
     For diagnostics (figures, tables written beside the estimates): their unrounded values move in the last bits
     with numpy's SIMD kernels, and a figure or file drawn from them must not.
     """
-    out = frame.reset_index(drop=True).copy()
+    out = frame.copy()  # one copy (reset_index(drop=True).copy() held two at once)
+    out.index = pd.RangeIndex(len(out))
     for col in out.columns:
         if _is_float(out[col]):
             out[col] = round_array(out[col].to_numpy(dtype=np.float64), digits)

@@ -12,6 +12,7 @@ EXTRA_OF: dict[str, str] = {
     "statsmodels": "pipeline",
     "pandera": "pipeline",
     "dvc": "pipeline",
+    "fsspec": "pipeline",
     "openai": "llm",
     "gymnasium": "gym",
     "dask": "sweep",

@@ -5,6 +5,11 @@ suffix); products, weather and calendar are shared. Every copy sells exactly wha
 so the result is a valid source whose panel has N times the cells of the original. Run as
 
     .venv/bin/python benchmarks/scaled_source.py data/raw/synthetic-cn /tmp/cn-x10 --copies 10
+    .venv/bin/python benchmarks/scaled_source.py data/raw/synthetic-cn /tmp/cn-x200 --copies 200 --partitioned
+
+`--partitioned` writes orders and inventory as hive-partitioned Parquet by month (`autovend.data.parts`), each
+month's rows in files of `--copies-per-file` copies (orders/month=2024-06/part-00003.parquet: copies 30-39), the
+values parsed as the check parses the CSV's; the generated sources are benchmark inputs, never committed.
 
 The source folder is only read; the output folder must not exist yet.
 """
@@ -73,15 +78,69 @@ def build_scaled_source(src: Path, out: Path, copies: int, fmt: str = "csv") -> 
     return out
 
 
+def build_partitioned_source(src: Path, out: Path, copies: int, copies_per_file: int = 10) -> Path:
+    """Write `copies` machine sets of the flat source `src` to the new folder `out`, orders and inventory partitioned.
+
+    Each month's rows of `copies_per_file` consecutive copies go to one file (module docstring).
+    """
+    import pandas as pd
+
+    from autovend.data.contract import TABLES_BY_STEM
+    from autovend.data.partwrite import typed_table
+    from autovend.data.source import read_table_file
+
+    if copies < 1 or copies_per_file < 1:
+        raise ValueError("copies and copies_per_file must be at least 1")
+    out.mkdir(parents=True, exist_ok=False)
+    meta = yaml.safe_load((src / "source.yaml").read_text(encoding="utf-8"))
+    name = meta["name"]
+    meta["name"] = f"{name}-x{copies}"
+    meta["description"] = f"{copies} copies of the machines of {name} (benchmark source, partitioned by month)"
+    (out / "source.yaml").write_text(yaml.safe_dump(meta, allow_unicode=True), encoding="utf-8")
+    for stem in SHARED:
+        if (src / f"{stem}.csv").is_file():
+            shutil.copyfile(src / f"{stem}.csv", out / f"{stem}.csv")
+    machines = _read(src / "machines.csv")
+    options = pacsv.WriteOptions(quoting_style="none")
+    with pacsv.CSVWriter(out / "machines.csv", machines.schema, write_options=options) as writer:
+        for i in range(copies):
+            writer.write_table(_copy(machines, PER_MACHINE["machines"], i))
+    for stem in ("orders", "inventory"):
+        if not (src / f"{stem}.csv").is_file():
+            continue
+        typed = typed_table(stem, read_table_file(src / f"{stem}.csv", TABLES_BY_STEM[stem].column_names))
+        month = typed["ts"].dt.strftime("%Y-%m")
+        for m in sorted(month.unique()):
+            rows = typed[(month == m).to_numpy()].reset_index(drop=True)
+            folder = out / stem / f"month={m}"
+            folder.mkdir(parents=True)
+            for g, first in enumerate(range(0, copies, copies_per_file)):
+                frames = []
+                for i in range(first, min(first + copies_per_file, copies)):
+                    frame = rows.copy()
+                    if i:
+                        for col in PER_MACHINE[stem]:
+                            frame[col] = frame[col].astype("string") + f"-x{i:02d}"  # a missing id stays missing
+                    frames.append(frame)
+                table = pa.Table.from_pandas(pd.concat(frames, ignore_index=True), preserve_index=False)
+                pq.write_table(table, folder / f"part-{g:05d}.parquet")
+    return out
+
+
 def main() -> None:
-    """Command line: SRC OUT --copies N [--format csv|parquet]."""
+    """Command line: SRC OUT --copies N [--format csv|parquet] [--partitioned [--copies-per-file C]]."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("src", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--copies", type=int, required=True)
     parser.add_argument("--format", choices=["csv", "parquet"], default="csv")
+    parser.add_argument("--partitioned", action="store_true", help="orders and inventory partitioned by month")
+    parser.add_argument("--copies-per-file", type=int, default=10)
     args = parser.parse_args()
-    build_scaled_source(args.src, args.out, args.copies, args.format)
+    if args.partitioned:
+        build_partitioned_source(args.src, args.out, args.copies, args.copies_per_file)
+    else:
+        build_scaled_source(args.src, args.out, args.copies, args.format)
     print(f"wrote {args.out} ({args.copies} machine sets)")
 
 

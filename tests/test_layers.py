@@ -36,9 +36,10 @@ LAYERS: Layers = (
         (
             *("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access", "webserve"),
             "currency",
+            "parallel",
         ),
         "small helpers that know nothing of vending (access: who may reach a web door; webserve: serving one; "
-        "currency: money's words)",
+        "currency: money's words; parallel: where a large job's tasks run, in process or on Dask)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),

@@ -33,7 +33,7 @@ from scipy import special
 
 from autovend.calibration.choice import FACTOR_BLOCK, _environment_table, _factors, split_codes
 from autovend.calibration.hmm import ABSENT, N_STATES, OUT, Chains, forward_backward
-from autovend.calibration.mm import Params, SplitProblem
+from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, local
 from autovend.calibration.panel import Panel
 from autovend.demand.settings import DemandSettings
 
@@ -222,23 +222,16 @@ def estimate_availability(panel: Panel, settings: DemandSettings, rounds: int, p
     final = np.zeros((len(days.pair_m), N_STATES))
     for _ in range(rounds):
         keep = (on > KEEP) | sold
-        problem = SplitProblem(
-            md=days.md[keep],
-            k=days.k[keep],
-            pig=pig[keep],
-            g2_of_k=g2_of_k,
-            a=days.a0[keep] * on[keep],
-            demand=days.units[keep],
-            n_md=n_md,
-            n_products=panel.n_products,
-            g1_of_g2=g1_of_g2,
-            pseudo_units=pseudo_units,
-            update_omega=True,
-        )
+        k = days.k[keep]
+        pg = pig[keep]
+        cells = SplitCells(days.md[keep], (pg // len(cats1)) * panel.n_products + k, k, pg, days.a0[keep] * on[keep],
+                           days.units[keep], n_md, panel.n_products, len(sites) * len(cats1))  # fmt: skip
+        layout = Layout(panel.n_products, g2_of_k, g1_of_k, g1_of_g2, len(sites))
+        problem = SplitProblem(local(cells), layout, (len(sites), len(cats1)), pseudo_units, True)
         params = problem.pin(params)
         for _sweep in range(SWEEPS_PER_ROUND):  # a generalised EM: each round's M-step need only climb
             params = problem.sweep(params)
-        del problem
+        del problem, cells
         v = params.omega[days.k] * params.pi.reshape(-1)[pig] * params.gamma[g2_of_k][days.k] * days.a0
         W = np.bincount(days.md, weights=v * on, minlength=n_md)
         s = np.divide(y_md, W, out=np.zeros(n_md), where=W > 0)

@@ -16,15 +16,21 @@ that comes out NaN or infinite is refused with what would identify it, never wri
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from autovend import __version__
+from autovend.calibration.assemble import Prepared, gathered, in_memory, on_executor, rescattered
 from autovend.calibration.availability import estimate_availability
-from autovend.calibration.choice import choice_data
+from autovend.calibration.blocks import Block, freeze, lean, release
+from autovend.calibration.choice import choice_cells
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.estimates import Estimates
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator, check_estimator, paper_estimates
@@ -40,13 +46,15 @@ from autovend.calibration.identification import (
 )
 from autovend.calibration.idrecord import Identification
 from autovend.calibration.no_purchase import loglog_elasticity
-from autovend.calibration.panel import Panel, build_panel
+from autovend.calibration.panel import Panel
 from autovend.calibration.result import SCHEMA_VERSION, CalibrationResult, canonical_result
+from autovend.calibration.store import CellStore
 from autovend.calibration.structure import Structure, fit_structure, product_split
-from autovend.calibration.tables import output_tables, panel_table
+from autovend.calibration.tables import block_panel_table, output_tables
 from autovend.data.load import Source
 from autovend.demand.settings import DemandSettings
 from autovend.memory import release_freed
+from autovend.parallel import Executor
 from autovend.progress import step, steps
 
 # the steps of `calibrate` and their shares of its time (autovend.progress)
@@ -61,13 +69,15 @@ CALIBRATION_STEPS = {
 
 
 def calibrate(
-    source: Source,
+    source: Source | Prepared,
     config: CalibrationConfig | None = None,
     settings: DemandSettings | None = None,
     estimator: Estimator = DEFAULT_ESTIMATOR,
 ) -> CalibrationResult:
     """Estimate every data-derived parameter of the demand model from a checked source (module docstring).
 
+    `source`: a checked source in memory, or its panel already built where its blocks are held
+    (`assemble.Prepared`: on a Dask cluster, or from a partitioned source); the statistics are the same either way.
     `estimator` "paper" replaces u, e, x, r and the machine scales by the paper's definitions
     (`autovend.calibration.estimator`); everything else is the same fit.
 
@@ -82,24 +92,36 @@ def calibrate(
     check_estimator(estimator)
     with steps("calibration", CALIBRATION_STEPS):
         step("daily panel")
-        panel = build_panel(source, config)
-        source_name = getattr(source.meta, "name", "")
+        executor = _EXECUTOR.get()
+        if isinstance(source, Prepared):
+            prepared = source
+        elif executor is None:
+            prepared = in_memory(source, config)
+        else:
+            prepared = on_executor(source, config, executor)
         del source  # the panel holds what calibration needs (a caller that keeps no reference frees the tables here)
         release_freed()
+        panel = prepared.panel
         notes = list(panel.notes)
         availability = None
         if not panel.machines["has_inventory"].any():  # shelves from sales alone: estimate what was on them
             step("latent availability")
+            panel = gathered(prepared)  # the availability's EM runs in this process (its chains are per pair)
             availability = estimate_availability(panel, settings, config.availability_rounds, config.mm_pseudo_units)
             panel = dataclasses.replace(panel, cells=availability.cells())
+            prepared = rescattered(prepared, panel)
+            panel = prepared.panel
             release_freed()
+        store = prepared.store
         step("choice cells")
-        data = choice_data(panel, settings)  # the cells of the split, shared by both passes
+        data = choice_cells(panel, store, settings)  # the cells of the split, shared by both passes
+        if not len(panel.cells):  # the blocks hold the only copy of the cells: what the fits do not read, packed
+            store.map(freeze)
         release_freed()
         step("first pass")
         start = None if availability is None else availability.params
         split = product_split(panel, settings, config, data=data, start=start)
-        censored = bool(np.any(data.censored))  # the second pass differs from the first only through imputation
+        censored = data.censored  # the second pass differs from the first only through imputation
         first = fit_structure(panel, split, settings, config, [] if censored else notes)
         prior = None
         if censored and config.em_rounds > 0 and np.isfinite(first.shocks.sigma) and first.shocks.sigma > 0:
@@ -146,7 +168,7 @@ def calibrate(
             "schema_version": SCHEMA_VERSION,
             "code_version": __version__,
             "source_hash": panel.source_hash,
-            "source_name": source_name,
+            "source_name": prepared.source_name,
             "params": config.model_dump(mode="json"),
             "settings": settings.model_dump(mode="json"),
             "eta": settings.eta,
@@ -240,9 +262,9 @@ def calibrate(
                 f"the product split's MM loops hit their cap of {config.mm_iterations} iterations before moving "
                 f"less than {config.mm_tolerance:g}; raise mm_iterations"
             )
-        del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is built
+        del st, fits, imp, data  # the split's per-cell arrays go before the per-cell panel table is written
+        store.map(drop_split_data)
         estimates = Estimates(**fields)  # with every note (the MM loops' cap is noted above)
-        diagnostics["panel"] = panel_table(panel)
         return canonical_result(
             CalibrationResult(
                 estimates=estimates,
@@ -252,8 +274,36 @@ def calibrate(
                 machines=machines_out,
                 diagnostics=diagnostics,
                 availability=availability,
+                panel_rows=functools.partial(panel_rows, store, lean(panel)),
             )
         )
+
+
+_EXECUTOR: contextvars.ContextVar[Executor | None] = contextvars.ContextVar("calibration_executor", default=None)
+
+
+@contextlib.contextmanager
+def blocks_on(executor: Executor | None) -> Iterator[None]:
+    """Inside the block, `calibrate` of a source in memory holds and sums its blocks on `executor` (None: here).
+
+    For callers that calibrate as one step among others (validation): the estimates are the same bytes anywhere.
+    """
+    token = _EXECUTOR.set(executor)
+    try:
+        yield
+    finally:
+        _EXECUTOR.reset(token)
+
+
+def drop_split_data(block: Block) -> None:
+    """Forget a block's split cells (the calibration is done with them)."""
+    release(block)
+
+
+def panel_rows(store: CellStore, meta: Panel) -> Iterator[pd.DataFrame]:
+    """The panel's diagnostic table (`tables.panel_table`), block by block."""
+    for b in range(store.n_blocks):
+        yield store.one(b, block_panel_table, meta)
 
 
 def _identification(panel: Panel, st: Structure, config: CalibrationConfig, settings: DemandSettings) -> Identification:

@@ -116,15 +116,19 @@ def cells_by_block(rec: Records, keys: Keys, gap: int, products: pd.DataFrame) -
     cells = _Columns()
     cap_est: dict[int, float] = {}
     for lo, hi in blocks:
-        part = rec.of(lo, hi) if len(blocks) > 1 else rec
-        with_inv = rec.has_inv[part.sales["m"].to_numpy()]
-        sales_inv = part.sales[with_inv]
-        known, cap = known_shelves(sales_inv, part.inv, part.visits, rec.start_ts, keys)
+        block, cap = block_cells(rec.of(lo, hi) if len(blocks) > 1 else rec, keys, gap, products)
         cap_est.update(cap)
-        rule = sales_rule_shelves(part.sales[~with_inv], gap, keys)
-        cells.add(attach_sales(_concat_sorted([known, rule], keys), part.sales, products))
-        del known, rule, sales_inv, part
+        cells.add(block)
+        del block
     return cells.frame(), cap_est
+
+
+def block_cells(part: Records, keys: Keys, gap: int, products: pd.DataFrame) -> tuple[pd.DataFrame, dict[int, float]]:
+    """The cells of one block of whole machines (in (m, k, d) order) and the largest counts of its machines."""
+    with_inv = part.has_inv[part.sales["m"].to_numpy()]
+    known, cap = known_shelves(part.sales[with_inv], part.inv, part.visits, part.start_ts, keys)
+    rule = sales_rule_shelves(part.sales[~with_inv], gap, keys)
+    return attach_sales(_concat_sorted([known, rule], keys), part.sales, products), cap
 
 
 class _Columns:
@@ -317,3 +321,34 @@ def attach_sales(cells: pd.DataFrame, sales: pd.DataFrame, products: pd.DataFram
     ref = products["ref_price"].to_numpy(dtype=float)[out["k"].to_numpy()]
     out["price"] = np.where(src >= 0, price[np.maximum(src, 0)], ref)
     return out
+
+
+def machine_days(cells: pd.DataFrame, capacity: np.ndarray, has_inv: np.ndarray, n_days: int) -> pd.DataFrame:
+    """Each machine's days from its first cell to the panel's end: units, whether all shelves are known, fill.
+
+    Sums by bincount over a machine-day position per cell (cells come in machine order), not a groupby:
+    a few values a cell at operator scale. Units and shelf counts are whole numbers, so the sums are exact.
+    A day without cells has its machine's shelf knowledge (known if it has inventory records) and 0 units.
+    `capacity` (per machine) sets the fill of the days with known shelves.
+    """
+    m = cells["m"].to_numpy()
+    d = cells["d"].to_numpy().astype(np.int64)
+    starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]]) if len(m) else np.zeros(0, np.int64)
+    present = m[starts].astype(np.int64)
+    first = np.minimum.reduceat(d, starts) if len(m) else np.zeros(0, np.int64)
+    length = n_days - first
+    md_m, md_d = expand(first, length)
+    run = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(m)]))  # each cell's machine, in `present`
+    at = (np.cumsum(length) - length - first)[run] + d  # the machine's first machine-day, plus days since its first
+    del run
+    n = len(md_m)
+    units = np.bincount(at, weights=cells["units"].to_numpy(), minlength=n).astype(np.int64)
+    q_sum = np.bincount(at, weights=np.nan_to_num(cells["q"].to_numpy(dtype=float), nan=0.0), minlength=n)
+    has_cells = np.bincount(at, minlength=n) > 0
+    unknown = np.bincount(at, weights=~cells["known"].to_numpy(), minlength=n) > 0
+    del at
+    m_md = present[md_m]
+    known = np.where(has_cells, ~unknown, has_inv[m_md])
+    capm = capacity[m_md]
+    fill = np.where(known, np.minimum(q_sum / capm, 1.0), np.nan)
+    return pd.DataFrame({"m": m_md, "d": md_d, "units": units, "known": known, "fill": fill, "active": True})

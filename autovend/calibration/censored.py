@@ -16,8 +16,8 @@ from scipy import special
 
 
 def bincount(idx: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
-    """Sum of `w` per code of `idx`, for codes 0..n-1."""
-    return np.bincount(idx, weights=w, minlength=n)
+    """Sum of `w` per code of `idx`, for codes 0..n-1 (floats, also for no codes at all)."""
+    return np.bincount(idx, weights=w, minlength=n).astype(np.float64, copy=False)
 
 
 def tail_probabilities(q: np.ndarray, lam: np.ndarray, depth: int) -> list[np.ndarray]:
@@ -82,8 +82,24 @@ def truncated_moments(q: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.nd
     return _mean_from_tails(q, lam_c, *tails[:2]), _var_from_tails(lam_c, *tails), sf
 
 
+def scale_ratios(md: np.ndarray, share: np.ndarray, y_unc: np.ndarray, cens: np.ndarray, n_md: int) -> np.ndarray:
+    """Each machine-day's uncensored units over its uncensored share (NaN where that share is 0.2 or less).
+
+    Their median per machine centres `day_scales`' prior; their median over all machine-days (`pooled`) stands in
+    for a machine without one.
+    """
+    p_unc = bincount(md, np.where(cens, 0.0, share), n_md)
+    return np.where(p_unc > 0.2, y_unc / np.maximum(p_unc, 1e-12), np.nan)
+
+
 def day_scales(
-    md: np.ndarray, share: np.ndarray, y_unc: np.ndarray, cens: np.ndarray, q: np.ndarray, md_m: np.ndarray
+    md: np.ndarray,
+    share: np.ndarray,
+    y_unc: np.ndarray,
+    cens: np.ndarray,
+    q: np.ndarray,
+    md_m: np.ndarray,
+    pooled: float | None = None,
 ) -> np.ndarray:
     """Maximum-likelihood demand scale of each machine-day under censoring, with a weak Gamma prior.
 
@@ -101,7 +117,8 @@ def day_scales(
     p_unc = bincount(md, np.where(cens, 0.0, share), n_md)
     ratio = np.where(p_unc > 0.2, y_unc / np.maximum(p_unc, 1e-12), np.nan)
     med = pd.Series(ratio).groupby(md_m).transform("median").to_numpy()
-    pooled = np.nanmedian(ratio) if np.any(np.isfinite(ratio)) else 1.0
+    if pooled is None:  # the median over every machine-day (given when the machine-days are split over blocks)
+        pooled = float(np.nanmedian(ratio)) if np.any(np.isfinite(ratio)) else 1.0
     mode = np.where(np.isfinite(med) & (med > 0), med, pooled if pooled > 0 else 1.0)
     alpha, beta = 1.0, 0.05 / mode
     cidx = np.flatnonzero(cens)

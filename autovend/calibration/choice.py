@@ -22,14 +22,17 @@ between CPUs' math kernels would otherwise move it by up to 1e-4).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.censored import bincount, day_scales, posterior_impute, truncated_mean, truncated_var
-from autovend.calibration.mm import Params, SplitProblem, solve
+from autovend.calibration.blocks import Spill, block_cells_of, lean, panel_store, reserve, set_md_lo
+from autovend.calibration.mm import Layout, ordered_sum
 from autovend.calibration.panel import Panel
+from autovend.calibration.store import CellStore
 from autovend.demand.environment import environment_multiplier
 from autovend.demand.settings import DemandSettings
 
@@ -101,9 +104,15 @@ class ChoiceFit:
     md_var_adjust: np.ndarray  # add to mu for the non-shock variance of that total (see `shocks`)
 
 
-def cell_factors(panel: Panel, settings: DemandSettings, cells: pd.DataFrame) -> np.ndarray:
-    """min(1, q/phi) * (p/p_ref)**-eps * E for cells (q unknown: facing 1; weather missing: neutral)."""
-    return _factors(panel, settings, _environment_table(panel, settings), cells)
+def cell_factors(
+    panel: Panel, settings: DemandSettings, cells: pd.DataFrame, env_table: np.ndarray | None = None
+) -> np.ndarray:
+    """min(1, q/phi) * (p/p_ref)**-eps * E for cells (q unknown: facing 1; weather missing: neutral).
+
+    `env_table`: the panel's `_environment_table` when the caller has it.
+    """
+    env = _environment_table(panel, settings) if env_table is None else env_table
+    return _factors(panel, settings, env, cells)
 
 
 def _environment_table(panel: Panel, settings: DemandSettings) -> np.ndarray:
@@ -149,203 +158,240 @@ def _factors(
     return out
 
 
-FACTOR_BLOCK = 1 << 20  # cells whose factors `choice_data` computes at once (a dozen arrays of 8 MB)
+FACTOR_BLOCK = 1 << 20  # cells whose factors `block_choice` computes at once (a dozen arrays of 8 MB)
 
 
-def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | None = None) -> ChoiceData:
-    """Collect the cells of the given machines (default: those with known shelves, else all).
+@dataclass(frozen=True)
+class SplitCodes:
+    """The split's codes shared by every block: site types, categories, subcategories and their products."""
 
-    The cells' columns are taken one at a time and their factors computed in blocks, so besides the
-    ChoiceData itself only a few values a cell are held (a panel may hold tens of millions of cells).
-    """
-    cells = panel.cells
-    if machines is None:
-        known_m = panel.machines.index[panel.machines["has_inventory"]].to_numpy()
-        machines = known_m if len(known_m) else panel.machines.index.to_numpy()
-    has_inv = panel.machines["has_inventory"].to_numpy()
-    # the machines' cells; for machines with inventory, only days with known shelves
+    sites: list[str]
+    cats_l1: list[str]
+    cats_l2: list[str]
+    site_of_m: np.ndarray  # (machines,) site code of each machine, -1 for a site type without split cells
+    g1_of_k: np.ndarray  # (products,)
+    g2_of_k: np.ndarray
+    g1_of_g2: np.ndarray  # (subcategories,) category of each subcategory with cells, 0 for the others
+    env_table: np.ndarray  # E of eq. (2) by day, site type and category (`_environment_table`)
+
+
+def _rows(cells: pd.DataFrame, in_split: np.ndarray, has_inv: np.ndarray) -> np.ndarray:
+    """A block's cells of the split: of its machines in the split, and on machines with inventory known days only."""
     m_all = cells["m"].to_numpy()
-    rows = np.flatnonzero(np.isin(m_all, machines) & (~has_inv[m_all] | cells["known"].to_numpy()))
-    m = m_all[rows]
-    md_key = m.astype(np.int64) * (panel.n_days + 1) + cells["d"].to_numpy()[rows]
+    return np.flatnonzero(in_split[m_all] & (~has_inv[m_all] | cells["known"].to_numpy()))
+
+
+def block_rows_summary(block: Any, in_split: np.ndarray, has_inv: np.ndarray, g2_of_k: np.ndarray) -> tuple:
+    """The machines and the subcategories the block's split cells hold (they settle the codes, `SplitCodes`)."""
+    cells = block_cells_of(block)
+    rows = _rows(cells, in_split, has_inv)
+    m = cells["m"].to_numpy()[rows]
+    g2_codes = g2_of_k[cells["k"].to_numpy()[rows]]
+    return np.unique(m), np.unique(g2_codes)
+
+
+def block_choice(
+    block: Any, meta: Panel, settings: DemandSettings, in_split: np.ndarray, codes: SplitCodes
+) -> dict[str, Any]:
+    """Build the block's `ChoiceData` (kept in the block) and return what the calibration sums or keeps of it.
+
+    The cells' columns are taken one at a time and their factors computed in pieces of FACTOR_BLOCK cells, so
+    besides the ChoiceData only a few values a cell are held.
+    """
+    cells = block_cells_of(block)
+    has_inv = meta.machines["has_inventory"].to_numpy()
+    rows = _rows(cells, in_split, has_inv)
+    m = cells["m"].to_numpy()[rows]
+    md_key = m.astype(np.int64) * (meta.n_days + 1) + cells["d"].to_numpy()[rows]
     uniq, cell_md = np.unique(md_key, return_inverse=True)
     del md_key
-    site_types = panel.machines["site_type"].to_numpy()
-    sites = sorted(set(site_types[np.unique(m)]))
-    cats1 = sorted(panel.products["category_l1"].unique())
-    cats2 = sorted(panel.products["category_l2"].unique())
-    # codes per machine and per product, gathered per cell (never a text value per cell)
-    site_of_m = pd.Series(np.arange(len(sites)), index=sites).reindex(site_types).fillna(-1).to_numpy(np.int64)
-    g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
-    g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
     k = cells["k"].to_numpy()[rows].astype(np.int64)  # int64 codes for the hot loops (numpy takes intp indices)
-    pig, g1_of_g2 = split_codes(site_of_m[m], g1_of_k[k], g2_of_k[k], len(cats1), len(cats2))
-    env_table = _environment_table(panel, settings)
+    C1, C2 = len(codes.cats_l1), len(codes.cats_l2)
+    pig = codes.site_of_m[m] * C1 + codes.g1_of_k[k]
     a = np.empty(len(rows))
     estimated = "avail" in cells  # shelves estimated from sales: P(ON) weighs each cell
     columns = ("m", "k", "d", "q", "price", "avail") if estimated else ("m", "k", "d", "q", "price")
     for lo in range(0, len(rows), FACTOR_BLOCK):
         part = rows[lo : lo + FACTOR_BLOCK]
-        block = pd.DataFrame({c: cells[c].to_numpy()[part] for c in columns}, copy=False)
-        a[lo : lo + len(part)] = _factors(panel, settings, env_table, block)
-    return ChoiceData(
+        piece = pd.DataFrame({c: cells[c].to_numpy()[part] for c in columns}, copy=False)
+        a[lo : lo + len(part)] = _factors(meta, settings, codes.env_table, piece)
+    y = cells["units"].to_numpy()[rows].astype(float)
+    data = ChoiceData(
         cell_md=cell_md,
         k=k,
         pig=pig,
-        g2_of_k=g2_of_k,
-        g1_of_g2=g1_of_g2,
+        g2_of_k=codes.g2_of_k,
+        g1_of_g2=codes.g1_of_g2,
         a=a,
-        y=cells["units"].to_numpy()[rows].astype(float),
+        y=y,
         q=cells["q"].to_numpy(dtype=float)[rows],
         censored=cells["censored"].to_numpy(dtype=bool)[rows],
-        md_m=(uniq // (panel.n_days + 1)).astype(np.int64),
-        md_d=(uniq % (panel.n_days + 1)).astype(np.int64),
-        sites=sites,
-        cats_l1=cats1,
-        cats_l2=cats2,
-        n_products=panel.n_products,
+        md_m=(uniq // (meta.n_days + 1)).astype(np.int64),
+        md_d=(uniq % (meta.n_days + 1)).astype(np.int64),
+        sites=codes.sites,
+        cats_l1=codes.cats_l1,
+        cats_l2=codes.cats_l2,
+        n_products=meta.n_products,
         avail=cells["avail"].to_numpy(dtype=float)[rows] if estimated else None,
         avail_loo=cells["avail_loo"].to_numpy(dtype=float)[rows] if estimated else None,
     )
+    _hold(block, data)
+    K = meta.n_products
+    g2 = codes.g2_of_k[k]
+    return {
+        "md_m": data.md_m,
+        "md_d": data.md_d,
+        "units_by_k": np.bincount(k, weights=y, minlength=K),
+        "sold_by_k": np.bincount(cells["k"], weights=cells["units"], minlength=K),  # every cell, in the split or not
+        "cells_by_g2": np.bincount(g2, minlength=C2),
+        "units_by_g2": np.bincount(g2, weights=y, minlength=C2),
+        "cells_by_pig": np.bincount(pig, minlength=len(codes.sites) * C1),
+        "censored": bool(np.any(data.censored)),
+        "cells": len(k),
+    }
 
 
-def _attraction(data: ChoiceData, omega: np.ndarray, pi: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """v = omega_k * pi_{site,g1} * gamma_{g2} * a of every cell, multiplied in that order (one new array)."""
-    v = omega[data.k]
-    v *= pi.reshape(-1)[data.pig]
-    v *= gamma[data.g2_of_k][data.k]
-    v *= data.a
-    return v
+SPILLED = ("cell_md", "k", "pig", "a", "y", "q", "censored", "avail", "avail_loo")  # a spilled block's files
+EM_BYTES = 25  # bytes a cell adds while the split is fitted (demand, imputed flag, site x product code, scratch)
 
 
-def _positive_or_one(x: np.ndarray) -> np.ndarray:
-    """x with every value that is not positive set to 1, in place (as np.where(x > 0, x, 1.0))."""
-    x[~(x > 0)] = 1.0
-    return x
+def _hold(block: Any, data: ChoiceData) -> None:
+    """Keep the block's split cells in memory if the worker's budget holds them, else in its spill (`blocks.Spill`)."""
+    arrays = {f: getattr(data, f) for f in SPILLED if getattr(data, f) is not None}
+    if reserve(block, sum(a.nbytes for a in arrays.values()) + EM_BYTES * len(data.k)):
+        block.data = data
+        return
+    block.spill = Spill()
+    for name, value in arrays.items():
+        block.spill.put(name, value)
+    block.data = dataclasses.replace(data, **{name: value[:0].copy() for name, value in arrays.items()})
 
 
-def fit_choice(
-    data: ChoiceData,
-    *,
-    em_rounds: int = 4,
-    max_iter: int = 2000,
-    tol: float = 1e-12,
-    omega_fixed: np.ndarray | None = None,
-    impute: bool = True,
-    scale_prior: tuple[np.ndarray, float] | None = None,
-    pseudo_units: float = 0.01,
-    start: Params | None = None,
-) -> ChoiceFit:
-    """Fit omega, pi, gamma by MM with EM imputation of censored demand (module docstring).
+def choice_of(block: Any) -> ChoiceData:
+    """The block's split cells (read back from its spill when it has one)."""
+    data: ChoiceData = block.data
+    if block.spill is None:
+        return data
+    return dataclasses.replace(data, **{f: block.spill.get(f) for f in SPILLED if getattr(data, f) is not None})
 
-    `pseudo_units` a: each product's likelihood gets a pseudo-observation of a units per a units of
-    exposure at popularity 1 (a Gamma(1 + a, a) prior on omega): the maximum-likelihood split does not
-    exist for a product that sold on every machine-day it was offered while nothing else did (its omega
-    runs to infinity), and with a = 0.01 a product with n units moves by about 0.01 / n.
 
-    With `omega_fixed`, only pi and gamma are updated (used after empirical-Bayes shrinkage of omega).
-    `start` (without `omega_fixed`): where the MM starts; it runs to the same fixed point from anywhere.
-    `impute=False` treats censored sales as demand (the uncorrected estimator, for comparison).
-    `scale_prior=(log_mean, sd)` gives each machine-day's demand scale a log-normal prior (the
-    structural expected demand and the shock's sigma); the E-step then integrates over the scale's
-    posterior instead of plugging in its maximum-likelihood value (see `posterior_impute`).
-    """
-    K = data.n_products
-    n_md = len(data.md_m)
-    S, C1, C2 = len(data.sites), len(data.cats_l1), len(data.cats_l2)
-    omega = np.ones(K) if omega_fixed is None else omega_fixed.astype(float).copy()
-    pi = np.ones((S, C1))
-    gamma = np.ones(C2)
-    if start is not None and omega_fixed is None and start.pi.shape == (S, C1) and len(start.gamma) == C2:
-        omega, pi, gamma = start.omega.astype(float).copy(), start.pi.copy(), start.gamma.copy()
-    md, k = data.cell_md, data.k
-    y = data.y  # read only
-    dhat = y.copy()
-    cens = data.censored & ~np.isnan(data.q) & impute
-    it_total = 0
-    all_converged = True
-    var_adjust = np.zeros(n_md)
-    share = np.empty(0)
+@dataclass(frozen=True, eq=False)
+class ChoiceCells:
+    """The split's cells over every block of a store: their shared codes, their machine-days, their counts."""
 
-    for _round in range(em_rounds + 1 if impute else 1):
-        problem = SplitProblem(
-            md=md,
-            k=k,
-            pig=data.pig,
-            g2_of_k=data.g2_of_k,
-            a=data.a,
-            demand=dhat,
-            n_md=n_md,
-            n_products=K,
-            g1_of_g2=data.g1_of_g2,
-            pseudo_units=pseudo_units,
-            update_omega=omega_fixed is None,
-        )
-        fitted, sweeps, converged = solve(problem, Params(omega, pi, gamma), tol=tol, max_iter=max_iter)
-        del problem  # its per-cell scratch goes before the E-step's
-        omega, pi, gamma = fitted.omega, fitted.pi, fitted.gamma
-        it_total += sweeps
-        all_converged &= converged
-        if not impute or not np.any(cens):
-            break
-        dhat = np.empty(0)  # the E-step makes the next round's demand from y: this one can go now
-        share = _attraction(data, omega, pi, gamma)
-        share /= _positive_or_one(bincount(md, share, n_md)[md])  # v / V, in place
-        if scale_prior is not None:
-            dhat, var_adjust = posterior_impute(md, share, y, cens, data.q, n_md, *scale_prior)
-            continue
-        # E-step: the machine-day's demand scale by censored-Poisson ML, then E[D | D >= q]
-        y_unc = bincount(md, np.where(cens, 0.0, y), n_md)
-        scale = day_scales(md, share, y_unc, cens, data.q, data.md_m)
-        ci = np.flatnonzero(cens)
-        c_md, c_share, c_q = md[ci], share[ci], data.q[ci]
-        lam = scale[c_md] * c_share
-        dhat = y.copy()
-        dhat[ci] = truncated_mean(c_q, lam)
-        # corrections for the shock's variance (see `shocks`): the conditional variance the imputation
-        # removes, and the extra noise the estimated scale passes from uncensored sales to the total
-        var_cens = bincount(c_md, truncated_var(c_q, lam), n_md)
-        delta = 0.01
-        scale_b = day_scales(md, share, y_unc * (1 + delta), cens, data.q, data.md_m)
-        extra = bincount(c_md, truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
-        extra -= bincount(c_md, dhat[ci], n_md)
-        g_md = np.where(y_unc > 0, 1.0 + extra / (delta * np.maximum(y_unc, 1e-12)), 1.0)
-        var_adjust = (g_md**2 - 1.0) * y_unc - var_cens
-    share = np.empty(0)  # the last E-step's per-cell shares are not needed below
+    store: CellStore
+    codes: SplitCodes
+    n_products: int
+    md_m: np.ndarray  # machine of each machine-day of the split, blocks one after the other
+    md_d: np.ndarray
+    md_bounds: np.ndarray  # (blocks + 1,) where each block's machine-days start
+    units_by_k: np.ndarray  # sales per product on the split's cells
+    sold_by_k: np.ndarray  # sales per product on every cell of the panel
+    cells_by_g2: np.ndarray
+    units_by_g2: np.ndarray
+    cells_by_pig: np.ndarray  # (sites * categories,)
+    censored: bool  # some cell sold out
+    estimated: bool  # shelves estimated from sales (cells weighted by P(ON))
+    n_cells: int
 
-    v = _attraction(data, omega, pi, gamma)
-    V = bincount(md, v, n_md)
-    pos = (dhat > 0) & (v > 0)
-    loglik = float(np.sum(dhat[pos] * np.log(v[pos] / V[md[pos]])))
-    del pos
-    # each cell's expected demand, total[md] * v / V[md], then per unit of omega: the exposure
-    ex = bincount(md, dhat, n_md)[md]
-    ex *= v
-    ex /= _positive_or_one(V[md])
-    ex /= _positive_or_one(omega[k])
-    exposure = bincount(k, ex, K)
-    del ex, v
-    # products whose MLE omega is 0 still have exposure: recompute their share with omega = 1
-    zero = omega[k] == 0
-    if np.any(zero):
-        pig = pi.reshape(-1)[data.pig]
-        gam = gamma[data.g2_of_k][k]
-        v1 = pig * gam * data.a
-        V = bincount(md, omega[k] * pig * gam * data.a, n_md)
-        tot = bincount(md, dhat, n_md)
-        ex0 = tot[md] * v1 / np.where(V[md] > 0, V[md] + v1, 1.0)
-        exposure += bincount(k, np.where(zero, ex0, 0.0), K)
-    del zero
-    return ChoiceFit(
-        omega=omega,
-        pi=pi,
-        gamma=gamma,
-        units=bincount(k, dhat, K),
-        exposure=exposure,
-        machine_days=bincount(k, np.ones(len(k)), K),
-        loglik=loglik,
-        iterations=it_total,
-        converged=all_converged,
-        md_demand=bincount(md, dhat, n_md),
-        md_var_adjust=var_adjust,
+    @property
+    def sites(self) -> list[str]:
+        """Site types of the split (sorted)."""
+        return self.codes.sites
+
+    @property
+    def cats_l1(self) -> list[str]:
+        """Categories (sorted)."""
+        return self.codes.cats_l1
+
+    @property
+    def cats_l2(self) -> list[str]:
+        """Subcategories (sorted)."""
+        return self.codes.cats_l2
+
+    @property
+    def layout(self) -> Layout:
+        """The split's codes for the M-step (`mm.Layout`)."""
+        c = self.codes
+        return Layout(self.n_products, c.g2_of_k, c.g1_of_k, c.g1_of_g2, len(c.sites))
+
+
+def choice_cells(
+    panel: Panel, store: CellStore, settings: DemandSettings, machines: np.ndarray | None = None
+) -> ChoiceCells:
+    """Build every block's cells of the split (default machines: those with known shelves, else all)."""
+    meta = lean(panel)
+    has_inv = panel.machines["has_inventory"].to_numpy()
+    if machines is None:
+        known_m = panel.machines.index[panel.machines["has_inventory"]].to_numpy()
+        machines = known_m if len(known_m) else panel.machines.index.to_numpy()
+    in_split = np.zeros(panel.n_machines, bool)
+    in_split[machines] = True
+    site_types = panel.machines["site_type"].to_numpy()
+    cats1 = sorted(panel.products["category_l1"].unique())
+    cats2 = sorted(panel.products["category_l2"].unique())
+    g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
+    g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
+    summaries = store.map(block_rows_summary, in_split, has_inv, g2_of_k)
+    used_m = np.unique(np.concatenate([s[0] for s in summaries])) if summaries else np.zeros(0, np.int64)
+    used_g2 = np.unique(np.concatenate([s[1] for s in summaries])) if summaries else np.zeros(0, np.int64)
+    sites = sorted(set(site_types[used_m]))
+    site_of_m = pd.Series(np.arange(len(sites)), index=sites).reindex(site_types).fillna(-1).to_numpy(np.int64)
+    cat_of_g2 = pd.Series(g1_of_k, index=g2_of_k).groupby(level=0).first()
+    g1_of_g2 = np.zeros(len(cats2), dtype=np.int64)
+    g1_of_g2[used_g2] = cat_of_g2.reindex(used_g2).to_numpy(np.int64)
+    codes = SplitCodes(sites, cats1, cats2, site_of_m, g1_of_k, g2_of_k, g1_of_g2, _environment_table(panel, settings))
+    parts = store.map(block_choice, meta, settings, in_split, codes)
+    sizes = [len(p["md_m"]) for p in parts]
+    bounds = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    store.map(set_md_lo, bounds)
+    empty = np.zeros(0, np.int64)
+    return ChoiceCells(
+        store=store,
+        codes=codes,
+        n_products=panel.n_products,
+        md_m=np.concatenate([p["md_m"] for p in parts]) if parts else empty,
+        md_d=np.concatenate([p["md_d"] for p in parts]) if parts else empty,
+        md_bounds=bounds,
+        units_by_k=ordered_sum([p["units_by_k"] for p in parts]),
+        sold_by_k=ordered_sum([p["sold_by_k"] for p in parts]),
+        cells_by_g2=ordered_sum([p["cells_by_g2"] for p in parts]),
+        units_by_g2=ordered_sum([p["units_by_g2"] for p in parts]),
+        cells_by_pig=ordered_sum([p["cells_by_pig"] for p in parts]),
+        censored=any(p["censored"] for p in parts),
+        estimated="avail" in panel.cells if len(panel.cells.columns) else False,
+        n_cells=sum(p["cells"] for p in parts),
+    )
+
+
+def _block_data(block: Any) -> ChoiceData:
+    return choice_of(block)
+
+
+def choice_data(panel: Panel, settings: DemandSettings, machines: np.ndarray | None = None) -> ChoiceData:
+    """The split's cells of a panel in memory as one `ChoiceData` (every block's, machine-days coded in order)."""
+    store = panel_store(panel)
+    cells = choice_cells(panel, store, settings, machines)
+    parts = store.map(_block_data)
+    if len(parts) == 1:
+        return parts[0]
+    offsets = cells.md_bounds[:-1]
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])
+
+    first = parts[0]
+    return dataclasses.replace(
+        first,
+        cell_md=np.concatenate([p.cell_md + off for p, off in zip(parts, offsets, strict=True)]),
+        k=cat("k"),
+        pig=cat("pig"),
+        a=cat("a"),
+        y=cat("y"),
+        q=cat("q"),
+        censored=cat("censored"),
+        md_m=cells.md_m,
+        md_d=cells.md_d,
+        avail=cat("avail") if first.avail is not None else None,
+        avail_loo=cat("avail_loo") if first.avail_loo is not None else None,
     )

@@ -45,10 +45,20 @@ def dropped_products(k: np.ndarray, machine: np.ndarray, day: np.ndarray, n_prod
     Dropped: on every machine that carried it, its last day on the shelf comes before that machine's last
     day in the data. `k`, `machine` and `day` are integer codes of the cells (a product on a machine's shelf on a day).
     """
+    offered, still_on = pair_flags(k, machine, day, n_products)
+    return offered & ~still_on
+
+
+def pair_flags(k: np.ndarray, machine: np.ndarray, day: np.ndarray, n_products: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offered, still on) per product: on some machine's shelf, and on one of them on that machine's last day.
+
+    Machines are independent here, so the flags of blocks of machines combine by `or` (`dropped_products`).
+    """
     k, machine, day = (np.asarray(v, dtype=np.int64) for v in (k, machine, day))
-    dropped = np.zeros(n_products, dtype=bool)
+    offered = np.zeros(n_products, dtype=bool)
+    still_on = np.zeros(n_products, dtype=bool)
     if len(k) == 0:
-        return dropped
+        return offered, still_on
     machine_last = np.full(int(machine.max()) + 1, -1, dtype=np.int64)
     np.maximum.at(machine_last, machine, day)
     pair = k * (int(machine.max()) + 1) + machine
@@ -56,10 +66,9 @@ def dropped_products(k: np.ndarray, machine: np.ndarray, day: np.ndarray, n_prod
     pair_last = np.full(len(pairs), -1, dtype=np.int64)
     np.maximum.at(pair_last, inverse, day)
     pair_k, pair_m = pairs // (int(machine.max()) + 1), pairs % (int(machine.max()) + 1)
-    still_on = np.zeros(n_products, dtype=bool)
     still_on[pair_k[pair_last >= machine_last[pair_m]]] = True
-    dropped[np.unique(pair_k)] = True
-    return dropped & ~still_on
+    offered[np.unique(pair_k)] = True
+    return offered, still_on
 
 
 def _negloglik(p: np.ndarray, y: np.ndarray, e: np.ndarray, mult: np.ndarray) -> float:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.choice import ChoiceData
+from autovend.calibration.choice import ChoiceCells
 from autovend.calibration.config import CalibrationConfig
 from autovend.calibration.idrecord import Estimate, SitePreference, Status, StatusGroup
 from autovend.calibration.panel import Panel
@@ -215,13 +215,13 @@ def kappa_status(
 
 
 def omega_status(
-    panel: Panel, data: ChoiceData, exposure: np.ndarray, priors: Mapping[int, Prior], *, shelves_known: bool
+    panel: Panel, data: ChoiceCells, exposure: np.ndarray, priors: Mapping[int, Prior], *, shelves_known: bool
 ) -> tuple[StatusGroup, ...]:
     """Product popularity: shrunk toward its subcategory's own prior, a pooled prior, or the prior mean."""
     g2 = pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
     own_prior = np.array([not math.isnan(priors[int(g)].loglik) for g in g2], dtype=bool)
     exposed = np.asarray(exposure) > 0
-    sold_anywhere = np.bincount(panel.cells["k"], weights=panel.cells["units"], minlength=panel.n_products) > 0
+    sold_anywhere = data.sold_by_k > 0
     where = "known shelves" if shelves_known else "shelves estimated from sales"
     rows = [
         (
@@ -255,11 +255,9 @@ def omega_status(
     )
 
 
-def gamma_status(panel: Panel, data: ChoiceData, *, shelves_known: bool) -> tuple[StatusGroup, ...]:
+def gamma_status(panel: Panel, data: ChoiceCells, *, shelves_known: bool) -> tuple[StatusGroup, ...]:
     """Subcategory coefficients: fitted on the product split, 0 when never sold, neutral when never shown."""
-    C2 = len(data.cats_l2)
-    cells = np.bincount(data.g2, minlength=C2)
-    units = np.bincount(data.g2, weights=data.y, minlength=C2)
+    cells, units = data.cells_by_g2, data.units_by_g2
     l1_of = panel.products.drop_duplicates("category_l2").set_index("category_l2")["category_l1"]
     alone = l1_of.map(l1_of.value_counts()).reindex(data.cats_l2).to_numpy() == 1
     names = np.array(data.cats_l2, dtype=object)
@@ -289,7 +287,7 @@ def gamma_status(panel: Panel, data: ChoiceData, *, shelves_known: bool) -> tupl
 
 
 def pi_status(
-    panel: Panel, data: ChoiceData, settings: DemandSettings, *, shelves_known: bool
+    panel: Panel, data: ChoiceCells, settings: DemandSettings, *, shelves_known: bool
 ) -> tuple[SitePreference, ...]:
     """Site preference per site type of the panel's machines."""
     site_types = sorted({str(s) for s in panel.machines["site_type"]})
@@ -297,7 +295,7 @@ def pi_status(
     md_site = panel.machines["site_type"].astype(str).to_numpy()[data.md_m]
     n_sites, n_cats = len(data.sites), len(data.cats_l1)
     offered = pd.DataFrame(  # cells per site type x category (a count per code, never a text value per cell)
-        np.bincount(data.pig, minlength=n_sites * n_cats).reshape(n_sites, n_cats),
+        data.cells_by_pig.reshape(n_sites, n_cats),
         index=data.sites,
         columns=data.cats_l1,
     )

@@ -21,8 +21,10 @@ It stops when a plain sweep moves no parameter by more than `tol` (relative).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -38,96 +40,178 @@ class Params:
     gamma: FloatArray
 
 
-@dataclass(frozen=True, eq=False)
-class SplitProblem:
-    """The cells of the split with their demand for one M-step."""
+@dataclass(frozen=True)
+class Layout:
+    """The split's codes that every block shares: products' subcategories and categories, pi's shape."""
 
-    md: np.ndarray  # machine-day code of each cell
-    k: np.ndarray  # product code
-    pig: np.ndarray  # site type x category code (the index into pi flattened)
-    g2_of_k: np.ndarray  # (products,) subcategory code of each product
-    a: FloatArray  # fixed attraction factors
-    demand: FloatArray  # demand per cell (imputed where censored)
-    n_md: int
     n_products: int
-    g1_of_g2: np.ndarray  # (subcategories,) category code of each subcategory
-    pseudo_units: float
-    update_omega: bool
+    g2_of_k: np.ndarray  # (products,) subcategory code of each product
+    g1_of_k: np.ndarray  # (products,) category code of each product
+    g1_of_g2: np.ndarray  # (subcategories,) category code of each subcategory with cells (0 for the others)
+    n_sites: int
 
-    @cached_property
-    def _md_total(self) -> FloatArray:
-        """Each machine-day's demand total (the demand is fixed within one M-step)."""
-        return np.bincount(self.md, weights=self.demand, minlength=self.n_md)
+    def table(self, p: Params) -> FloatArray:
+        """omega_k * pi_{site,g1(k)} * gamma_{g2(k)} for every site type and product, flat (site * K + k).
 
-    @cached_property
-    def _demand_by_product(self) -> tuple[FloatArray, FloatArray]:
-        """Demand per product and per subcategory (summed over its products)."""
-        by_k = np.bincount(self.k, weights=self.demand, minlength=self.n_products)
-        return by_k, np.bincount(self.g2_of_k, weights=by_k, minlength=len(self.g1_of_g2))
+        Multiplied in the order a cell's attraction is (`SplitCells`), so a cell's value taken from the table is the
+        same float as the product computed for the cell alone.
+        """
+        t = p.omega[None, :] * p.pi[:, self.g1_of_k]
+        t *= p.gamma[self.g2_of_k][None, :]
+        return t.reshape(-1)
 
-    @cached_property
-    def _products(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each product's subcategory code and whether it has cells."""
-        return self.g2_of_k, np.bincount(self.k, minlength=self.n_products) > 0
 
-    @cached_property
-    def _pi_demand(self) -> dict[tuple[int, int], FloatArray]:
-        return {}
+class SplitCells:
+    """One block's cells of the split with their demand, for one M-step: the sums the M-step adds over blocks.
 
-    def _pi_cells(self, shape: tuple[int, int]) -> tuple[np.ndarray, FloatArray]:
-        """Each cell's index into pi flattened, and the demand per site type x category."""
-        if shape not in self._pi_demand:
-            self._pi_demand[shape] = np.bincount(self.pig, weights=self.demand, minlength=shape[0] * shape[1]).reshape(
-                shape
-            )
-        return self.pig, self._pi_demand[shape]
+    A cell's attraction is v = omega_k * pi_{site,g1} * gamma_{g2} * a, its table value (`Layout.table`) times a.
+    """
 
-    @cached_property
+    def __init__(
+        self,
+        md: np.ndarray,
+        sk: np.ndarray,
+        k: np.ndarray,
+        pig: np.ndarray,
+        a: FloatArray,
+        demand: FloatArray,
+        n_md: int,
+        n_products: int,
+        n_pi: int,
+    ) -> None:
+        self.md, self.sk, self.k, self.pig, self.a, self.demand = md, sk, k, pig, a, demand
+        self.n_md, self.n_products, self.n_pi = n_md, n_products, n_pi
+        self._md_total = np.bincount(md, weights=demand, minlength=n_md)
+
+    @property
     def _buffers(self) -> tuple[FloatArray, FloatArray]:
-        """Scratch arrays of one value per cell: the sweeps reuse them instead of allocating their temporaries."""
-        n = len(self.k)
-        return np.empty(n), np.empty(n)
+        """Two scratch arrays of one value per cell, shared by the blocks of a thread (they run one at a time)."""
+        return scratch(len(self.k))
 
-    def attraction(self, p: Params) -> FloatArray:
-        """v of every cell."""
-        return self._attraction(p, np.empty(len(self.k)), self._buffers[1])
+    def totals(self) -> tuple[FloatArray, FloatArray, np.ndarray]:
+        """Demand per product, demand per site type x category (pi flattened), and which products have cells."""
+        by_k = np.bincount(self.k, weights=self.demand, minlength=self.n_products)
+        by_pi = np.bincount(self.pig, weights=self.demand, minlength=self.n_pi)
+        return by_k, by_pi, np.bincount(self.k, minlength=self.n_products) > 0
 
-    def _attraction(self, p: Params, out: FloatArray, scratch: FloatArray) -> FloatArray:
-        """v = omega_k * pi_{site,g1} * gamma_{g2} * a, multiplied in that order, into `out`."""
-        np.take(p.omega, self.k, out=out, mode="clip")
-        np.multiply(out, np.take(p.pi.reshape(-1), self.pig, out=scratch, mode="clip"), out=out)
-        np.multiply(out, np.take(p.gamma[self.g2_of_k], self.k, out=scratch, mode="clip"), out=out)
+    def _attraction(self, table: FloatArray, out: FloatArray) -> FloatArray:
+        np.take(table, self.sk, out=out, mode="clip")
         return np.multiply(out, self.a, out=out)
 
-    def _expected(self, p: Params) -> FloatArray:
+    def attraction(self, table: FloatArray) -> FloatArray:
+        """v of every cell (a new array)."""
+        return self._attraction(table, np.empty(len(self.k)))
+
+    def _expected(self, table: FloatArray) -> FloatArray:
         """Each cell's expected demand: its machine-day's demand split in proportion to the attractions.
 
         Computed in the first scratch array (valid until the next call).
         """
-        v, scratch = self._buffers
-        self._attraction(p, v, scratch)
+        v, tmp = self._buffers
+        self._attraction(table, v)
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=scratch, mode="clip")
-        return np.multiply(v, scratch, out=v)
+        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=tmp, mode="clip")
+        return np.multiply(v, tmp, out=v)
+
+    def expected_by_product(self, table: FloatArray) -> FloatArray:
+        """Expected demand per product at the table's parameters."""
+        return np.bincount(self.k, weights=self._expected(table), minlength=self.n_products)
+
+    def expected_by_pi(self, table: FloatArray) -> FloatArray:
+        """Expected demand per site type x category (pi flattened) at the table's parameters."""
+        return np.bincount(self.pig, weights=self._expected(table), minlength=self.n_pi)
+
+    def loglik(self, table: FloatArray) -> float:
+        """The block's part of the split's log-likelihood: sum of d * log(v / V) over its cells."""
+        v = self._attraction(table, self._buffers[0])
+        V = np.bincount(self.md, weights=v, minlength=self.n_md)
+        pos = (self.demand > 0) & (v > 0)
+        return float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
+
+
+_SCRATCH = threading.local()
+
+
+def scratch(n: int) -> tuple[FloatArray, FloatArray]:
+    """Two float arrays of n values, reused across calls on this thread (grown when a larger block needs them)."""
+    held = getattr(_SCRATCH, "arrays", None)
+    if held is None or len(held[0]) < n:
+        held = (np.empty(n), np.empty(n))
+        _SCRATCH.arrays = held
+    return held[0][:n], held[1][:n]
+
+
+def drop_scratch() -> None:
+    """Free this thread's scratch arrays (a fit is done with them: they would outlive it by the process's life)."""
+    _SCRATCH.arrays = None
+
+
+Over = Callable[..., list[Any]]  # over(fn, *args): [fn(cells, *args) for each block's SplitCells], in block order
+
+
+def local(*blocks: SplitCells) -> Over:
+    """`Over` the given blocks, in this process."""
+
+    def over(fn: Callable[..., Any], *args: Any) -> list[Any]:
+        return [fn(cells, *args) for cells in blocks]
+
+    return over
+
+
+def _totals(cells: SplitCells) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    return cells.totals()
+
+
+def _by_product(cells: SplitCells, table: FloatArray) -> FloatArray:
+    return cells.expected_by_product(table)
+
+
+def _by_pi(cells: SplitCells, table: FloatArray) -> FloatArray:
+    return cells.expected_by_pi(table)
+
+
+def _loglik(cells: SplitCells, table: FloatArray) -> float:
+    return cells.loglik(table)
+
+
+def ordered_sum(parts: list[Any]) -> Any:
+    """The parts added in their order (an array is copied first): the same bits wherever the parts were made."""
+    if isinstance(parts[0], np.ndarray):  # in the parts' common type (a block without cells sums to int zeros)
+        total = np.array(parts[0], dtype=np.result_type(*parts))
+    else:
+        total = parts[0]
+    for part in parts[1:]:
+        total = total + part if not isinstance(total, np.ndarray) else np.add(total, part, out=total)
+    return total
+
+
+class SplitProblem:
+    """One M-step of the split over every block's cells (`SplitCells`), each sum added block by block in order."""
+
+    def __init__(self, over: Over, layout: Layout, shape: tuple[int, int], pseudo_units: float, update_omega: bool):
+        self.over, self.layout, self.shape = over, layout, shape
+        self.pseudo_units, self.update_omega = pseudo_units, update_omega
+        by_k, by_pi, offered = zip(*over(_totals), strict=True)
+        self.num_k = ordered_sum(list(by_k))
+        self.num_g2 = np.bincount(layout.g2_of_k, weights=self.num_k, minlength=len(layout.g1_of_g2))
+        self.num_pi = ordered_sum(list(by_pi)).reshape(shape)
+        self.offered = np.logical_or.reduce(np.array(offered), axis=0)
 
     def sweep(self, p: Params) -> Params:
         """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""
         omega, pi, gamma = p.omega.copy(), p.pi.copy(), p.gamma.copy()
         S, C1 = pi.shape
-        C2, K = len(gamma), self.n_products
-        num_k, num_g2 = self._demand_by_product
-        pi_index, num = self._pi_cells((S, C1))
+        C2 = len(gamma)
+        layout = self.layout
         if self.update_omega:
-            ex = self._expected(Params(omega, pi, gamma))
-            den = np.bincount(self.k, weights=ex, minlength=K)
+            den = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
             upd = den > 0
-            omega[upd] = (num_k[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
-        ex = self._expected(Params(omega, pi, gamma))
-        den = np.bincount(pi_index, weights=ex, minlength=S * C1).reshape(S, C1)
-        pi = np.where(den > 0, pi * num / np.where(den > 0, den, 1.0), pi)
-        ex = self._expected(Params(omega, pi, gamma))
-        den = np.bincount(self.g2_of_k, weights=np.bincount(self.k, weights=ex, minlength=K), minlength=C2)
-        gamma = np.where(den > 0, gamma * num_g2 / np.where(den > 0, den, 1.0), gamma)
+            omega[upd] = (self.num_k[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
+        den = ordered_sum(self.over(_by_pi, layout.table(Params(omega, pi, gamma)))).reshape(S, C1)
+        pi = np.where(den > 0, pi * self.num_pi / np.where(den > 0, den, 1.0), pi)
+        den_k = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
+        den = np.bincount(layout.g2_of_k, weights=den_k, minlength=C2)
+        gamma = np.where(den > 0, gamma * self.num_g2 / np.where(den > 0, den, 1.0), gamma)
         return self.pin(Params(omega, pi, gamma))
 
     def pin(self, p: Params) -> Params:
@@ -142,30 +226,26 @@ class SplitProblem:
         omega, gamma = p.omega, p.gamma
         if self.update_omega:
             C2 = len(gamma)
-            g2_of_k, offered = self._products
+            g2_of_k, offered = self.layout.g2_of_k, self.offered
             sums = np.bincount(g2_of_k[offered], weights=omega[offered], minlength=C2)
             counts = np.bincount(g2_of_k[offered], minlength=C2)
             c2 = np.divide(sums, counts, out=np.ones(C2), where=(counts > 0) & (sums > 0))
             omega = np.where(offered, omega / c2[g2_of_k], omega)
             gamma = gamma * c2
         C1 = p.pi.shape[1]
-        c1 = _log_mean(gamma, self.g1_of_g2, C1)
-        gamma = gamma / c1[self.g1_of_g2]
+        c1 = _log_mean(gamma, self.layout.g1_of_g2, C1)
+        gamma = gamma / c1[self.layout.g1_of_g2]
         pi = p.pi * c1[None, :]
         c0 = _log_mean(pi.reshape(-1), np.repeat(np.arange(pi.shape[0]), C1), pi.shape[0])
         return Params(omega, pi / c0[:, None], gamma)
 
     def objective(self, p: Params) -> float:
         """The penalised log-likelihood (the objective MM climbs)."""
-        v = self._attraction(p, *self._buffers[:2])
-        V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        pos = (self.demand > 0) & (v > 0)
-        ll = float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
+        ll = ordered_sum(self.over(_loglik, self.layout.table(p)))
         if self.update_omega and self.pseudo_units > 0:
-            offered = self._products[1]
-            om = p.omega[offered & (p.omega > 0)]
+            om = p.omega[self.offered & (p.omega > 0)]
             ll += self.pseudo_units * float(np.sum(np.log(om) - om))
-        return ll
+        return float(ll)
 
 
 def _log_mean(values: FloatArray, groups: np.ndarray, n: int) -> FloatArray:

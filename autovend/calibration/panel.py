@@ -21,14 +21,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.cells import Keys, Records, cells_by_block, day_index, expand, rule_cells_by_block
+from autovend.calibration.blocks import build_group
+from autovend.calibration.cells import Keys, _Columns, machine_blocks, rule_cells_by_block
 from autovend.calibration.config import CalibrationConfig
+from autovend.calibration.sales import EPOCH, Frame, SalesCodes, combine, cut, facts, part_sales
 from autovend.data.calendar import build_calendar, calendar_from_table
-from autovend.data.keys import by_key
 from autovend.data.load import Source
 from autovend.errors import InsufficientDataError
 
@@ -48,6 +50,7 @@ class Panel:
     units_kept: int
     source_hash: str
     notes: list[str] = field(default_factory=list)
+    blocks: tuple[tuple[int, int], ...] = ()  # the machine ranges [lo, hi) whose cells are built and summed together
 
     @property
     def n_machines(self) -> int:
@@ -91,54 +94,79 @@ def _calendar(source: Source, start: dt.date, end: dt.date) -> pd.DataFrame:
     return build_calendar(source.meta.country, start, end, language=language)
 
 
-def build_panel(source: Source, config: CalibrationConfig) -> Panel:
-    """Build the daily panel of a checked source (see the module docstring for the shelf rules)."""
-    notes: list[str] = []
-    # the completed order lines as codes and numbers (the id columns are factorised once, never copied)
-    orders = source.orders
-    m_codes, m_ids = pd.factorize(orders["machine_id"])
-    k_codes, k_ids = pd.factorize(orders["sku_id"])
-    done = (orders["status"] == "completed").to_numpy(dtype=bool, copy=True)  # Arrow's own may be read-only
-    inventory = source.inventory
-    if config.until is not None:
-        cut = pd.Timestamp(config.until)
-        done &= (orders["ts"] < cut).to_numpy()
-        if inventory is not None:
-            inventory = inventory[inventory["ts"] < cut]
-    if not done.any():
-        raise InsufficientDataError("the daily panel needs completed order lines; the source (window) has none")
-    qty = orders["qty"].to_numpy()
-    units_all = int(np.sum(qty, where=done))
-    products_all = source.products
+@dataclass(frozen=True, eq=False)
+class BlockFrame:
+    """What building a block's cells needs of the panel's frame (`blocks.build_block`)."""
+
+    n_products: int
+    n_days: int
+    gap: int
+    products: pd.DataFrame  # sku_id, ref_price of the kept products
+    has_inv: np.ndarray  # (machines,) whether the machine has inventory records
+    capacity: np.ndarray  # (machines,) as the machines table gives it (NaN unknown)
+    start_ts: pd.Timestamp
+    any_inventory: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Head:
+    """The panel's frame, settled from every part's facts before any cell is built (`head`)."""
+
+    machines: pd.DataFrame  # machine_id, site_type, capacity (as given), has_inventory
+    products: pd.DataFrame
+    days: pd.DataFrame
+    frame: Frame
+    block_frame: BlockFrame
+    blocks: list[tuple[int, int]]
+    notes: list[str]
+
+    @property
+    def start_day(self) -> int:
+        """The panel's first day, counted from 1970-01-01 (`sales.cut`)."""
+        return int((self.block_frame.start_ts - EPOCH) // pd.Timedelta(days=1))
+
+
+def kept_products(source_products: pd.DataFrame, config: CalibrationConfig, notes: list[str]) -> pd.DataFrame:
+    """The products of the kept subcategories (all when `keep_subcategories` is None), with a note on unknown ones."""
     kept_subs = config.keep_subcategories
     if kept_subs is None:
-        kept_mask = np.ones(len(products_all), dtype=bool)
+        kept_mask = np.ones(len(source_products), dtype=bool)
     else:
-        unknown = sorted(set(kept_subs) - set(products_all["category_l2"]))
+        unknown = sorted(set(kept_subs) - set(source_products["category_l2"]))
         if unknown:
             notes.append(f"kept subcategories not in the source: {unknown}")
-        kept_mask = products_all["category_l2"].isin(kept_subs).to_numpy()
-    products = products_all.loc[kept_mask, ["sku_id", "category_l1", "category_l2", "ref_price"]].reset_index(drop=True)
+        kept_mask = source_products["category_l2"].isin(kept_subs).to_numpy()
+    products = source_products.loc[kept_mask, ["sku_id", "category_l1", "category_l2", "ref_price"]]
+    products = products.reset_index(drop=True)
     if products.empty:
         raise InsufficientDataError("no product of the source is in the kept subcategories; check `keep_subcategories`")
-    k_of = pd.Series(np.arange(len(products)), index=products["sku_id"])
-    k_of_id = k_of.reindex(k_ids).fillna(-1).to_numpy(dtype=np.int64)  # -1: a product not kept
-    rows = np.flatnonzero(done & (k_of_id[k_codes] >= 0))  # the completed lines of kept products
-    del done
-    if len(rows) == 0:
+    return products
+
+
+def sales_codes(source_machines: pd.DataFrame, products: pd.DataFrame, config: CalibrationConfig) -> SalesCodes:
+    """The codes the source's parts are reduced with (`sales.part_sales`)."""
+    return SalesCodes(
+        pd.Series(np.arange(len(source_machines)), index=source_machines["machine_id"].to_numpy()),
+        pd.Series(np.arange(len(products)), index=products["sku_id"].to_numpy()),
+        None if config.until is None else pd.Timestamp(config.until),
+    )
+
+
+def head(source: Any, products: pd.DataFrame, frame: Frame, config: CalibrationConfig, notes: list[str]) -> Head:
+    """The panel's machines, days and blocks from the parts' facts (`sales.combine`) and the source's small tables."""
+    if frame.units_all == 0:
+        raise InsufficientDataError("the daily panel needs completed order lines; the source (window) has none")
+    if frame.units_kept == 0 or frame.first_ts is None or frame.last_ts is None:
         raise InsufficientDataError(
             "no completed order line (in the window) sells a product of the kept subcategories; "
             "check `keep_subcategories`"
         )
-    units_kept = int(qty[rows].sum())
-    sold_ids = m_ids[np.unique(m_codes[rows])]
-    source_machines, inventory = _machines_with_sales(source.machines, sold_ids, inventory, notes)
-    ts = orders["ts"].to_numpy()[rows]
-
-    start_ts = pd.Timestamp(ts.min()).normalize()
-    if inventory is not None and len(inventory):
-        start_ts = min(start_ts, inventory["ts"].min().normalize())
-    end_ts = pd.Timestamp(ts.max()).normalize()
+    sold_ids = pd.Index(source.machines["machine_id"].to_numpy()[frame.sold])
+    source_machines, _ = _machines_with_sales(source.machines, sold_ids, None, notes)
+    start_ts = frame.first_ts.normalize()
+    if frame.first_visit is not None:
+        start_ts = min(start_ts, frame.first_visit.normalize())
+    end_ts = frame.last_ts.normalize()
     if config.until is not None:
         end_ts = max(end_ts, pd.Timestamp(config.until) - pd.Timedelta(days=1))
     n_days = int((end_ts - start_ts) / pd.Timedelta(days=1)) + 1
@@ -158,52 +186,31 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
         days["precip_mm"] = np.nan
     if source.weather is None:
         notes.append("no weather.csv: weather is neutral on every day")
-
     machines = source_machines[["machine_id", "site_type"]].copy()
     cap = source_machines["capacity"] if "capacity" in source_machines else pd.Series(np.nan, index=machines.index)
     machines["capacity"] = cap.astype(float).to_numpy()
-    inv_ids = set() if inventory is None else set(inventory["machine_id"].unique())
-    machines["has_inventory"] = machines["machine_id"].isin(inv_ids)
-    m_of = pd.Series(np.arange(len(machines)), index=machines["machine_id"])
-
-    sales = (
-        pd.DataFrame(
-            {
-                "m": m_of.reindex(m_ids).fillna(-1).to_numpy(dtype=np.int64)[m_codes[rows]],
-                "k": k_of_id[k_codes[rows]],
-                "d": day_index(pd.Series(ts), start_ts),
-                "qty": qty[rows],
-                "revenue": qty[rows] * orders["unit_price"].to_numpy()[rows],
-            }
-        )
-        .groupby(["m", "k", "d"], as_index=False)[["qty", "revenue"]]
-        .sum()
-        .rename(columns={"qty": "units"})
-    )
-    del orders, m_codes, k_codes, rows, ts  # the order lines are summed into sales from here on
-    inv = visits_all = None
-    if inventory is not None and len(inventory):
-        i_m = by_key(inventory["machine_id"], m_of, -1, np.int64)  # every counted machine sold (`_machines_with_sales`)
-        i_k = by_key(inventory["sku_id"], k_of, -1, np.int64)
-        counted = i_k >= 0
-        inv = pd.DataFrame(
-            {
-                "m": i_m[counted],
-                "k": i_k[counted],
-                "ts": inventory["ts"].to_numpy()[counted],
-                "shelf_qty": inventory["shelf_qty"].to_numpy()[counted],
-            }
-        )
-        # visits of machines whose every counted product is out of scope still count as visits
-        visits_all = pd.DataFrame({"m": i_m, "ts": inventory["ts"].to_numpy()}).drop_duplicates()
+    machines["has_inventory"] = frame.inventoried[frame.sold]
     has_inv = machines["has_inventory"].to_numpy()
-    keys = Keys(len(products), n_days)
-    inv_m = np.flatnonzero(has_inv)
-    cells, cap_est = cells_by_block(
-        Records(sales, inv, visits_all, has_inv, start_ts), keys, config.sales_rule_gap_days, products
+    block_frame = BlockFrame(
+        len(products),
+        n_days,
+        config.sales_rule_gap_days,
+        products[["sku_id", "ref_price"]],
+        has_inv,
+        machines["capacity"].to_numpy(),
+        start_ts,
+        bool(has_inv.any()),
     )
-    del sales, inv, visits_all
-    for m in inv_m.tolist():
+    blocks = machine_blocks(frame.weight)
+    return Head(machines, products, days.reset_index(drop=True), frame, block_frame, blocks, notes)
+
+
+def finish(
+    hd: Head, cap_est: dict[int, float], machine_days: pd.DataFrame, cells: pd.DataFrame, source_hash: str
+) -> Panel:
+    """The panel from its head and its blocks' machine-days and largest counts (`cells`: in memory, or empty)."""
+    machines, notes = hd.machines, hd.notes
+    for m in np.flatnonzero(machines["has_inventory"].to_numpy()).tolist():
         if np.isnan(machines["capacity"].iat[m]):
             machines.loc[m, "capacity"] = cap_est.get(m, 0.0)
             notes.append(
@@ -215,53 +222,48 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
         fill_cap = float(machines["capacity"].median()) if machines["capacity"].notna().any() else 200.0
         machines["capacity"] = machines["capacity"].fillna(fill_cap)
         notes.append(f"capacity unknown for sales-only machines: set to {fill_cap:.0f}")
-
-    # machine-days: active from a machine's first record to the panel's end
-    machine_days = _machine_days(cells, machines, n_days)
-
+    frame = hd.frame
     return Panel(
         machines=machines,
-        products=products,
-        days=days.reset_index(drop=True),
+        products=hd.products,
+        days=hd.days,
         cells=cells,
         machine_days=machine_days,
-        sales_rule_gap_days=config.sales_rule_gap_days,
-        kept_unit_share=units_kept / units_all if units_all else float("nan"),
-        units_all=units_all,
-        units_kept=units_kept,
-        source_hash=source.content_hash,
+        sales_rule_gap_days=hd.block_frame.gap,
+        kept_unit_share=frame.units_kept / frame.units_all if frame.units_all else float("nan"),
+        units_all=frame.units_all,
+        units_kept=frame.units_kept,
+        source_hash=source_hash,
         notes=notes,
+        blocks=tuple(hd.blocks),
     )
 
 
-def _machine_days(cells: pd.DataFrame, machines: pd.DataFrame, n_days: int) -> pd.DataFrame:
-    """Each machine's days from its first cell to the panel's end: units, whether all shelves are known, fill.
+def build_panel(source: Source, config: CalibrationConfig) -> Panel:
+    """Build the daily panel of a checked source in memory (see the module docstring for the shelf rules).
 
-    Sums by bincount over a machine-day position per cell (cells come in machine order), not a groupby:
-    a few values a cell at operator scale. Units and shelf counts are whole numbers, so the sums are exact.
-    A day without cells has its machine's shelf knowledge (known if it has inventory records) and 0 units.
+    The source's orders and inventory are reduced as one part each (`sales.part_sales`) and the cells built in
+    blocks of whole machines (`blocks.build_blocks`): what a partitioned source's parts go through one by one.
     """
-    m = cells["m"].to_numpy()
-    d = cells["d"].to_numpy().astype(np.int64)
-    starts = np.flatnonzero(np.r_[True, m[1:] != m[:-1]])
-    present = m[starts].astype(np.int64)
-    first = np.minimum.reduceat(d, starts)
-    length = n_days - first
-    md_m, md_d = expand(first, length)
-    run = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(m)]))  # each cell's machine, in `present`
-    at = (np.cumsum(length) - length - first)[run] + d  # the machine's first machine-day, plus days since its first
-    del run
-    n = len(md_m)
-    units = np.bincount(at, weights=cells["units"].to_numpy(), minlength=n).astype(np.int64)
-    q_sum = np.bincount(at, weights=np.nan_to_num(cells["q"].to_numpy(dtype=float), nan=0.0), minlength=n)
-    has_cells = np.bincount(at, minlength=n) > 0
-    unknown = np.bincount(at, weights=~cells["known"].to_numpy(), minlength=n) > 0
-    del at
-    m_md = present[md_m]
-    known = np.where(has_cells, ~unknown, machines["has_inventory"].to_numpy()[m_md])
-    capm = machines["capacity"].to_numpy()[m_md]
-    fill = np.where(known, np.minimum(q_sum / capm, 1.0), np.nan)
-    return pd.DataFrame({"m": m_md, "d": md_d, "units": units, "known": known, "fill": fill, "active": True})
+    notes: list[str] = []
+    products = kept_products(source.products, config, notes)
+    codes = sales_codes(source.machines, products, config)
+    parts = [part_sales("orders", source.orders, codes)]
+    if source.inventory is not None:
+        parts.append(part_sales("inventory", source.inventory, codes))
+    hd = head(source, products, combine([facts(p) for p in parts], len(source.machines)), config, notes)
+    pieces = [cut(p, hd.frame.keep, hd.start_day, hd.blocks) for p in parts]
+    del parts
+    columns, mds, cap_est = _Columns(), [], {}
+    for b, (lo, hi) in enumerate(hd.blocks):
+        block = build_group([(b, lo, hi)], [p[b] for p in pieces], hd.block_frame)[0]
+        columns.add(block.cells)
+        mds.append(block.machine_days)
+        cap_est.update(block.cap_est)
+        del block
+    del pieces
+    md = pd.concat(mds, ignore_index=True) if len(mds) > 1 else mds[0]
+    return finish(hd, cap_est, md, columns.frame(), source.content_hash)
 
 
 def _machines_with_sales(

@@ -8,6 +8,7 @@ calibration.json); `canonical_result` rounds its estimates to the canonical sign
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,9 @@ class CalibrationResult:
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
     # sales-only sources: the latent availability (in memory only, not written): what validation forecasts from
     availability: Availability | None = field(default=None, repr=False, compare=False)
+    # the daily panel's diagnostic table, block by block (written as diagnostics/panel.parquet; its blocks may be
+    # held on a cluster's workers, so it is never gathered whole)
+    panel_rows: Callable[[], Iterator[pd.DataFrame]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The scalars and tables as plain Python (tables as lists of records)."""
@@ -92,10 +96,12 @@ class CalibrationResult:
             (tmp / CALIBRATION_FILE).write_bytes(json_bytes(scalars))
             for name in TABLES:
                 (tmp / f"{name}.parquet").write_bytes(parquet_bytes(getattr(self, name)))
-            if self.diagnostics:
+            if self.diagnostics or self.panel_rows is not None:
                 (tmp / "diagnostics").mkdir()
                 for name, table in self.diagnostics.items():  # rounded: their last bits depend on the CPU
                     (tmp / "diagnostics" / f"{name}.parquet").write_bytes(parquet_bytes(diagnostic_frame(table)))
+                if self.panel_rows is not None:
+                    write_parts(tmp / "diagnostics" / "panel.parquet", map(diagnostic_frame, self.panel_rows()))
 
     @classmethod
     def read(cls, out_dir: str | Path) -> CalibrationResult:
@@ -114,6 +120,28 @@ class CalibrationResult:
             machines=pd.read_parquet(out_dir / "machines.parquet"),
             diagnostics=diagnostics,
         )
+
+
+def write_parts(path: Path, frames: Iterator[pd.DataFrame]) -> None:
+    """Write frames of one schema as one Parquet file, a row group each (zstd, no pandas metadata, as parquet_bytes).
+
+    Only one frame is held at a time (the iterator's, and its Arrow copy); without frames nothing is written.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for frame in frames:
+            table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+            del frame
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, compression="zstd")
+            writer.write_table(table)
+            del table
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def _factors(res: CalibrationResult, machines: pd.DataFrame) -> Factors:

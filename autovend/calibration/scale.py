@@ -17,12 +17,16 @@ answer is known. Per-machine stockout rates cannot be seen in sales, so these sc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.choice import cell_factors
+from autovend.calibration.blocks import block_cells_of, lean
+from autovend.calibration.cells import Keys, rule_cells_by_block
+from autovend.calibration.choice import _environment_table, cell_factors
 from autovend.calibration.panel import Panel
+from autovend.calibration.store import CellStore
 from autovend.demand.settings import DemandSettings
 
 
@@ -36,14 +40,34 @@ class SalesOnlyScales:
 
 
 def rule_attraction(
-    panel: Panel, settings: DemandSettings, cells: pd.DataFrame, b_hat: np.ndarray, fill: float
+    meta: Panel, settings: DemandSettings, cells: pd.DataFrame, b_hat: Any, fill: float, env: np.ndarray | None = None
 ) -> pd.Series:
-    """Attraction of sales-rule shelves by (m, d): full facing, the typical fill."""
+    """Attraction of sales-rule shelves by (m, d): full facing, the typical fill (b_hat: `structure.BaseAttraction`)."""
     if cells.empty:
         return pd.Series(dtype=float, index=pd.MultiIndex.from_arrays([[], []]))
-    a = cell_factors(panel, settings, cells.assign(q=np.nan))
-    v = b_hat[cells["m"].to_numpy(), cells["k"].to_numpy()] * a
+    a = cell_factors(meta, settings, cells.assign(q=np.nan), env)
+    v = b_hat.of(cells["m"].to_numpy(), cells["k"].to_numpy()) * a
     return fill**settings.eta * pd.Series(v).groupby([cells["m"].to_numpy(), cells["d"].to_numpy()]).sum()
+
+
+def block_rule_attraction(
+    block: Any, meta: Panel, settings: DemandSettings, b_hat: Any, fill: float, sales_only: np.ndarray, env: np.ndarray
+) -> tuple[pd.Series, pd.Series]:
+    """The block's sales-rule attractions by (m, d): of its machines with inventory records, and of `sales_only`'s.
+
+    The sales rule is applied to the machines with inventory records to calibrate it; `sales_only` is a mask over
+    the panel's machines.
+    """
+    cells = block_cells_of(block)
+    has_inv = meta.machines["has_inventory"].to_numpy()
+    keys = Keys(meta.n_products, meta.n_days)
+    rule = [
+        rule_attraction(meta, settings, part, b_hat, fill, env)
+        for part in rule_cells_by_block(cells, has_inv, keys, meta.sales_rule_gap_days, meta.products)
+    ]
+    known = pd.concat(rule) if rule else rule_attraction(meta, settings, cells.iloc[:0], b_hat, fill)
+    mine = cells[sales_only[cells["m"].to_numpy()]]
+    return known, rule_attraction(meta, settings, mine, b_hat, fill, env)
 
 
 def _c_from_rule(
@@ -63,9 +87,10 @@ def _c_from_rule(
 
 
 def sales_only_scales(
+    store: CellStore,
     panel: Panel,
     settings: DemandSettings,
-    b_hat: np.ndarray,
+    b_hat: Any,
     R_hat: np.ndarray,
     u: float,
     fill: float,
@@ -75,7 +100,11 @@ def sales_only_scales(
     sales_only: np.ndarray,
 ) -> SalesOnlyScales:
     """c_m of the sales-only machines (module docstring); `known_W` by (m, d), `c_known` by m."""
-    rule_known = pd.concat([rule_attraction(panel, settings, cells, b_hat, fill) for cells in panel.rule_cells()])
+    mask = np.zeros(panel.n_machines, bool)
+    mask[sales_only] = True
+    env = _environment_table(panel, settings)
+    parts = store.map(block_rule_attraction, lean(panel), settings, b_hat, fill, mask, env)
+    rule_known = pd.concat([p[0] for p in parts])
     both = pd.concat([known_W.rename("known"), rule_known.rename("rule")], axis=1, join="inner")
     both = both[(both["known"] > 0) & (both["rule"] > 0)]
     attraction_factor = float(np.exp(np.mean(np.log(both["known"] / both["rule"])))) if len(both) else 1.0
@@ -87,9 +116,6 @@ def sales_only_scales(
         common = c_rule_known.index.intersection(c_known.index)
         if len(common):
             scale_factor = float(np.median(c_known[common] / c_rule_known[common]))
-    W_so = (
-        rule_attraction(panel, settings, panel.cells[panel.cells["m"].isin(sales_only)], b_hat, fill)
-        * attraction_factor
-    )
+    W_so = pd.concat([p[1] for p in parts]) * attraction_factor
     c = _c_from_rule(panel, W_so, sales_only, u, R_hat, demand_ratio) * scale_factor
     return SalesOnlyScales(c=c, attraction_factor=attraction_factor, scale_factor=scale_factor)

@@ -1,27 +1,32 @@
 """The structural fits of one calibration pass: the product split, reference shelves, u, machine scales and shocks.
 
 `product_split` fits omega, pi and gamma (with empirical-Bayes shrinkage of omega); `fit_structure` takes a split to
-the reference shelves R_m, the no-purchase weight u, the machine scales and the shock parameters.
+the reference shelves R_m, the no-purchase weight u, the machine scales and the shock parameters. The cells stay in
+their blocks (`store`): what the fits take of them comes back per machine-day (the shelves' attractions, the
+imputed demand) or per product (exposure, units), and the fits over those run here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from autovend.calibration.choice import ChoiceData, ChoiceFit, choice_data, fit_choice
+from autovend.calibration.blocks import Block, panel_store
+from autovend.calibration.choice import ChoiceCells, ChoiceFit, choice_cells, choice_of
 from autovend.calibration.config import CalibrationConfig
-from autovend.calibration.drop_prior import dropped_products, popularity_by_prior
+from autovend.calibration.drop_prior import pair_flags, popularity_by_prior
 from autovend.calibration.mm import Params
 from autovend.calibration.panel import Panel
 from autovend.calibration.popularity import Prior
 from autovend.calibration.scale import sales_only_scales
 from autovend.calibration.shocks import fit_shocks
+from autovend.calibration.split import fit_choice
 from autovend.calibration.u_estimate import NoPurchase, no_purchase
-from autovend.calibration.unseen import pair_exposure, unseen_corrected
+from autovend.calibration.unseen import block_pair_exposure, unseen_corrected
 from autovend.demand import kernel
 from autovend.demand.settings import DemandSettings
 from autovend.errors import InsufficientDataError
@@ -32,11 +37,16 @@ class Fits:
     """The product split: the maximum-likelihood fit, the fit given the shrunk omega, and that omega."""
 
     panel: Panel
-    data: ChoiceData
+    data: ChoiceCells
     raw: ChoiceFit
     final: ChoiceFit
     omega: np.ndarray
     priors: dict[int, Prior]  # the popularity prior of each subcategory code (see `popularity.shrink`)
+
+
+def _pair_flags(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    data = choice_of(block)
+    return pair_flags(data.k, data.md_m[data.cell_md], data.md_d[data.cell_md], data.n_products)
 
 
 def product_split(
@@ -44,16 +54,17 @@ def product_split(
     settings: DemandSettings,
     config: CalibrationConfig,
     scale_prior: tuple[np.ndarray, float] | None = None,
-    data: ChoiceData | None = None,
+    data: ChoiceCells | None = None,
     start: Params | None = None,
 ) -> Fits:
     """Fit omega, pi and gamma (EM for censored demand), shrink omega, and refit pi and gamma given it.
 
-    `data`: the panel's `choice_data` when the caller already has it (both calibration passes share one).
-    `start`: where the maximum-likelihood fit's MM starts (it runs to its fixed point from anywhere).
+    `data`: the split's cells (`choice.choice_cells`) when the caller already has them (both calibration passes
+    share them); else the panel's, built in memory. `start`: where the maximum-likelihood fit's MM starts (it runs
+    to its fixed point from anywhere).
     """
-    data = choice_data(panel, settings) if data is None else data
-    if len(data.k) == 0:
+    data = choice_cells(panel, panel_store(panel), settings) if data is None else data
+    if data.n_cells == 0:
         raise InsufficientDataError(
             "product popularity needs machine-days with products on the shelf; the panel has none"
         )
@@ -69,14 +80,16 @@ def product_split(
     g2_all = (
         pd.Series(np.arange(len(data.cats_l2)), index=data.cats_l2).reindex(panel.products["category_l2"]).to_numpy()
     )
-    dropped = (
-        dropped_products(data.k, data.md_m[data.cell_md], data.md_d[data.cell_md], data.n_products)
-        if config.popularity_prior == "dropped"
-        else None
-    )
+    dropped = None
+    if config.popularity_prior == "dropped":
+        flags = data.store.map(_pair_flags)
+        offered = np.logical_or.reduce([f[0] for f in flags])
+        dropped = offered & ~np.logical_or.reduce([f[1] for f in flags])
     exposure = raw.exposure
-    if data.avail is not None:  # shelves from sales alone: the pairs that never sold are unseen (`unseen`)
-        pair_k, pair_e = pair_exposure(data, raw)
+    if data.estimated:  # shelves from sales alone: the pairs that never sold are unseen (`unseen`)
+        pairs = data.store.map(block_pair_exposure, data.layout.table(Params(raw.omega, raw.pi, raw.gamma)), raw.omega)
+        pair_k = np.concatenate([p[0] for p in pairs])
+        pair_e = np.concatenate([p[1] for p in pairs])
         _, exposure = unseen_corrected(raw.units, pair_k, pair_e, config.mm_pseudo_units)
     omega, priors = popularity_by_prior(config.popularity_prior, raw.units, exposure, g2_all, dropped)
     final = fit_choice(
@@ -106,7 +119,23 @@ class _Shelves:
     W_real_fit: np.ndarray
 
 
-def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[np.ndarray, pd.DataFrame, pd.Series]:
+@dataclass(frozen=True)
+class BaseAttraction:
+    """b_hat = pi * gamma * omega of every machine and product, as a table per site type: b_hat[m] = table[site[m]]."""
+
+    table: np.ndarray  # (site types, products)
+    site: np.ndarray  # (machines,) each machine's row of `table`
+
+    def of(self, m: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """b_hat[m, k] of each (machine, product)."""
+        return self.table[self.site[m], k]
+
+    def row(self, m: int) -> np.ndarray:
+        """b_hat[m] (every product)."""
+        return self.table[self.site[m]]
+
+
+def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[BaseAttraction, pd.DataFrame, pd.Series]:
     """b_hat = pi * gamma * omega for every machine and product; site types unseen in the split get pi = 1."""
     data, fin = fits.data, fits.final
     site_types = panel.machines["site_type"].to_numpy()
@@ -118,41 +147,75 @@ def _base_attraction_hat(panel: Panel, fits: Fits, notes: list[str]) -> tuple[np
             pi_tab.loc[s] = 1.0
     gamma = pd.Series(fin.gamma, index=data.cats_l2)
     prod = panel.products
-    b_hat = (
-        pi_tab.reindex(index=site_types, columns=prod["category_l1"]).to_numpy()
+    all_sites, site = np.unique(site_types, return_inverse=True)
+    table = (
+        pi_tab.reindex(index=all_sites, columns=prod["category_l1"]).to_numpy()
         * (gamma.reindex(prod["category_l2"]).to_numpy() * fits.omega)[None, :]
     )
-    return b_hat, pi_tab, gamma
+    return BaseAttraction(table, site.astype(np.int64)), pi_tab, gamma
 
 
-def _shelves(panel: Panel, data: ChoiceData, b_hat: np.ndarray, settings: DemandSettings) -> _Shelves:
-    """Real-shelf attractions per machine-day (unknown fill: the typical known fill)."""
+def block_shelves(block: Block, b: BaseAttraction, phi: float) -> dict[str, Any]:
+    """The block's sums of its split cells' attractions per machine-day, and its machine-days' fill."""
+    data = choice_of(block)
     md_m, md_d = data.md_m, data.md_d
-    cell_b = b_hat[md_m[data.cell_md], data.k]
-    facing = np.where(np.isnan(data.q), 1.0, np.minimum(1.0, data.q / settings.phi))
-    fill = panel.machine_days.set_index(["m", "d"])["fill"].reindex(pd.MultiIndex.from_arrays([md_m, md_d])).to_numpy()
+    cell_b = b.of(md_m[data.cell_md], data.k)
+    facing = np.where(np.isnan(data.q), 1.0, np.minimum(1.0, data.q / phi))
+    mdays = block.machine_days
+    fill = mdays.set_index(["m", "d"])["fill"].reindex(pd.MultiIndex.from_arrays([md_m, md_d])).to_numpy()
+    n = len(md_m)
+    out: dict[str, Any] = {
+        "fill": fill,
+        "act": np.bincount(data.cell_md, weights=cell_b * data.a, minlength=n),
+        "real": np.bincount(data.cell_md, weights=cell_b * facing, minlength=n),
+        "sales": np.bincount(data.cell_md, weights=data.y, minlength=n),
+    }
+    if data.avail is not None and data.avail_loo is not None:  # shelves estimated from sales (`availability`)
+        out["real_avail"] = np.bincount(data.cell_md, weights=cell_b * facing * data.avail, minlength=n)
+        loo = data.avail_loo / data.avail  # every kept cell has P(ON) > 0
+        out["fit"] = np.bincount(data.cell_md, weights=cell_b * data.a * loo, minlength=n)
+        out["real_fit"] = np.bincount(data.cell_md, weights=cell_b * facing * data.avail_loo, minlength=n)
+    return out
+
+
+def _shelves(data: ChoiceCells, b: BaseAttraction, settings: DemandSettings) -> _Shelves:
+    """Real-shelf attractions per machine-day (unknown fill: the typical known fill)."""
+    parts = data.store.map(block_shelves, b, settings.phi)
+
+    def cat(name: str) -> np.ndarray:
+        return np.concatenate([p[name] for p in parts]) if len(parts) > 1 else parts[0][name]
+
+    fill = cat("fill")
     known = fill[~np.isnan(fill)]
     typical = float(np.median(known)) if len(known) else 1.0
     fill = np.where(np.isnan(fill), typical, fill) ** settings.eta
-    n = len(md_m)
-    W_act = fill * np.bincount(data.cell_md, weights=cell_b * data.a, minlength=n)
-    W_real = fill * np.bincount(data.cell_md, weights=cell_b * facing, minlength=n)
+    W_act = fill * cat("act")
+    W_real = fill * cat("real")
     W_fit, W_real_fit = W_act, W_real
-    if data.avail is not None and data.avail_loo is not None:  # shelves estimated from sales (`availability`)
-        W_real = fill * np.bincount(data.cell_md, weights=cell_b * facing * data.avail, minlength=n)
-        loo = data.avail_loo / data.avail  # every kept cell has P(ON) > 0
-        W_fit = fill * np.bincount(data.cell_md, weights=cell_b * data.a * loo, minlength=n)
-        W_real_fit = fill * np.bincount(data.cell_md, weights=cell_b * facing * data.avail_loo, minlength=n)
+    if "fit" in parts[0]:
+        W_real = fill * cat("real_avail")
+        W_fit = fill * cat("fit")
+        W_real_fit = fill * cat("real_fit")
     return _Shelves(
-        md_m=md_m,
-        md_d=md_d,
+        md_m=data.md_m,
+        md_d=data.md_d,
         W_act=W_act,
         W_real=W_real,
-        sales=np.bincount(data.cell_md, weights=data.y, minlength=n),
+        sales=cat("sales"),
         typical_fill=typical,
         W_fit=W_fit,
         W_real_fit=W_real_fit,
     )
+
+
+def reference_shelves(b: BaseAttraction, capacity: np.ndarray, phi: float) -> np.ndarray:
+    """R_hat of each machine: its reference shelf's attraction (`kernel.reference_shelf`), once per site and size."""
+
+    @cache
+    def of(site: int, cap: int) -> float:
+        return float(kernel.reference_shelf(b.table[site], cap, phi)[1])
+
+    return np.array([of(int(b.site[m]), int(round(capacity[m]))) for m in range(len(capacity))])
 
 
 @dataclass(frozen=True)
@@ -160,7 +223,7 @@ class Structure:
     """Everything estimated from one product split: b_hat, shelves, u, scales and shocks."""
 
     fits: Fits
-    b_hat: np.ndarray
+    b_hat: BaseAttraction
     pi_tab: pd.DataFrame
     gamma: pd.Series
     R_hat: np.ndarray
@@ -184,9 +247,9 @@ def fit_structure(
     M = panel.n_machines
     b_hat, pi_tab, gamma = _base_attraction_hat(panel, fits, notes)
     cap = panel.machines["capacity"].to_numpy(dtype=float)
-    R_hat = np.array([kernel.reference_shelf(b_hat[m], int(round(cap[m])), settings.phi)[1] for m in range(M)])
-    sh = _shelves(panel, fits.data, b_hat, settings)
-    depletion = fits.data.avail is not None  # shelves estimated from sales alone
+    R_hat = reference_shelves(b_hat, cap, settings.phi)
+    sh = _shelves(fits.data, b_hat, settings)
+    depletion = fits.data.estimated  # shelves estimated from sales alone
     np_fit, u_fallback_reason = no_purchase(
         sh.W_fit, sh.W_real_fit, sh.md_m, sh.md_d, imp.md_demand, R_hat, config, notes, depletion=depletion
     )
@@ -197,6 +260,7 @@ def fit_structure(
     c_fit = np_fit.c
     c[c_fit.index.to_numpy(dtype=int)] = c_fit.to_numpy()
     so = sales_only_scales(
+        fits.data.store,
         panel,
         settings,
         b_hat,

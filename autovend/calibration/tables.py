@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
+from autovend.calibration.blocks import block_cells_of
 from autovend.calibration.normalise import Factors, canonical
 from autovend.calibration.panel import Panel
 from autovend.calibration.structure import Fits
@@ -44,6 +48,11 @@ def panel_table(panel: Panel) -> pd.DataFrame:
     )
 
 
+def block_panel_table(block: Any, meta: Panel) -> pd.DataFrame:
+    """A block's rows of `panel_table` (`meta`: the panel without cells, `blocks.lean`)."""
+    return panel_table(dataclasses.replace(meta, cells=block_cells_of(block)))
+
+
 def output_tables(
     panel: Panel,
     fits: Fits,
@@ -60,8 +69,7 @@ def output_tables(
     """
     prod = panel.products
     data, raw = fits.data, fits.raw
-    K = panel.n_products
-    units = np.bincount(data.k, weights=data.y, minlength=K)
+    units = data.units_by_k
     popularity = pd.DataFrame(
         {
             "sku_id": prod["sku_id"],

@@ -18,22 +18,30 @@ never seen were offered like the pairs seen.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from autovend.calibration.censored import bincount
-from autovend.calibration.choice import ChoiceData, ChoiceFit, _attraction, _positive_or_one
+from autovend.calibration.choice import ChoiceData, choice_of
+from autovend.calibration.split import attraction, positive_or_one
 
 STEPS = 200  # fixed-point steps at most
 TOL = 1e-12  # relative change of every omega below which the steps stop
 
 
-def pair_exposure(data: ChoiceData, fit: ChoiceFit) -> tuple[np.ndarray, np.ndarray]:
+def block_pair_exposure(block: Any, table: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(product of each pair, exposure of each pair) of a block's split cells (`split.attraction`'s table)."""
+    return pair_exposure(choice_of(block), table, omega)
+
+
+def pair_exposure(data: ChoiceData, table: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(product of each pair, exposure of each pair): expected units per unit of omega over the pair's cells."""
     n_md = len(data.md_m)
-    v = _attraction(data, fit.omega, fit.pi, fit.gamma)
+    v = attraction(data, table)
     V = bincount(data.cell_md, v, n_md)
     total = bincount(data.cell_md, data.y, n_md)
-    ex = total[data.cell_md] * v / _positive_or_one(V[data.cell_md]) / _positive_or_one(fit.omega[data.k].copy())
+    ex = total[data.cell_md] * v / positive_or_one(V[data.cell_md]) / positive_or_one(omega[data.k].copy())
     pair_key = data.md_m[data.cell_md].astype(np.int64) * data.n_products + data.k
     keys, pair = np.unique(pair_key, return_inverse=True)
     return (keys % data.n_products).astype(np.int64), bincount(pair, ex, len(keys))

@@ -22,6 +22,7 @@ adapt_app = typer.Typer(
 app.add_typer(adapt_app, name="adapt")
 
 MAX_LINES_SHOWN = 20  # line numbers listed per drop reason before "... and N more"
+PARTITIONED_HELP = "Write the orders as hive-partitioned Parquet by these keys: machine_id, month or machine_id,month."
 
 
 @adapt_app.callback()
@@ -35,6 +36,7 @@ def table(
     mapping: Annotated[Path, typer.Option("--map", "-m", help="Mapping YAML (see docs/data-contract.md).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (must be empty or new).")],
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty output folder.")] = False,
+    partitioned: Annotated[str | None, typer.Option("--partitioned", help=PARTITIONED_HELP)] = None,
 ) -> None:
     """Adapt a one-table export (any column names, date forms, currency) into a source, as a mapping says."""
     from rich.console import Console
@@ -42,11 +44,12 @@ def table(
 
     from autovend.data.adapters.files import write_table_source
 
-    result = write_table_source(export, mapping, out, force=force)
+    by = _by(partitioned)
+    result = write_table_source(export, mapping, out, force=force, partition_by=by)
     console = Console(emoji=False)
     print_report(result, console)
     console.print(
-        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)", soft_wrap=True
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})", soft_wrap=True
     )
 
 
@@ -59,6 +62,7 @@ def nj_vending(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an output folder that holds other files than an earlier source.")
     ] = False,
+    partitioned: Annotated[str | None, typer.Option("--partitioned", help=PARTITIONED_HELP)] = None,
 ) -> None:
     """Adapt the public New Jersey vending export (Kaggle, 2022) with its packaged mapping."""
     from rich.console import Console
@@ -66,12 +70,40 @@ def nj_vending(
 
     from autovend.data.adapters.nj_vending import write_nj_vending
 
-    result = write_nj_vending(csv_path, out, force=force)
+    by = _by(partitioned)
+    result = write_nj_vending(csv_path, out, force=force, partition_by=by)
     console = Console(emoji=False)
     print_report(result, console)
     console.print(
-        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, orders.csv)", soft_wrap=True
+        f"[green]wrote[/] {escape(str(out))} (source.yaml, machines.csv, products.csv, {_orders(by)})", soft_wrap=True
     )
+
+
+@adapt_app.command("partition")
+def partition(
+    source: Annotated[Path, typer.Argument(help="A source folder with orders (and inventory) as files; only read.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Source folder to write (new, empty, or an earlier one).")],
+    by: Annotated[str, typer.Option("--by", help="Partition keys: machine_id, month or machine_id,month.")] = "month",
+    force: Annotated[bool, typer.Option("--force", help="Replace an output folder that holds other files.")] = False,
+) -> None:
+    """Copy a source with its orders and inventory as hive-partitioned Parquet folders (docs/scale.md)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from autovend.data.partwrite import partition_keys, partition_source
+
+    files = partition_source(source, out, partition_keys(by), force=force)
+    Console(emoji=False).print(f"[green]wrote[/] {escape(str(out))} ({files:,} partition files by {by})")
+
+
+def _by(text: str | None) -> tuple[str, ...] | None:
+    from autovend.data.partwrite import partition_keys
+
+    return None if text is None else partition_keys(text)
+
+
+def _orders(by: tuple[str, ...] | None) -> str:
+    return "orders.csv" if by is None else f"orders/ partitioned by {','.join(by)}"
 
 
 @adapt_app.command("eva-dts")

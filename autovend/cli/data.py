@@ -11,6 +11,20 @@ from autovend.marks import counted
 
 PARAMS_HELP = "Params YAML of the source (sections per stage); defaults when omitted."
 SETTINGS_HELP = "Benchmark settings YAML (section `demand`); defaults when omitted."
+PARTITIONED_HELP = (
+    "Write orders (and inventory) as hive-partitioned Parquet folders by these keys: machine_id, month or "
+    "machine_id,month (docs/scale.md)."
+)
+SCHEDULER_HELP = (
+    "Compute the statistics on Dask: 'local' (a cluster of --workers processes on this machine) or a scheduler's "
+    "address (tcp://HOST:PORT, workers started with `dask worker ADDRESS`). The estimates are the same bytes as "
+    "without it (docs/scale.md)."
+)
+WORKERS_HELP = "With --scheduler local: worker processes (default 2); with an address: workers to wait for."
+WORKER_MEMORY_HELP = (
+    "With --scheduler local: each worker's memory limit (2GiB, 1500MB; default: the machine's memory / workers). "
+    "Split cells beyond 40% of it are kept on the worker's disk, so memory does not grow with the machines."
+)
 FORCE_HELP = (
     "Replace an output folder that holds other files (without it, only an empty folder or this command's "
     "earlier output is replaced)."
@@ -24,6 +38,7 @@ def synth(
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    partitioned: str | None = typer.Option(None, "--partitioned", help=PARTITIONED_HELP),
     dex: Path | None = typer.Option(None, "--dex", help="Also write its records as EVA-DTS audit series here."),
     dex_every: int = typer.Option(7, "--dex-every", min=1, help="Days between two audits of a machine (--dex)."),
 ) -> None:
@@ -38,9 +53,11 @@ def synth(
     from autovend.cli.steps import step_progress
     from autovend.pipeline.synthesize import run
 
+    if dex is not None and partitioned is not None:  # the audits are written from the flat tables
+        raise typer.BadParameter("--dex writes audits from a flat source: run it without --partitioned")
     console = Console()
     with step_progress(console, "synth"):
-        fig = run(out, truth, params, settings, force=force)
+        fig = run(out, truth, params, settings, force=force, partition_by=_partition_by(partitioned))
     console.print(
         f"wrote {out} and {truth}: {counted(fig['machines'], 'machine')}, {counted(fig['products'], 'product')}, "
         f"{fig['order_lines']:,.0f} order lines, {fig['units']:,.0f} units "
@@ -53,9 +70,19 @@ def synth(
         console.print(escape(f"wrote {counted(n, 'EVA-DTS audit')} to {dex}"), soft_wrap=True)
 
 
+def _partition_by(text: str | None) -> tuple[str, ...] | None:
+    from autovend.data.partwrite import partition_keys
+
+    return None if text is None else partition_keys(text)
+
+
 @app.command("calibrate")
 def calibrate_cmd(
-    source_dir: Path = typer.Argument(..., help="Source folder (checked first; refused if it breaks the contract)."),
+    source_dir: str = typer.Argument(
+        ...,
+        help="Source folder, or a partitioned source's folder or URL (checked first; refused if it breaks the "
+        "contract).",
+    ),
     out: Path = typer.Option(..., "-o", "--out", help="Output folder: calibration.json and Parquet tables."),
     params: Path | None = typer.Option(None, "--params", help=PARAMS_HELP),
     settings: Path | None = typer.Option(None, "--settings", help=SETTINGS_HELP),
@@ -68,6 +95,9 @@ def calibrate_cmd(
         "r pooled) or paper (the paper's definitions: kappa from observed mean daily units, e the log-log "
         "slope, r the median r_m, u = x e / (1 - e)).",
     ),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    worker_memory: str | None = typer.Option(None, "--worker-memory", help=WORKER_MEMORY_HELP),
 ) -> None:
     """Estimate the demand parameters (popularity, site preference, scales, no-purchase weights, shocks)."""
     from rich.console import Console
@@ -83,8 +113,16 @@ def calibrate_cmd(
     if estimator not in ESTIMATORS:
         raise ConfigError(f"--estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
     console = Console()
+
+    def announce(where: str) -> None:
+        console.print(f"calibrating on {where}", markup=False, soft_wrap=True)
+
     with step_progress(console, "calibrate"):
-        res, seconds = run(source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator))
+        res, seconds = run(
+            source_dir, out, params, settings, report, force=force, estimator=check_estimator(estimator),
+            scheduler=scheduler, workers=workers, worker_memory=worker_memory,
+            announce=announce if scheduler is not None else None,
+        )  # fmt: skip
     s = res.estimates
     table = Table(title=f"calibration of {s.source_name} ({seconds:.1f} s, {estimator} estimator)")
     table.add_column("quantity")
@@ -122,6 +160,9 @@ def validate_cmd(
         False, "--ignore-inventory", help="Validate as if the source had no inventory records (pre-window shelves)."
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    scheduler: str | None = typer.Option(None, "--scheduler", help=SCHEDULER_HELP),
+    workers: int | None = typer.Option(None, "--workers", min=1, help=WORKERS_HELP),
+    worker_memory: str | None = typer.Option(None, "--worker-memory", help=WORKER_MEMORY_HELP),
 ) -> None:
     """Held-out validation: re-estimate before the test window, replay its shelves, score against references."""
     from rich.console import Console
@@ -139,10 +180,15 @@ def validate_cmd(
     from autovend.cli.steps import step_progress
     from autovend.pipeline.validate import run
 
+    def announce(where: str) -> None:
+        console.print(f"calibrating on {where}", markup=False, soft_wrap=True)
+
     with step_progress(console, "validate"):
         res, seconds = run(
-            source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory
-        )
+            source_dir, out, params, settings, calibration_out, force=force, ignore_inventory=ignore_inventory,
+            scheduler=scheduler, workers=workers, worker_memory=worker_memory,
+            announce=announce if scheduler is not None else None,
+        )  # fmt: skip
     m, v = res.metrics, res.verdict
     console.print(
         f"verdict: {v['verdict']} (shelves: {v['shelves']}); volume error {m['volume_error']:+.2%}; "

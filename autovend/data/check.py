@@ -13,205 +13,36 @@ source folder, and a table that is a link leading outside it is refused without 
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from autovend.data.contract import (
-    META_FILE,
-    STATUSES,
-    TABLES,
-    Kind,
-    SourceMeta,
-    TableSpec,
-    rule_schema,
+from autovend.data.checkreport import (
+    DEFAULT_MAX_ERRORS,
+    CheckReport,
+    SourceSummary,
+    calendar_violations,
+    known_keys,
 )
-from autovend.data.duplicates import count_duplicates
+from autovend.data.contract import META_FILE, STATUSES, TABLES, SourceMeta
 from autovend.data.hashing import source_hash
-from autovend.data.plausibility import CheckSettings, Finding, plausibility_findings
-from autovend.data.source import (
-    ColumnIssue,
-    TableReadError,
-    coerce_column,
-    entry_problem,
-    finalise_table,
-    read_meta,
-    read_table_file,
-)
+from autovend.data.plausibility import CheckSettings, plausibility_findings
+from autovend.data.source import finalise_table, read_meta
+from autovend.data.tablecheck import RELEASED, Table, from_finding, load_table, rule_violations
+from autovend.data.violations import EXAMPLES_SHOWN, ROWS_SHOWN, Violation, in_column_order
 
-DEFAULT_MAX_ERRORS = 50
-ROWS_SHOWN = 5
-EXAMPLES_SHOWN = 3
-MACHINES_NAMED = 10  # name the machines without inventory records when there are at most this many
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One problem of one file (and column), with the rows it affects (1-based, header excluded).
-
-    `count` is the number of rows with this problem (1 for a problem of a whole file or column);
-    `rows` holds the first `ROWS_SHOWN` of them and `examples` a few of the offending values.
-    """
-
-    file: str
-    problem: str
-    fix: str
-    column: str | None = None
-    rows: tuple[int, ...] = ()
-    count: int = 1
-    examples: tuple[str, ...] = ()
-
-    def format(self) -> str:
-        """One line: where, what is wrong, which values, and what to fix."""
-        where = [self.file]
-        if self.rows:
-            shown = ", ".join(str(r) for r in self.rows)
-            more = self.count - len(self.rows)
-            label = "row" if self.count == 1 else "rows"
-            where.append(f"{label} {shown}" + (f" (+{more:,} more)" if more > 0 else ""))
-        if self.column is not None:
-            where.append(f"{'key' if self.file == META_FILE else 'column'} {self.column}")
-        values = ""
-        if self.examples:
-            values = (" (value " if len(self.examples) == 1 else " (values ") + ", ".join(self.examples) + ")"
-        return f"{', '.join(where)}: {self.problem}{values}. Fix: {self.fix}"
-
-
-@dataclass(frozen=True)
-class SourceSummary:
-    """What a conforming source holds, for the check's success message and the pipeline's logs."""
-
-    name: str
-    machines_by_site_type: dict[str, int]
-    products_by_category: dict[str, tuple[int, int]]  # category_l1 -> (products, distinct category_l2)
-    order_lines: dict[str, int]  # status -> lines
-    units_sold: int  # completed lines only
-    first_ts: pd.Timestamp
-    last_ts: pd.Timestamp
-    orders_have_time: bool
-    has_inventory: bool
-    machines_with_inventory: int
-    machines_without_inventory: tuple[str, ...]
-    duplicate_rows: dict[str, int]  # file name -> exact duplicate rows (copies beyond the first)
-    content_hash: str
-    warnings: tuple[str, ...] = ()  # the check's warnings, one formatted line each
-
-    def to_dict(self) -> dict[str, object]:
-        """The summary as plain JSON-able values (for the pipeline's check stage)."""
-        return {
-            "name": self.name,
-            "machines_by_site_type": dict(self.machines_by_site_type),
-            "products_by_category": {
-                k: {"products": n, "subcategories": l2} for k, (n, l2) in self.products_by_category.items()
-            },
-            "order_lines": dict(self.order_lines),
-            "units_sold": int(self.units_sold),
-            "first_ts": self.first_ts.isoformat(),
-            "last_ts": self.last_ts.isoformat(),
-            "orders_have_time": bool(self.orders_have_time),
-            "machines_with_inventory": int(self.machines_with_inventory),
-            "machines_without_inventory": list(self.machines_without_inventory),
-            "duplicate_rows": {k: int(v) for k, v in self.duplicate_rows.items()},
-            "content_hash": self.content_hash,
-            "warnings": list(self.warnings),
-        }
-
-    def rows(self) -> list[tuple[str, str]]:
-        """(label, value) pairs in display order."""
-        n_machines = sum(self.machines_by_site_type.values())
-        by_site = ", ".join(f"{k} {v}" for k, v in self.machines_by_site_type.items())
-        n_products = sum(n for n, _ in self.products_by_category.values())
-        by_cat = ", ".join(
-            f"{k} {n} in {l2} subcategor{'y' if l2 == 1 else 'ies'}" for k, (n, l2) in self.products_by_category.items()
-        )
-        lines = self.order_lines
-        n_lines = sum(lines.values())
-        fmt = "%Y-%m-%d %H:%M:%S" if self.orders_have_time else "%Y-%m-%d"
-        dates = f"{self.first_ts.strftime(fmt)} .. {self.last_ts.strftime(fmt)}"
-        if not self.orders_have_time:
-            dates += " (dates only, no times of day)"
-        if not self.has_inventory:
-            inventory = "no inventory table: every machine is calibrated from sales alone"
-        else:
-            missing = self.machines_without_inventory
-            inventory = f"{self.machines_with_inventory} with records, {len(missing)} without"
-            if 0 < len(missing) <= MACHINES_NAMED:
-                inventory += f" ({', '.join(missing)})"
-        dups = ", ".join(f"{k} {v:,}" for k, v in self.duplicate_rows.items() if v) or "none"
-        return [
-            ("source", self.name),
-            ("machines", f"{n_machines:,} ({by_site})"),
-            ("products", f"{n_products:,} ({by_cat})"),
-            (
-                "order lines",
-                f"{n_lines:,} (" + ", ".join(f"{status} {lines.get(status, 0):,}" for status in STATUSES) + ")",
-            ),
-            ("units sold", f"{self.units_sold:,} (completed lines)"),
-            ("date range", dates),
-            ("inventory", inventory),
-            ("exact duplicate rows", dups),
-            ("warnings", _groups_text(len(self.warnings)) + ", listed below" if self.warnings else "none"),
-            ("content hash", self.content_hash),
-        ]
-
-
-def _groups_text(n: int) -> str:
-    return f"{n:,} group{'s' if n != 1 else ''}"
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """The outcome of `check_source`: every violation (grouped) or, on success, the summary; and warnings."""
-
-    path: Path
-    errors: list[Violation]
-    n_errors: int
-    summary: SourceSummary | None
-    warnings: list[Violation] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when the source follows the contract."""
-        return self.n_errors == 0
-
-    def format(self, max_errors: int = DEFAULT_MAX_ERRORS) -> str:
-        """The report as text: at most `max_errors` violation lines, then a count of the rest."""
-        if self.ok:
-            lines = [f"{self.path}: follows the raw-records contract."]
-            if self.summary is not None:
-                lines += [f"  {label}: {value}" for label, value in self.summary.rows()]
-            return "\n".join(lines + self.warning_lines(max_errors))
-        plural = "s" if self.n_errors != 1 else ""
-        lines = [
-            f"{self.path}: breaks the raw-records contract: {self.n_errors:,} error{plural} "
-            f"in {len(self.errors):,} group{'s' if len(self.errors) != 1 else ''}."
-        ]
-        shown = self.errors[: max(max_errors, 0)]
-        lines += [f"- {v.format()}" for v in shown]
-        rest = self.errors[len(shown) :]
-        if rest:
-            n_rest = sum(v.count for v in rest)
-            lines.append(
-                f"... and {len(rest):,} more group{'s' if len(rest) != 1 else ''} ({n_rest:,} errors) "
-                "not shown; raise --max-errors to see them."
-            )
-        lines += self.warning_lines(max_errors)
-        lines.append(f"Fix these and run `autovend check {self.path}` again.")
-        return "\n".join(lines)
-
-    def warning_lines(self, max_warnings: int = DEFAULT_MAX_ERRORS) -> list[str]:
-        """The warnings as text lines (none when there are none), at most `max_warnings` of them."""
-        if not self.warnings:
-            return []
-        n = len(self.warnings)
-        lines = [f"Warnings ({_groups_text(n)}; they do not fail the check, but look at these records):"]
-        lines += [f"  warning: {v.format()}" for v in self.warnings[: max(max_warnings, 0)]]
-        if n > max_warnings:
-            lines.append(f"... and {n - max_warnings:,} more warnings not shown; raise --max-errors to see them.")
-        return lines
+__all__ = [
+    "DEFAULT_MAX_ERRORS",
+    "EXAMPLES_SHOWN",
+    "ROWS_SHOWN",
+    "CheckReport",
+    "Inspection",
+    "SourceSummary",
+    "Violation",
+    "check_source",
+]
 
 
 @dataclass(frozen=True)
@@ -224,162 +55,8 @@ class Inspection:
     has_time: dict[str, bool] = field(default_factory=dict)
 
 
-@dataclass
-class _Table:
-    """One table while it is being checked."""
-
-    spec: TableSpec
-    file: str
-    raw: pd.DataFrame
-    typed: pd.DataFrame
-    duplicates: int
-    has_time: bool
-
-
-_RELEASED = pd.DataFrame()  # what a finalised _Table holds in place of its raw and typed frames
-
-
-def _examples(raw: pd.Series, idx: np.ndarray) -> tuple[str, ...]:
-    """A few distinct offending values (as written) among the first rows of `idx`."""
-    sample = raw.iloc[idx[: 20 * EXAMPLES_SHOWN]]
-    values = pd.unique(sample.astype("str").fillna("").to_numpy())
-    return tuple(repr(str(v)) for v in values[:EXAMPLES_SHOWN])
-
-
-def _from_mask(
-    file: str, column: str, mask: np.ndarray, raw: pd.Series, problem: str, fix: str, show_values: bool = True
-) -> Violation:
-    idx = np.flatnonzero(mask)
-    rows = tuple(int(i) + 1 for i in idx[:ROWS_SHOWN])
-    examples = _examples(raw, idx) if show_values else ()
-    return Violation(file, problem, fix, column=column, rows=rows, count=int(idx.size), examples=examples)
-
-
-def _from_issue(file: str, column: str, issue: ColumnIssue, raw: pd.Series) -> Violation:
-    return _from_mask(file, column, issue.mask, raw, issue.problem, issue.fix, show_values=issue.problem != "is blank")
-
-
-def _missing_column(file: str, name: str, found: list[str]) -> Violation:
-    near = [c for c in found if c.strip().lower() == name and c != name]
-    fix = f"add a column named {name} (lower case, as in the contract)"
-    if near:
-        fix = f"rename column {near[0]!r} to {name!r} (names are lower case, without spaces)"
-    listing = ", ".join(repr(c) for c in found) or "none"
-    return Violation(file, f"missing required column (columns found: {listing})", fix, column=name)
-
-
-def _load_table(folder: Path, spec: TableSpec) -> tuple[_Table | None, list[Violation]]:
-    """Find, read and coerce one table; None when it is absent or cannot be read."""
-    present = [folder / name for name in spec.file_names if os.path.lexists(folder / name)]
-    refused = [(p, entry_problem(folder, p)) for p in present]
-    bad = [Violation(p.name, problem[0], problem[1]) for p, problem in refused if problem is not None]
-    if bad:
-        return None, bad
-    files = [p for p in present if p.is_file()]
-    if len(files) > 1:
-        names = " and ".join(f.name for f in files)
-        return None, [
-            Violation(files[0].name, f"both {names} exist", f"keep one of {names} and remove or rename the other")
-        ]
-    if not files:
-        if not spec.required:
-            return None, []
-        names = " or ".join(spec.file_names)
-        return None, [Violation(spec.file_names[0], "file not found", f"add {names}: the contract requires it")]
-    path = files[0]
-    try:
-        raw = read_table_file(path, spec.column_names)
-    except TableReadError as exc:
-        return None, [Violation(path.name, exc.problem, exc.fix, column=exc.column, rows=exc.rows)]
-    violations: list[Violation] = []
-    if spec.required and raw.empty:
-        violations.append(Violation(path.name, "has no rows", f"{spec.stem} must hold at least one row"))
-    found = list(raw.columns)
-    typed: dict[str, pd.Series] = {}
-    has_time = False
-    for col in spec.columns:
-        if col.name not in raw.columns:
-            if col.required:
-                violations.append(_missing_column(path.name, col.name, found))
-            else:
-                typed[col.name] = _unknown_column(col.kind, raw.index)
-            continue
-        coerced = coerce_column(col, raw[col.name])
-        typed[col.name] = coerced.values
-        has_time = has_time or coerced.has_time
-        violations += [_from_issue(path.name, col.name, issue, raw[col.name]) for issue in coerced.issues]
-    frame = pd.DataFrame(typed, index=raw.index, copy=False)  # the parsed columns as they are (millions of rows)
-    table = _Table(spec, path.name, raw, frame, count_duplicates(raw, frame), has_time)
-    return table, violations
-
-
-def _unknown_column(kind: Kind, index: pd.Index) -> pd.Series:
-    """An optional column the file lacks: all unknown, in the column's checked dtype."""
-    if kind in (Kind.INTEGER, Kind.DECIMAL):
-        return pd.Series(np.nan, index=index, dtype="float64")
-    if kind in (Kind.TIMESTAMP, Kind.DATE):
-        return pd.Series(pd.NaT, index=index, dtype="datetime64[ns]")
-    if kind is Kind.BOOLEAN:
-        return pd.Series(pd.NA, index=index, dtype="boolean")
-    return pd.Series(pd.NA, index=index, dtype="str")
-
-
-def _rule_violations(table: _Table, keys: dict[str, set[str]]) -> list[Violation]:
-    """Run the table's pandera rule checks over its typed columns; group the failing rows."""
-    schema = rule_schema(table.spec, keys)
-    frame = table.typed
-    out: list[Violation] = []
-    for name, column in schema.columns.items():
-        if name not in frame.columns or name not in table.raw.columns:
-            continue
-        series = frame[name]
-        for check in column.checks:
-            result = check(series)
-            ok = result.check_output.reindex(series.index, fill_value=True).to_numpy(dtype=bool)
-            if not ok.all():
-                out.append(_from_mask(table.file, name, ~ok, table.raw[name], check.error, check.description))
-    for check in schema.checks:
-        name = check.title or ""
-        if name not in table.raw.columns:
-            continue
-        ok = check(frame).check_output.reindex(frame.index, fill_value=True).to_numpy(dtype=bool)
-        if not ok.all():
-            out.append(_from_mask(table.file, name, ~ok, table.raw[name], check.error, check.description))
-    return out
-
-
-def _known_keys(tables: dict[str, _Table]) -> dict[str, set[str]]:
-    """Ids of machines and products as loaded (only for tables that could be read and have the key)."""
-    keys: dict[str, set[str]] = {}
-    for stem in ("machines", "products"):
-        table = tables.get(stem)
-        key = table.spec.key if table is not None else None
-        if table is not None and key is not None and key in table.typed.columns and key in table.raw.columns:
-            keys[stem] = set(table.typed[key].dropna().unique())
-    return keys
-
-
-def _calendar_violations(meta: SourceMeta | None, tables: dict[str, _Table]) -> list[Violation]:
-    """Without calendar.csv the holiday library must know the country, or calibration would fail later."""
-    if meta is None or "calendar" in tables:
-        return []
-    import holidays
-
-    if meta.country in holidays.list_supported_countries():
-        return []
-    return [
-        Violation(
-            META_FILE,
-            f"country {meta.country!r} has no public-holiday calendar in the holidays library, "
-            "and the source has no calendar table",
-            "add calendar.csv (date, is_workday, holiday_name) to the source",
-            column="country",
-        )
-    ]
-
-
 def _summary(
-    meta: SourceMeta, final: dict[str, pd.DataFrame], tables: dict[str, _Table], content_hash: str
+    meta: SourceMeta, final: dict[str, pd.DataFrame], tables: dict[str, Table], content_hash: str
 ) -> SourceSummary:
     machines, products, orders = final["machines"], final["products"], final["orders"]
     inventory = final.get("inventory")
@@ -412,13 +89,6 @@ def _summary(
     )
 
 
-def _from_finding(table: _Table, finding: Finding) -> Violation:
-    """A plausibility finding as a violation of the table's file (rows 1-based, values as written)."""
-    if finding.mask is None or finding.column is None:
-        return Violation(table.file, finding.problem, finding.fix, column=finding.column)
-    return _from_mask(table.file, finding.column, finding.mask, table.raw[finding.column], finding.problem, finding.fix)
-
-
 def inspect_source(path: Path, settings: CheckSettings | None = None) -> Inspection:
     """Run every check on the source folder `path`; on success also return its typed tables.
 
@@ -432,25 +102,25 @@ def inspect_source(path: Path, settings: CheckSettings | None = None) -> Inspect
         return Inspection(CheckReport(path, [violation], 1, None), None)
     meta, meta_problems = read_meta(path)
     violations = [Violation(META_FILE, problem, fix, column=key) for key, problem, fix in meta_problems]
-    tables: dict[str, _Table] = {}
+    tables: dict[str, Table] = {}
     table_violations: dict[str, list[Violation]] = {}
     for spec in TABLES:
-        table, found = _load_table(path, spec)
+        table, found = load_table(path, spec)
         table_violations[spec.stem] = found
         if table is not None:
             tables[spec.stem] = table
-    keys = _known_keys(tables)
+    keys = known_keys(tables)
     warnings: list[Violation] = []
     typed = {stem: t.typed[[c for c in t.typed.columns if c in t.raw.columns]] for stem, t in tables.items()}
     for finding in plausibility_findings(typed, settings):
-        violation = _from_finding(tables[finding.stem], finding)
+        violation = from_finding(tables[finding.stem], finding)
         (warnings if finding.warning else table_violations[finding.stem]).append(violation)
     for spec in TABLES:
         found = table_violations[spec.stem]
         if spec.stem in tables:
-            found = found + _rule_violations(tables[spec.stem], keys)
-        violations += _in_column_order(spec, found)
-    violations += _calendar_violations(meta, tables)
+            found = found + rule_violations(tables[spec.stem], keys)
+        violations += in_column_order(spec, found)
+    violations += calendar_violations(meta, tables)
     n_errors = sum(v.count for v in violations)
     if n_errors or meta is None:
         return Inspection(CheckReport(path, violations, n_errors, None, warnings), meta)
@@ -458,17 +128,11 @@ def inspect_source(path: Path, settings: CheckSettings | None = None) -> Inspect
     final = {}
     for stem, t in tables.items():
         final[stem] = finalise_table(t.spec, t.typed)
-        t.raw = t.typed = _RELEASED  # the summary reads only the table's file, duplicates and has_time
+        t.raw = t.typed = RELEASED  # the summary reads only the table's file, duplicates and has_time
     summary = _summary(meta, final, tables, source_hash(path))
     summary = dataclasses.replace(summary, warnings=tuple(v.format() for v in warnings))
     has_time = {stem: t.has_time for stem, t in tables.items()}
     return Inspection(CheckReport(path, [], 0, summary, warnings), meta, final, has_time)
-
-
-def _in_column_order(spec: TableSpec, violations: list[Violation]) -> list[Violation]:
-    """File-level problems first, then by the contract's column order (stable within a column)."""
-    order = {name: i for i, name in enumerate(spec.column_names)}
-    return sorted(violations, key=lambda v: -1 if v.column is None else order.get(v.column, len(order)))
 
 
 def check_source(path: str | Path, settings: CheckSettings | None = None) -> CheckReport:
@@ -476,4 +140,10 @@ def check_source(path: str | Path, settings: CheckSettings | None = None) -> Che
 
     `settings`: the plausibility limits (params section `check`); None means the defaults.
     """
+    from autovend.data.parts import is_partitioned, locate
+
+    if is_partitioned(path):
+        from autovend.data.partcheck import inspect_partitioned
+
+        return inspect_partitioned(locate(path), settings).report
     return inspect_source(Path(path), settings).report

@@ -15,6 +15,7 @@ import zoneinfo
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pandera.pandas as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -312,14 +313,20 @@ def _not_case_variant(series: pd.Series) -> pd.Series:
 def _reference_checks(col: ColumnSpec, ids: Collection[str]) -> list[pa.Check]:
     """The id must be one of `ids`; one written in another upper/lower case than there gets its own words."""
     target = TABLES_BY_STEM[str(col.references)].stem
-    known = pd.Index(list(ids), dtype="string")
-    folded = known.str.casefold()
+    known = {str(i) for i in ids}
+    folded = {i.casefold() for i in known}
+
+    def per_value(series: pd.Series, keep: Callable[[str], bool]) -> pd.Series:
+        """keep(value) for each row, computed once per distinct value (a table may repeat an id a million times)."""
+        codes, uniques = pd.factorize(series)
+        ok = np.array([keep(str(u)) for u in uniques], dtype=bool)
+        return pd.Series(np.where(codes >= 0, ok[np.maximum(codes, 0)] if len(ok) else True, True), index=series.index)
 
     def found_or_case(series: pd.Series) -> pd.Series:
-        return (series.isin(known) | _folded(series).isin(folded)).fillna(True).astype(bool)
+        return per_value(series, lambda v: v in known or v.strip().casefold() in folded)
 
     def not_case_only(series: pd.Series) -> pd.Series:
-        return (series.isin(known) | ~_folded(series).isin(folded)).fillna(True).astype(bool)
+        return per_value(series, lambda v: v in known or v.strip().casefold() not in folded)
 
     return [
         pa.Check(

@@ -47,11 +47,49 @@ def load_source(path: str | Path, settings: CheckSettings | None = None) -> Sour
     `settings` holds the plausibility limits (params section `check`, see `load_check_settings`); None
     means the defaults. Raises SourceError carrying the formatted report when the folder breaks the contract.
     """
+    from autovend.data.parts import is_partitioned
+
+    if is_partitioned(path):
+        return _load_partitioned(path, settings)
     inspection = inspect_source(Path(path), settings)
     report = inspection.report
     if not report.ok or inspection.meta is None or report.summary is None:
         raise SourceError(report.format())
     tables = inspection.tables
+    return Source(
+        path=Path(path),
+        meta=inspection.meta,
+        machines=tables["machines"],
+        products=tables["products"],
+        orders=tables["orders"],
+        inventory=tables.get("inventory"),
+        weather=tables.get("weather"),
+        calendar=tables.get("calendar"),
+        content_hash=report.summary.content_hash,
+        orders_have_time=inspection.has_time.get("orders", False),
+        inventory_have_time=inspection.has_time.get("inventory", False),
+    )
+
+
+def _keep(stem: str, table: pd.DataFrame) -> pd.DataFrame:
+    """A clean partition's typed table, kept whole (`load_source` of a partitioned source)."""
+    return table
+
+
+def _load_partitioned(path: str | Path, settings: CheckSettings | None) -> Source:
+    """A partitioned source's tables in memory: its partition files' typed tables one after the other."""
+    from autovend.data.partcheck import inspect_partitioned
+    from autovend.data.parts import locate
+
+    inspection = inspect_partitioned(locate(path), settings, _keep)
+    report = inspection.report
+    if not report.ok or inspection.meta is None or report.summary is None:
+        raise SourceError(report.format())
+    tables = dict(inspection.tables)
+    for stem in ("orders", "inventory"):
+        frames = [r for p, r in zip(inspection.parts, inspection.reduced, strict=True) if p.stem == stem]
+        if frames:
+            tables[stem] = pd.concat(frames, ignore_index=True)
     return Source(
         path=Path(path),
         meta=inspection.meta,

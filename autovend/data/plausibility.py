@@ -122,7 +122,8 @@ def _ratio_to_ref(values: pd.Series, skus: pd.Series, products: pd.DataFrame, se
     return values.to_numpy(dtype="float64") / by_key(skus, ref, np.nan)
 
 
-def _order_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:
+def order_row_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:
+    """The per-row rules of the orders: qty per line, price against the product's ref_price."""
     out: list[Finding] = []
     qty = _col(tables, "orders", "qty")
     if qty is not None:
@@ -169,7 +170,8 @@ def _order_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) ->
     return out
 
 
-def _product_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:
+def product_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:
+    """The products' rules: ref_price and unit_cost."""
     out: list[Finding] = []
     ref = _col(tables, "products", "ref_price")
     if ref is None:
@@ -217,81 +219,143 @@ def _product_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) 
     return out
 
 
-def _blocks(days: pd.Series, max_gap_days: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Block number of each row's day, and each block's first and last day (blocks cut at long gaps)."""
-    distinct = np.sort(days.dropna().unique())
-    gaps = np.diff(distinct) / np.timedelta64(1, "D")
-    block_of_day = np.concatenate([[0], np.cumsum(gaps > max_gap_days)]).astype(np.int64)
-    lookup = pd.Series(block_of_day, index=pd.DatetimeIndex(distinct))
-    block = days.map(lookup).to_numpy(dtype="float64")
-    n_blocks = int(block_of_day[-1]) + 1 if len(block_of_day) else 0
-    firsts = np.array([distinct[block_of_day == b][0] for b in range(n_blocks)], dtype="datetime64[ns]")
-    lasts = np.array([distinct[block_of_day == b][-1] for b in range(n_blocks)], dtype="datetime64[ns]")
-    return block, firsts, lasts
+def day_counts(ts: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct days (datetime64[ns], sorted) of the timestamps and the rows on each (missing ones left out).
+
+    What the gap rule needs of a table's dates: a partitioned table's days are these summed over its partitions.
+    """
+    days = ts.dt.normalize().dropna()
+    if days.empty:
+        return np.zeros(0, dtype="datetime64[ns]"), np.zeros(0, dtype=np.int64)
+    codes, uniques = pd.factorize(days.to_numpy(), sort=True)
+    return np.asarray(uniques, dtype="datetime64[ns]"), np.bincount(codes, minlength=len(uniques)).astype(np.int64)
 
 
-def order_period(orders_ts: pd.Series, settings: CheckSettings) -> tuple[Period | None, list[Finding]]:
-    """The period of the records and the findings of the gap rule and the declared period over `ts`."""
-    days = orders_ts.dt.normalize()
-    if days.isna().all():
-        return None, []
-    out: list[Finding] = []
-    block, firsts, lasts = _blocks(days, settings.max_gap_days)
-    counts = np.bincount(block[~np.isnan(block)].astype(np.int64), minlength=len(firsts))
-    bulk = int(np.argmax(counts))
-    n_lines = int(counts.sum())
-    small = settings.max_outlier_share * n_lines
-    bulk_text = f"{pd.Timestamp(firsts[bulk]).date()} .. {pd.Timestamp(lasts[bulk]).date()}"
-    for b in range(len(firsts)):
-        if b == bulk:
-            continue
-        mask = block == b
-        away = (firsts[bulk] - lasts[b]) if b < bulk else (firsts[b] - lasts[bulk])
-        days_away = int(away / np.timedelta64(1, "D"))
-        if counts[b] <= small:
-            out.append(
-                Finding(
-                    "orders",
-                    "ts",
-                    mask,
-                    f"is dated {days_away:,} days away from the bulk of the orders ({bulk_text})",
-                    "correct the date (a wrong year or month?) or drop the line; if these lines are real, raise "
-                    "check.max_gap_days or declare the period with check.start and check.end",
+def merge_day_counts(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """`day_counts` of the rows of every part together."""
+    days = np.concatenate([d for d, _ in parts]) if parts else np.zeros(0, dtype="datetime64[ns]")
+    counts = np.concatenate([c for _, c in parts]) if parts else np.zeros(0, dtype=np.int64)
+    uniques, inverse = np.unique(days, return_inverse=True)
+    return uniques, np.bincount(inverse, weights=counts, minlength=len(uniques)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class PeriodRule:
+    """The gap rule and the declared period over a table's order dates (module docstring).
+
+    Built from the distinct days and their line counts (`day_counts`), so one rule serves a whole table or each
+    partition of a partitioned one: `findings` marks the rows of any set of the table's lines.
+    """
+
+    firsts: np.ndarray  # each block's first day (datetime64[ns])
+    lasts: np.ndarray
+    counts: np.ndarray  # lines per block
+    bulk: int
+    small: float  # a block off the bulk with at most this many lines is an error
+    period: Period
+    declared: tuple[pd.Timestamp, pd.Timestamp] | None  # the declared period's ends, when one is set
+
+    def findings(self, orders_ts: pd.Series) -> list[Finding]:
+        """The gap rule's and the declared period's findings over these order lines' timestamps."""
+        days = orders_ts.dt.normalize()
+        values = days.to_numpy(dtype="datetime64[ns]")
+        known = ~np.isnat(values)
+        block = np.searchsorted(self.firsts, values, side="right") - 1
+        block = np.where(known, block, -1)
+        bulk = self.bulk
+        bulk_text = f"{pd.Timestamp(self.firsts[bulk]).date()} .. {pd.Timestamp(self.lasts[bulk]).date()}"
+        out: list[Finding] = []
+        for b in range(len(self.firsts)):
+            mask = block == b
+            if b == bulk or not mask.any():
+                continue
+            away = (self.firsts[bulk] - self.lasts[b]) if b < bulk else (self.firsts[b] - self.lasts[bulk])
+            days_away = int(away / np.timedelta64(1, "D"))
+            if self.counts[b] <= self.small:
+                out.append(
+                    Finding(
+                        "orders",
+                        "ts",
+                        mask,
+                        f"is dated {days_away:,} days away from the bulk of the orders ({bulk_text})",
+                        "correct the date (a wrong year or month?) or drop the line; if these lines are real, raise "
+                        "check.max_gap_days or declare the period with check.start and check.end",
+                    )
                 )
-            )
-        else:
-            out.append(
-                Finding(
-                    "orders",
-                    "ts",
-                    mask,
-                    f"is dated {days_away:,} days away from the bulk of the orders ({bulk_text}), with no order "
-                    "line in between",
-                    "check that no export is missing or misdated; nothing to do if the machines really stopped "
-                    "(a lone line here is an error in a source of 100 lines or more)",
-                    warning=True,
+            else:
+                out.append(
+                    Finding(
+                        "orders",
+                        "ts",
+                        mask,
+                        f"is dated {days_away:,} days away from the bulk of the orders ({bulk_text}), with no order "
+                        "line in between",
+                        "check that no export is missing or misdated; nothing to do if the machines really stopped "
+                        "(a lone line here is an error in a source of 100 lines or more)",
+                        warning=True,
+                    )
                 )
-            )
+        if self.declared is not None:
+            first, last = self.declared
+            outside = ((days < first) | (days > last)).to_numpy(dtype=bool)
+            if outside.any():
+                out.append(
+                    Finding(
+                        "orders",
+                        "ts",
+                        outside,
+                        f"is outside the declared period {self.period.text()}",
+                        "correct the date, or widen check.start / check.end in params/<source>.yaml",
+                    )
+                )
+        return out
+
+    def flags(self, days: np.ndarray) -> bool:
+        """Whether any of these distinct days (datetime64[ns]) gives a finding (a part to look at again)."""
+        if len(days) == 0:
+            return False
+        block = np.searchsorted(self.firsts, days, side="right") - 1
+        if np.any(block != self.bulk):
+            return True
+        if self.declared is not None:
+            first, last = (np.datetime64(t.to_datetime64(), "ns") for t in self.declared)
+            return bool(np.any((days < first) | (days > last)))
+        return False
+
+
+def period_rule(days: np.ndarray, counts: np.ndarray, settings: CheckSettings) -> PeriodRule | None:
+    """The period rule over the order dates' distinct `days` and lines per day; None without any dated line."""
+    if len(days) == 0:
+        return None
+    gaps = np.diff(days) / np.timedelta64(1, "D")
+    block_of_day = np.concatenate([[0], np.cumsum(gaps > settings.max_gap_days)]).astype(np.int64)
+    n_blocks = int(block_of_day[-1]) + 1
+    starts = np.flatnonzero(np.r_[True, block_of_day[1:] != block_of_day[:-1]])
+    ends = np.r_[starts[1:], len(days)] - 1
+    firsts, lasts = days[starts], days[ends]
+    block_counts = np.bincount(block_of_day, weights=counts, minlength=n_blocks).astype(np.int64)
+    bulk = int(np.argmax(block_counts))
+    small = settings.max_outlier_share * int(block_counts.sum())
     period = Period(pd.Timestamp(firsts[bulk]), pd.Timestamp(lasts[bulk]), declared=False)
+    declared = None
     if settings.start is not None or settings.end is not None:
         first = pd.Timestamp(settings.start) if settings.start is not None else period.first
         last = pd.Timestamp(settings.end) if settings.end is not None else period.last
         period = Period(first, last, declared=True)
-        outside = ((days < first) | (days > last)).to_numpy(dtype=bool)
-        if outside.any():
-            out.append(
-                Finding(
-                    "orders",
-                    "ts",
-                    outside,
-                    f"is outside the declared period {period.text()}",
-                    "correct the date, or widen check.start / check.end in params/<source>.yaml",
-                )
-            )
-    return period, out
+        declared = (first, last)
+    return PeriodRule(firsts, lasts, block_counts, bulk, small, period, declared)
 
 
-def _inventory_findings(tables: dict[str, pd.DataFrame], period: Period, settings: CheckSettings) -> list[Finding]:
+def order_period(orders_ts: pd.Series, settings: CheckSettings) -> tuple[Period | None, list[Finding]]:
+    """The period of the records and the findings of the gap rule and the declared period over `ts`."""
+    rule = period_rule(*day_counts(orders_ts), settings)
+    if rule is None:
+        return None, []
+    return rule.period, rule.findings(orders_ts)
+
+
+def inventory_findings(tables: dict[str, pd.DataFrame], period: Period, settings: CheckSettings) -> list[Finding]:
+    """Inventory counts dated more than max_gap_days outside the period (rows of any set of the table's)."""
     ts = _col(tables, "inventory", "ts")
     if ts is None:
         return []
@@ -311,7 +375,8 @@ def _inventory_findings(tables: dict[str, pd.DataFrame], period: Period, setting
     ]
 
 
-def _weather_findings(tables: dict[str, pd.DataFrame], period: Period | None, settings: CheckSettings) -> list[Finding]:
+def weather_findings(tables: dict[str, pd.DataFrame], period: Period | None, settings: CheckSettings) -> list[Finding]:
+    """The weather's values and its coverage of the period."""
     out: list[Finding] = []
     t_max = _col(tables, "weather", "t_max_c")
     if t_max is not None:
@@ -364,7 +429,8 @@ def _weather_findings(tables: dict[str, pd.DataFrame], period: Period | None, se
     return out
 
 
-def _machine_findings(tables: dict[str, pd.DataFrame]) -> list[Finding]:
+def machine_findings(tables: dict[str, pd.DataFrame]) -> list[Finding]:
+    """Warnings on machines: a site type without settings, no completed order line."""
     out: list[Finding] = []
     sites = _col(tables, "machines", "site_type")
     if sites is not None:
@@ -403,14 +469,14 @@ def _machine_findings(tables: dict[str, pd.DataFrame]) -> list[Finding]:
 
 def plausibility_findings(tables: dict[str, pd.DataFrame], settings: CheckSettings) -> list[Finding]:
     """Every plausibility finding over the typed tables that could be read (stem -> typed frame)."""
-    out = _order_findings(tables, settings) + _product_findings(tables, settings)
+    out = order_row_findings(tables, settings) + product_findings(tables, settings)
     period: Period | None = None
     ts = _col(tables, "orders", "ts")
     if ts is not None:
         period, found = order_period(ts, settings)
         out += found
     if period is not None:
-        out += _inventory_findings(tables, period, settings)
-    out += _weather_findings(tables, period, settings)
-    out += _machine_findings(tables)
+        out += inventory_findings(tables, period, settings)
+    out += weather_findings(tables, period, settings)
+    out += machine_findings(tables)
     return out

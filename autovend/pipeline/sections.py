@@ -17,17 +17,20 @@ from autovend.data.plausibility import CheckSettings
 from autovend.data.synth.config import SynthConfig
 from autovend.demand.settings import DemandSettings
 from autovend.export.params import ExportParams
+from autovend.pipeline.cluster import ClusterConfig
 from autovend.validation.config import ValidationConfig
 from autovend.world.model import Economics
 
 # section -> the model that reads it (a source's params file: synthesize (synthetic sources), check, calibrate,
-# validate, export; params/benchmark.yaml: demand, economics)
+# validate, export, cluster (where calibrate and validate compute; no stage's dependency); params/benchmark.yaml:
+# demand, economics)
 SECTIONS: dict[str, type[BaseModel]] = {
     "synthesize": SynthConfig,
     "check": CheckSettings,
     "calibrate": CalibrationConfig,
     "validate": ValidationConfig,
     "export": ExportParams,
+    "cluster": ClusterConfig,
     "demand": DemandSettings,
     "economics": Economics,
 }

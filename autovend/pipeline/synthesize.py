@@ -14,9 +14,17 @@ from autovend.progress import step, stepped
 
 @stepped("synth", {"generate": 5.1, "write": 0.4})  # shares of the time (autovend.progress)
 def run(
-    out_dir: Path, truth_dir: Path, params: Path | None, settings: Path | None, *, force: bool = False
+    out_dir: Path,
+    truth_dir: Path,
+    params: Path | None,
+    settings: Path | None,
+    *,
+    force: bool = False,
+    partition_by: tuple[str, ...] | None = None,
 ) -> dict[str, float]:
     """Check both output folders (refused unless empty, new or earlier outputs, or `force`), generate, write.
+
+    `partition_by`: write orders and inventory as hive-partitioned Parquet by these keys.
 
     Returns headline figures for the console.
     """
@@ -28,7 +36,7 @@ def run(
     step("generate")
     src = synthesize(config, load_demand_settings(settings))
     step("write")
-    write_source(src, out_dir, truth_dir, force=force)
+    write_source(src, out_dir, truth_dir, force=force, partition_by=partition_by)
     tj = src.truth_json
     return {
         "machines": float(len(src.machines)),

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from autovend.calibration import choice, no_purchase, popularity, shocks
+from autovend.calibration import choice, no_purchase, popularity, shocks, split
 from autovend.calibration.normalise import Factors, canonical
 from autovend.demand.shock import latent_lag1_corr, shock_multiplier, sigma_from_r
 
@@ -117,8 +117,8 @@ def test_choice_split_recovers_popularity_and_site_preference_with_censoring():
         cats_l2=["c0", "c1"],
         n_products=K,
     )
-    fit = choice.fit_choice(data, em_rounds=6)
-    naive = choice.fit_choice(data, impute=False)
+    fit = split.fit_choice(data, em_rounds=6)
+    naive = split.fit_choice(data, impute=False)
     est = fit.omega * fit.gamma[g1]
     assert stats.spearmanr(est, omega)[0] > 0.9
     ratio = lambda p: (p[0, 0] / p[0, 1]) / (p[1, 0] / p[1, 1])  # noqa: E731

@@ -25,9 +25,10 @@ import pytest
 from scipy import stats
 
 from autovend.calibration.calibrate import calibrate
-from autovend.calibration.choice import choice_data, fit_choice
+from autovend.calibration.choice import choice_data
 from autovend.calibration.config import load_calibration_config
 from autovend.calibration.panel import build_panel
+from autovend.calibration.split import fit_choice
 from autovend.data.load import load_source
 from autovend.data.synth.config import OperatorSettings, SynthConfig
 from autovend.data.synth.generate import synthesize, write_source

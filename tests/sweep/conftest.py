@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import autovend
 from autovend.cli import app
 from autovend.world.bundle import make_manifest, world_files, write_bundle
 from autovend.world.model import Economics
@@ -83,6 +84,9 @@ class DaskCluster:
     def __init__(self, base: Path) -> None:
         self.base = base
         self.env = {**os.environ, **LEASE_ENV}
+        # the workers import the autovend this test imports (a worktree's, not another checkout's installed copy)
+        here = str(Path(autovend.__file__).resolve().parents[1])
+        self.env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
         self.scheduler_file = base / "scheduler.json"
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.address = ""

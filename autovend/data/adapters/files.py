@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from autovend.data.adapters.dex import read_audits
@@ -20,6 +21,7 @@ from autovend.data.adapters.reader import read_export
 from autovend.data.adapters.result import AdaptResult
 from autovend.data.adapters.table import adapt_table
 from autovend.data.contract import META_FILE
+from autovend.data.partwrite import write_partitioned
 from autovend.errors import AdaptError
 from autovend.io import OutputKind, check_output_dir, output_dir
 
@@ -39,22 +41,53 @@ def check_output(out_dir: Path, inputs: Sequence[Path], *, force: bool) -> None:
     check_output_dir(out_dir, OutputKind.SOURCE, force=force, inputs=inputs)
 
 
-def write_source(files: Mapping[str, str], out_dir: Path, *, force: bool = False) -> None:
-    """Write `files` as the folder `out_dir`, replacing it as a whole only once every file is written."""
+def write_source(
+    files: Mapping[str, str],
+    out_dir: Path,
+    *,
+    force: bool = False,
+    partitioned: Mapping[str, pd.DataFrame] | None = None,
+    by: tuple[str, ...] = (),
+) -> None:
+    """Write `files` as the folder `out_dir`, replacing it as a whole only once every file is written.
+
+    `partitioned` tables (stem -> frame) are written as hive-partitioned Parquet `by` those keys
+    (`autovend.data.partwrite`) instead of a file.
+    """
     with output_dir(out_dir, OutputKind.SOURCE, force=force) as tmp:
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8", newline="")
+        for stem, frame in (partitioned or {}).items():
+            write_partitioned(frame, tmp, stem, by)
+
+
+def write_adapted(result: AdaptResult, out_dir: Path, *, force: bool, partition_by: tuple[str, ...] | None) -> None:
+    """Write an adapted source: orders.csv, or with `partition_by` the orders partitioned by those keys."""
+    files = source_files(result)
+    if partition_by is None:
+        write_source(files, out_dir, force=force)
+        return
+    del files["orders.csv"]
+    write_source(files, out_dir, force=force, partitioned={"orders": result.orders}, by=partition_by)
 
 
 def write_table_source(
-    export: str | Path, mapping_path: str | Path, out_dir: str | Path, *, force: bool = False
+    export: str | Path,
+    mapping_path: str | Path,
+    out_dir: str | Path,
+    *,
+    force: bool = False,
+    partition_by: tuple[str, ...] | None = None,
 ) -> AdaptResult:
-    """Read the export and its mapping, adapt, and write the source folder `out_dir` (the inputs are only read)."""
+    """Read the export and its mapping, adapt, and write the source folder `out_dir` (the inputs are only read).
+
+    `partition_by`: write the orders as hive-partitioned Parquet by these keys (`autovend.data.partwrite`).
+    """
     export, mapping_path, out = Path(export), Path(mapping_path), Path(out_dir)
     check_output(out, [export, mapping_path], force=force)
     mapping = load_mapping(mapping_path)
     result = adapt_table(read_export(export, mapping.file), mapping, export.name)
-    write_source(source_files(result), out, force=force)
+    write_adapted(result, out, force=force, partition_by=partition_by)
     return result
 
 

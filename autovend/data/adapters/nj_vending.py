@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from autovend.data.adapters.files import check_output, read_export, source_files, write_source
+from autovend.data.adapters.files import check_output, read_export, source_files, write_adapted, write_source
 from autovend.data.adapters.mapping import TableMapping, load_mapping
 from autovend.data.adapters.result import AdaptResult
 from autovend.data.adapters.table import adapt_table
@@ -38,10 +38,18 @@ def adapt_nj_vending(df_raw: pd.DataFrame, file: str = EXPORT_NAME) -> AdaptResu
     return adapt_table(df_raw, nj_mapping(), file)
 
 
-def write_nj_vending(csv_path: Path, out_dir: Path, *, force: bool = False) -> AdaptResult:
-    """Read the export at ``csv_path``, adapt it and write the source folder ``out_dir`` atomically."""
+def write_nj_vending(
+    csv_path: Path, out_dir: Path, *, force: bool = False, partition_by: tuple[str, ...] | None = None
+) -> AdaptResult:
+    """Read the export at ``csv_path``, adapt it and write the source folder ``out_dir`` atomically.
+
+    `partition_by`: the orders as hive-partitioned Parquet by these keys (`autovend.data.partwrite`).
+    """
     csv_path, out_dir = Path(csv_path), Path(out_dir)
     check_output(out_dir, [csv_path], force=force)
     result = adapt_nj_vending(read_nj_vending_csv(csv_path), csv_path.name)
-    write_source(source_files(result), out_dir, force=force)
+    if partition_by is None:
+        write_source(source_files(result), out_dir, force=force)
+    else:
+        write_adapted(result, out_dir, force=force, partition_by=partition_by)
     return result

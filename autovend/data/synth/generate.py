@@ -14,6 +14,7 @@ import yaml
 
 from autovend.canonical import canonical_frame, canonical_value, json_bytes, parquet_bytes
 from autovend.data.calendar import build_calendar
+from autovend.data.partwrite import write_partitioned
 from autovend.data.synth.catalog import KEPT_SUBCATEGORIES, build_catalog
 from autovend.data.synth.config import SynthConfig
 from autovend.data.synth.network import build_machines
@@ -256,8 +257,25 @@ def _truth_outputs(
     return truth_json, tables
 
 
-def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Path, *, force: bool = False) -> None:
+def _as_written(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as its CSV holds it (each cell the text to_csv writes): a partitioned copy holds the same values."""
+    import io
+
+    text = table.to_csv(index=False, lineterminator="\n")
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+
+
+def write_source(
+    src: SyntheticSource,
+    out_dir: str | Path,
+    truth_dir: str | Path,
+    *,
+    force: bool = False,
+    partition_by: tuple[str, ...] | None = None,
+) -> None:
     """Write the contract source folder and the truth folder, each atomically (all or nothing).
+
+    `partition_by`: orders and inventory as hive-partitioned Parquet by these keys (`autovend.data.partwrite`).
 
     Each must be absent, empty or an earlier output of its kind (`autovend.io.output_dir`) unless `force`;
     both are checked before either is written.
@@ -270,8 +288,11 @@ def write_source(src: SyntheticSource, out_dir: str | Path, truth_dir: str | Pat
         )
         src.machines.to_csv(tmp / "machines.csv", index=False, lineterminator="\n")
         src.products.to_csv(tmp / "products.csv", index=False, lineterminator="\n")
-        src.orders.to_csv(tmp / "orders.csv", index=False, lineterminator="\n")
-        src.inventory.to_csv(tmp / "inventory.csv", index=False, lineterminator="\n")
+        for stem, table in (("orders", src.orders), ("inventory", src.inventory)):
+            if partition_by is None:
+                table.to_csv(tmp / f"{stem}.csv", index=False, lineterminator="\n")
+            else:  # the values the CSV would hold, as the check reads them
+                write_partitioned(_as_written(table), tmp, stem, partition_by)
         src.weather.to_csv(tmp / "weather.csv", index=False, lineterminator="\n")
     with output_dir(truth_dir, OutputKind.TRUTH, force=force) as tmp:
         # the truth is rounded like every export (autovend.canonical), so it is the same bytes on any CPU

@@ -1,0 +1,286 @@
+"""Where the statistics of a large job run: in this process, or on a Dask cluster (local, or a scheduler's workers).
+
+A job hands its work out in two forms, the same in either place:
+
+- `Executor.submit(fn, items, *args)`: a task `fn(item, *args)` per item (a source partition to read), whose
+  results stay where they were made (`Ref`s) until `gather` brings the small ones back or another task takes them;
+- `Executor.groups(build, inputs)`: state held for the whole job, one group per worker (the blocks of machines
+  whose cells it keeps), built by `build(*inputs[i])` where it will live; `Groups.run(fn, *args)` calls
+  `fn(state, *args)` on every group at once and returns the results in group order.
+
+In process (`LocalExecutor`) a Ref is the value itself and the groups are one list, run in turn. On Dask
+(`DaskExecutor`) a Ref is a future and each group an actor on its own worker, so its state stays in that
+worker's memory across calls (a call goes to the worker directly, not through the scheduler: about a
+millisecond). Nothing here knows what the functions compute; results come back in a fixed order whatever
+the number of workers, so a job that sums them in that order gets the same bits everywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol
+
+from autovend.errors import AutoVendError
+
+CONNECT_TIMEOUT = "30s"
+WORKER_WAIT_S = 120.0
+CLOSE_TIMEOUT_S = 10.0
+# A local cluster's workers hold a job's state in actors, which a restarted worker would not have: over their memory
+# limit they spill what Dask holds to disk (from 60% of it) but are neither paused (a paused worker runs no task,
+# and its actors' state would keep it paused) nor restarted (the job would fail). The job keeps its own state within
+# the limit (`autovend.calibration.blocks.spill_budget`). Workers started by hand take these from their own config.
+LOCAL_WORKER_MEMORY = {"distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False}
+
+
+class SchedulerError(AutoVendError):
+    """The Dask scheduler cannot be reached or has no workers: check the address, start `dask worker ADDRESS`."""
+
+
+class Groups(Protocol):
+    """State held across calls, one group per worker (see the module docstring)."""
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """fn(state, *args) on every group; the results in group order."""
+        ...
+
+    def close(self) -> None:
+        """Release the groups' state."""
+        ...
+
+
+class Executor(Protocol):
+    """Where tasks run and state is held (module docstring)."""
+
+    n_groups: int
+    description: str
+
+    def submit(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+        """A task fn(item, *args) per item; their results as Refs, in item order."""
+        ...
+
+    def pick(self, refs: Sequence[Any], index: int) -> list[Any]:
+        """Element `index` of each result (a tuple), as Refs."""
+        ...
+
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """Values made here, as Refs where the tasks and groups can take them."""
+        ...
+
+    def gather(self, refs: Sequence[Any]) -> list[Any]:
+        """The values of the Refs."""
+        ...
+
+    def release(self, refs: Sequence[Any]) -> None:
+        """Forget the Refs (their values may go)."""
+        ...
+
+    def groups(self, build: Callable[..., Any], inputs: Sequence[Sequence[Any]]) -> Groups:
+        """One group per entry of `inputs`, its state `build(*entry)` (Refs among the entry are resolved).
+
+        The Refs of an entry (alone or in a list) are released once its group is built: the entry is consumed.
+        """
+        ...
+
+
+class _ListGroups:
+    def __init__(self, states: list[Any]) -> None:
+        self.states = states
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        return [fn(state, *args) for state in self.states]
+
+    def close(self) -> None:
+        self.states = []
+
+
+class LocalExecutor:
+    """Everything in this process, in turn: a Ref is its value, the groups one list."""
+
+    def __init__(self, n_groups: int = 1) -> None:
+        self.n_groups = n_groups
+        self.description = "in process"
+
+    def submit(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+        """A task fn(item, *args) per item; their results as Refs, in item order."""
+        return [fn(item, *args) for item in items]
+
+    def pick(self, refs: Sequence[Any], index: int) -> list[Any]:
+        """Element `index` of each result (a tuple), as Refs."""
+        return [ref[index] for ref in refs]
+
+    def gather(self, refs: Sequence[Any]) -> list[Any]:
+        """The values of the Refs."""
+        return list(refs)
+
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """The values themselves."""
+        return list(values)
+
+    def release(self, refs: Sequence[Any]) -> None:
+        """Forget the Refs (their values may go)."""
+        return None
+
+    def groups(self, build: Callable[..., Any], inputs: Sequence[Sequence[Any]]) -> Groups:
+        """One group per entry of `inputs`, its state `build(*entry)` (Refs among the entry are resolved)."""
+        return _ListGroups([build(*entry) for entry in inputs])
+
+
+class Holder:
+    """A group's state on a Dask worker (an actor): built once, then called with functions of it."""
+
+    def __init__(self, build: Callable[..., Any], *inputs: Any) -> None:
+        self.state = build(*inputs)
+
+    def apply(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """fn(state, *args)."""
+        return fn(self.state, *args)
+
+
+class _ActorGroups:
+    def __init__(self, actors: list[Any], futures: list[Any]) -> None:
+        self.actors = actors
+        self.futures = futures  # the actors live while their futures are held
+
+    def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        calls = [actor.apply(fn, *args) for actor in self.actors]
+        return [call.result() for call in calls]
+
+    def close(self) -> None:
+        self.actors, self.futures = [], []
+
+
+class DaskExecutor:
+    """Tasks as Dask futures, groups as actors, one per worker (module docstring)."""
+
+    def __init__(self, client: Any, description: str, progress: bool = False) -> None:
+        self.client = client
+        self.description = description
+        self.workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        self.n_groups = len(self.workers)
+        self.progress = progress
+
+    def submit(self, fn: Callable[..., Any], items: Sequence[Any], *args: Any) -> list[Any]:
+        """A task fn(item, *args) per item; their results as Refs, in item order."""
+        shared = [self.client.scatter(a, broadcast=True) if _large(a) else a for a in args]
+        futures = [self.client.submit(fn, item, *shared, pure=False) for item in items]
+        if self.progress and futures:
+            from distributed import progress
+
+            progress(futures, notebook=False)
+            print(flush=True)
+        return futures
+
+    def pick(self, refs: Sequence[Any], index: int) -> list[Any]:
+        """Element `index` of each result (a tuple), as Refs."""
+        return [self.client.submit(operator.getitem, ref, index, pure=False) for ref in refs]
+
+    def gather(self, refs: Sequence[Any]) -> list[Any]:
+        """The values of the Refs."""
+        return list(self.client.gather(list(refs)))
+
+    def scatter(self, values: Sequence[Any]) -> list[Any]:
+        """The values sent to the workers (spread over them), as futures."""
+        return list(self.client.scatter(list(values), hash=False)) if values else []
+
+    def release(self, refs: Sequence[Any]) -> None:
+        """Forget the Refs (their values may go)."""
+        for ref in refs:
+            ref.release()
+
+    def groups(self, build: Callable[..., Any], inputs: Sequence[Sequence[Any]]) -> Groups:
+        """One group per entry of `inputs`, its state `build(*entry)` (Refs among the entry are resolved)."""
+        futures = []
+        for i, entry in enumerate(inputs):
+            worker = self.workers[i % len(self.workers)]
+            futures.append(
+                self.client.submit(
+                    Holder, build, *entry, actor=True, workers=[worker], allow_other_workers=False, pure=False
+                )
+            )
+        actors = []
+        for entry, future in zip(inputs, futures, strict=True):
+            actors.append(future.result())
+            self.release([r for item in entry for r in (item if isinstance(item, list) else [item]) if _is_ref(r)])
+        return _ActorGroups(actors, futures)
+
+
+def _is_ref(value: Any) -> bool:
+    from distributed import Future
+
+    return isinstance(value, Future)
+
+
+def _large(value: Any) -> bool:
+    """Whether an argument is worth sending to the workers once (a table, an array), not with each task."""
+    return hasattr(value, "nbytes") or hasattr(value, "memory_usage") or isinstance(value, (list, dict, tuple))
+
+
+@contextlib.contextmanager
+def connect(
+    scheduler: str | None, workers: int | None, *, memory_limit: int | None = None, progress: bool = False
+) -> Iterator[DaskExecutor]:
+    """A DaskExecutor on the scheduler at `scheduler` ("local" or None: a new local cluster of `workers` processes).
+
+    An existing scheduler is waited for until it has `workers` workers (at least one); its workers' memory limits
+    are their own (`dask worker --memory-limit`). The local cluster has one thread per worker, each with
+    `memory_limit` bytes (None: Dask's default, the machine's memory shared among them), and its dashboard on a
+    free port; it is closed on exit.
+    """
+    from distributed import Client, LocalCluster
+
+    if scheduler not in (None, "local"):
+        if memory_limit is not None:
+            raise SchedulerError(
+                "a worker memory limit is set where the workers start: `dask worker ADDRESS --memory-limit 2GiB` "
+                "(--worker-memory is for --scheduler local)"
+            )
+        try:
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SchedulerError(
+                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and give "
+                "its address (tcp://HOST:PORT), or use --scheduler local"
+            ) from None
+        try:
+            want = max(workers or 1, 1)
+            try:
+                client.wait_for_workers(want, timeout=WORKER_WAIT_S)
+            except TimeoutError:
+                have = len(client.scheduler_info(n_workers=-1)["workers"])
+                raise SchedulerError(
+                    f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
+                    f"start workers with `dask worker {scheduler} --nthreads 1`"
+                ) from None
+            yield DaskExecutor(client, f"scheduler {scheduler}: {_describe(client)}", progress)
+        finally:
+            client.close()
+        return
+    import dask
+
+    with dask.config.set(LOCAL_WORKER_MEMORY):
+        cluster = LocalCluster(
+            n_workers=max(workers or 2, 1),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.ERROR,
+            memory_limit=memory_limit if memory_limit is not None else "auto",
+        )
+    try:
+        client = Client(cluster)
+        try:
+            yield DaskExecutor(client, f"local cluster: {_describe(client)}", progress)
+        finally:
+            client.close()
+    finally:
+        cluster.close(timeout=CLOSE_TIMEOUT_S)
+
+
+def _describe(client: Any) -> str:
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    threads = sum(int(w.get("nthreads", 0)) for w in info.values())
+    link = getattr(client, "dashboard_link", None)
+    return f"{len(info)} workers, {threads} threads" + (f"; dashboard {link}" if link else "")
