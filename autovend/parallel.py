@@ -219,6 +219,36 @@ def _large(value: Any) -> bool:
 
 
 @contextlib.contextmanager
+def scheduler_client(scheduler: str, workers: int | None, hint: str = "") -> Iterator[Any]:
+    """A Dask client of the running scheduler at `scheduler`, once it has `workers` workers (at least one).
+
+    SchedulerError when it cannot be reached (`hint` ends that message) or its workers do not come; closed on exit.
+    """
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SchedulerError(
+            f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and give "
+            f"its address (tcp://HOST:PORT){hint}"
+        ) from None
+    try:
+        want = max(workers or 1, 1)
+        try:
+            client.wait_for_workers(want, timeout=WORKER_WAIT_S)
+        except TimeoutError:
+            have = len(client.scheduler_info(n_workers=-1)["workers"])
+            raise SchedulerError(
+                f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
+                f"start workers with `dask worker {scheduler} --nthreads 1`"
+            ) from None
+        yield client
+    finally:
+        client.close()
+
+
+@contextlib.contextmanager
 def connect(
     scheduler: str | None, workers: int | None, *, memory_limit: int | None = None, progress: bool = False
 ) -> Iterator[DaskExecutor]:
@@ -237,26 +267,8 @@ def connect(
                 "a worker memory limit is set where the workers start: `dask worker ADDRESS --memory-limit 2GiB` "
                 "(--worker-memory is for --scheduler local)"
             )
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise SchedulerError(
-                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and give "
-                "its address (tcp://HOST:PORT), or use --scheduler local"
-            ) from None
-        try:
-            want = max(workers or 1, 1)
-            try:
-                client.wait_for_workers(want, timeout=WORKER_WAIT_S)
-            except TimeoutError:
-                have = len(client.scheduler_info(n_workers=-1)["workers"])
-                raise SchedulerError(
-                    f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
-                    f"start workers with `dask worker {scheduler} --nthreads 1`"
-                ) from None
+        with scheduler_client(scheduler, workers, ", or use --scheduler local") as client:
             yield DaskExecutor(client, f"scheduler {scheduler}: {_describe(client)}", progress)
-        finally:
-            client.close()
         return
     import dask
 

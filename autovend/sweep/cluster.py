@@ -17,15 +17,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from autovend.errors import AutoVendError
+from autovend.parallel import SchedulerError as SchedulerError  # where the engine finds it
+from autovend.parallel import scheduler_client
 
-CONNECT_TIMEOUT = "30s"  # to reach an existing scheduler
-WORKER_WAIT_S = 120.0  # how long to wait for the workers of an existing scheduler
 CLOSE_TIMEOUT_S = 10.0  # how long the local cluster's workers get to close
-
-
-class SchedulerError(AutoVendError):
-    """The Dask scheduler cannot be reached or has no workers: check the address, start `dask worker ADDRESS`."""
 
 
 @contextlib.contextmanager
@@ -53,26 +48,8 @@ def connect(scheduler: str | None, workers: int | None, n_todo: int) -> Iterator
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
-            raise SchedulerError(
-                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with `dask scheduler` and "
-                "give its address (tcp://HOST:PORT)"
-            ) from None
-        try:
-            want = max(workers or 1, 1)
-            try:
-                client.wait_for_workers(want, timeout=WORKER_WAIT_S)
-            except TimeoutError:
-                have = len(client.scheduler_info(n_workers=-1)["workers"])
-                raise SchedulerError(
-                    f"the scheduler at {scheduler} has {have} worker(s), {want} wanted, after {WORKER_WAIT_S:.0f} s; "
-                    f"start workers with `dask worker {scheduler} --nthreads 1`"
-                ) from None
+        with scheduler_client(scheduler, workers) as client:
             yield client, f"scheduler {scheduler}: {_describe(client)}"
-        finally:
-            client.close()
         return
     import dask
 

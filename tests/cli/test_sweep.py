@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from autovend import parallel
 from autovend.cli import app
 from autovend.errors import ConfigError
-from autovend.sweep import cluster
 from autovend.sweep.engine import SchedulerError
 from tests.sweep.conftest import autovend_run, metrics, run_json, toy_bundle, trajectory  # noqa: F401
 
@@ -65,7 +65,7 @@ def test_a_world_that_is_no_bundle_is_named(tmp_path):
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(toy_bundle, tmp_path, monkeypatch):  # noqa: F811
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "2s")  # the connection moved to autovend.sweep.cluster
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", "2s")  # the connection is autovend.parallel.scheduler_client
     spec = _write_spec(tmp_path / "sweep.yaml", toy_bundle, seeds=(1,))
     result = CliRunner().invoke(
         app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9"]
