@@ -24,7 +24,7 @@ import pandas as pd
 
 from autovend.calibration.blocks import Block, block_machine_days, build_held_group, panel_store
 from autovend.calibration.config import CalibrationConfig
-from autovend.calibration.panel import Head, Panel, build_panel, finish, head, kept_products, sales_codes
+from autovend.calibration.panel import Head, Panel, build_panel, finish, head, kept_products, sales_codes, source_head
 from autovend.calibration.sales import combine, cut, facts, part_sales
 from autovend.calibration.store import CellStore, groups_of, held_layout, remote_store
 from autovend.data.load import Source
@@ -78,13 +78,7 @@ def _held(hd: Head, parts: list[Any], executor: Executor, source_hash: str) -> t
 
 def on_executor(source: Source, config: CalibrationConfig, executor: Executor) -> Prepared:
     """The panel of a source in memory, its blocks built and held by the executor's groups."""
-    notes: list[str] = []
-    products = kept_products(source.products, config, notes)
-    codes = sales_codes(source.machines, products, config)
-    parts = [part_sales("orders", source.orders, codes)]
-    if source.inventory is not None:
-        parts.append(part_sales("inventory", source.inventory, codes))
-    hd = head(source, products, combine([facts(p) for p in parts], len(source.machines)), config, notes)
+    hd, parts = source_head(source, config)
     refs = executor.scatter(parts)
     del parts
     panel, store = _held(hd, refs, executor, source.content_hash)

@@ -239,12 +239,8 @@ def finish(
     )
 
 
-def build_panel(source: Source, config: CalibrationConfig) -> Panel:
-    """Build the daily panel of a checked source in memory (see the module docstring for the shelf rules).
-
-    The source's orders and inventory are reduced as one part each (`sales.part_sales`) and the cells built in
-    blocks of whole machines (`blocks.build_blocks`): what a partitioned source's parts go through one by one.
-    """
+def source_head(source: Source, config: CalibrationConfig) -> tuple[Head, list[Any]]:
+    """A source in memory reduced as one part per table (`sales.part_sales`): the panel's head and the parts."""
     notes: list[str] = []
     products = kept_products(source.products, config, notes)
     codes = sales_codes(source.machines, products, config)
@@ -252,6 +248,16 @@ def build_panel(source: Source, config: CalibrationConfig) -> Panel:
     if source.inventory is not None:
         parts.append(part_sales("inventory", source.inventory, codes))
     hd = head(source, products, combine([facts(p) for p in parts], len(source.machines)), config, notes)
+    return hd, parts
+
+
+def build_panel(source: Source, config: CalibrationConfig) -> Panel:
+    """Build the daily panel of a checked source in memory (see the module docstring for the shelf rules).
+
+    The source's orders and inventory are reduced as one part each (`sales.part_sales`) and the cells built in
+    blocks of whole machines (`blocks.build_blocks`): what a partitioned source's parts go through one by one.
+    """
+    hd, parts = source_head(source, config)
     pieces = [cut(p, hd.frame.keep, hd.start_day, hd.blocks) for p in parts]
     del parts
     columns, mds, cap_est = _Columns(), [], {}
