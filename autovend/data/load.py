@@ -6,8 +6,10 @@ coercers live in `autovend.data.source`, the checks in `autovend.data.check`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -56,19 +58,7 @@ def load_source(path: str | Path, settings: CheckSettings | None = None) -> Sour
     if not report.ok or inspection.meta is None or report.summary is None:
         raise SourceError(report.format())
     tables = inspection.tables
-    return Source(
-        path=Path(path),
-        meta=inspection.meta,
-        machines=tables["machines"],
-        products=tables["products"],
-        orders=tables["orders"],
-        inventory=tables.get("inventory"),
-        weather=tables.get("weather"),
-        calendar=tables.get("calendar"),
-        content_hash=report.summary.content_hash,
-        orders_have_time=inspection.has_time.get("orders", False),
-        inventory_have_time=inspection.has_time.get("inventory", False),
-    )
+    return _source(path, inspection, tables)
 
 
 def _keep(stem: str, table: pd.DataFrame) -> pd.DataFrame:
@@ -90,6 +80,11 @@ def _load_partitioned(path: str | Path, settings: CheckSettings | None) -> Sourc
         frames = [r for p, r in zip(inspection.parts, inspection.reduced, strict=True) if p.stem == stem]
         if frames:
             tables[stem] = pd.concat(frames, ignore_index=True)
+    return _source(path, inspection, tables)
+
+
+def _source(path: str | Path, inspection: Any, tables: Mapping[str, pd.DataFrame]) -> Source:
+    """The Source of a clean inspection (`report.ok`, with its meta and summary) and its typed tables."""
     return Source(
         path=Path(path),
         meta=inspection.meta,
@@ -99,7 +94,7 @@ def _load_partitioned(path: str | Path, settings: CheckSettings | None) -> Sourc
         inventory=tables.get("inventory"),
         weather=tables.get("weather"),
         calendar=tables.get("calendar"),
-        content_hash=report.summary.content_hash,
+        content_hash=inspection.report.summary.content_hash,
         orders_have_time=inspection.has_time.get("orders", False),
         inventory_have_time=inspection.has_time.get("inventory", False),
     )
