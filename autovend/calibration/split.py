@@ -22,7 +22,7 @@ from autovend.calibration.censored import (
     posterior_impute,
     scale_ratios,
     truncated_mean,
-    truncated_var,
+    truncated_moments,
 )
 from autovend.calibration.choice import ChoiceCells, ChoiceData, ChoiceFit, SplitCodes, choice_of
 from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, drop_scratch, ordered_sum, scratch, solve
@@ -200,8 +200,9 @@ def _ml_step(block: Block, pooled: float, pooled_b: float) -> np.ndarray:
     c_md, c_share, c_q = md[ci], share[ci], data.q[ci]
     lam = scale[c_md] * c_share
     dhat = y.copy()
-    dhat[ci] = truncated_mean(c_q, lam)
-    var_cens = bincount(c_md, truncated_var(c_q, lam), n_md)
+    mean_c, var_c, _ = truncated_moments(c_q, lam)  # one pass over the tails for both
+    dhat[ci] = mean_c
+    var_cens = bincount(c_md, var_c, n_md)
     scale_b = day_scales(md, share, y_unc * (1 + DELTA), cens, data.q, data.md_m, pooled=pooled_b)
     extra = bincount(c_md, truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
     extra -= bincount(c_md, dhat[ci], n_md)

@@ -67,6 +67,20 @@ def test_day_scales_solve_the_censored_score_to_1e_14():
     assert scale[1] > 7.0 / 0.5  # sold-out products raise the day's scale above its uncensored ratio
 
 
+def test_day_scales_are_the_same_in_blocks_of_any_size(monkeypatch):
+    md, share, y, cens, q, n_md, _ = _censored_days(11, n_md=300)
+    cens[md == 7] = False  # a day with sales only, and one with nothing at all (the floor)
+    cens[md == 8], y[md == 8] = False, 0.0
+    y_unc = np.bincount(md, np.where(cens, 0.0, y), minlength=n_md)
+    md_m = np.arange(n_md) // 30  # ten machines of 30 days
+    monkeypatch.setattr(censored, "CHUNK_VALUES", 10**9)  # one block: every day's Newton steps together
+    whole = censored.day_scales(md, share, y_unc, cens, q, md_m)
+    assert whole[8] == pytest.approx(1e-6) and np.all(np.isfinite(whole)) and np.all(whole > 0)
+    for block in (1, 5, 37, 400):  # a sold-out cell per block (so a day per block) and up
+        monkeypatch.setattr(censored, "CHUNK_VALUES", block)
+        np.testing.assert_array_equal(censored.day_scales(md, share, y_unc, cens, q, md_m), whole)
+
+
 def test_tail_probabilities_from_one_pdtrc_match_pdtrc_at_every_depth():
     q = np.arange(1.0, 41.0)[:, None]
     lam = np.concatenate([[1e-12], np.geomspace(1e-6, 200.0, 300)])[None, :] * np.ones_like(q)
