@@ -102,31 +102,28 @@ class SplitCells:
         """v of every cell (a new array)."""
         return self._attraction(table, np.empty(len(self.k)))
 
-    def _expected(self, table: FloatArray) -> FloatArray:
-        """Each cell's expected demand: its machine-day's demand split in proportion to the attractions.
+    def _expected_sums(self, table: FloatArray, group: np.ndarray, n_groups: int) -> FloatArray:
+        """Each cell's expected demand (its machine-day's demand split by attraction) summed by `group`.
 
-        Computed in the first scratch array (valid until the next call).
+        `kernels.expected_sums`: compiled, the same bits as the bincounts of `kernels.expected_sums_numpy`.
         """
-        v, tmp = self._buffers
-        self._attraction(table, v)
-        V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=tmp, mode="clip")
-        return np.multiply(v, tmp, out=v)
+        from autovend.calibration.kernels import expected_sums  # numba's import and compilation only when fitting
+
+        return expected_sums(self.md, self.sk, self.a, table, self._md_total, group, n_groups, self._buffers[0])
 
     def expected_by_product(self, table: FloatArray) -> FloatArray:
         """Expected demand per product at the table's parameters."""
-        return np.bincount(self.k, weights=self._expected(table), minlength=self.n_products)
+        return self._expected_sums(table, self.k, self.n_products)
 
     def expected_by_pi(self, table: FloatArray) -> FloatArray:
         """Expected demand per site type x category (pi flattened) at the table's parameters."""
-        return np.bincount(self.pig, weights=self._expected(table), minlength=self.n_pi)
+        return self._expected_sums(table, self.pig, self.n_pi)
 
     def loglik(self, table: FloatArray) -> float:
-        """The block's part of the split's log-likelihood: sum of d * log(v / V) over its cells."""
-        v = self._attraction(table, self._buffers[0])
-        V = np.bincount(self.md, weights=v, minlength=self.n_md)
-        pos = (self.demand > 0) & (v > 0)
-        return float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
+        """The block's part of the split's log-likelihood: sum of d * log(v / V) over its cells (`kernels.loglik`)."""
+        from autovend.calibration.kernels import loglik
+
+        return loglik(self.md, self.sk, self.a, table, self.demand, self.n_md, self._buffers[0])
 
 
 _SCRATCH = threading.local()

@@ -1,0 +1,134 @@
+"""The split's per-cell passes compiled with numba: expected demand by product or site type x category, loglik.
+
+`SplitProblem.sweep` makes three passes over every cell per sweep, and a calibration hundreds of sweeps: in numpy
+each pass is seven array operations (gather, multiply, bincount, divide, gather, multiply, bincount) that each
+stream the cells through memory. `expected_sums` does the same arithmetic in two loops over the cells, in the same
+order, so every sum gets the same bits as numpy's bincounts (tests/calibration/test_kernels.py): about 3x faster.
+`loglik` picks the terms of the objective the same way and leaves the logarithms and their sum to numpy.
+
+Portable code: numba compiles for the CPU named by NUMBA_CPU_NAME, which this module sets to "generic" (plain
+x86-64, or plain aarch64) unless the user set it, so no instruction a virtual CPU advertises but refuses is ever
+emitted, and every machine runs the same machine code. Nothing is cached on disk (numba's cache is pickled).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("NUMBA_CPU_NAME", "generic")  # read by numba's config at import (and by Dask's workers)
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+if vars(numba.config).get("CPU_NAME") is None:  # numba was imported before this module, without the variable
+    vars(numba.config).update(CPU_NAME="generic", CPU_FEATURES="")
+
+
+@numba.njit(cache=False, nogil=True, boundscheck=False)
+def _expected_sums(
+    md: np.ndarray,
+    sk: np.ndarray,
+    a: np.ndarray,
+    table: np.ndarray,
+    md_total: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    v: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - compiled (its Python twin is `expected_sums_numpy`)
+    n_md, n_table = len(md_total), len(table)
+    V = np.zeros(n_md)
+    for i in range(len(md)):
+        if not (0 <= md[i] < n_md and 0 <= sk[i] < n_table and 0 <= group[i] < n_groups):
+            raise IndexError("a cell's machine-day, table or group code is out of range")
+        x = table[sk[i]] * a[i]
+        v[i] = x
+        V[md[i]] += x
+    ratio = np.empty(n_md)
+    for j in range(n_md):
+        ratio[j] = md_total[j] / (V[j] if V[j] > 0 else 1.0)
+    out = np.zeros(n_groups)
+    for i in range(len(md)):
+        out[group[i]] += v[i] * ratio[md[i]]
+    return out
+
+
+def expected_sums(
+    md: np.ndarray,
+    sk: np.ndarray,
+    a: np.ndarray,
+    table: np.ndarray,
+    md_total: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+    v: np.ndarray,
+) -> np.ndarray:
+    """Sum per `group` code of each cell's expected demand, md_total[md] * v / V[md] with v = table[sk] * a.
+
+    V is the sum of v per machine-day (code md, 0..len(md_total)-1; a machine-day with V = 0 divides by 1), `v` a
+    scratch array of one value per cell (left holding the attractions). A code out of range raises IndexError.
+    """
+    return _expected_sums(md, sk, a, table, md_total, group, n_groups, v)
+
+
+@numba.njit(cache=False, nogil=True, boundscheck=False)
+def _loglik_terms(
+    md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled (its Python twin is in `loglik_numpy`)
+    n_table = len(table)
+    V = np.zeros(n_md)
+    for i in range(len(md)):
+        if not (0 <= md[i] < n_md and 0 <= sk[i] < n_table):
+            raise IndexError("a cell's machine-day or table code is out of range")
+        x = table[sk[i]] * a[i]
+        v[i] = x
+        V[md[i]] += x
+    count = 0
+    for i in range(len(md)):
+        if demand[i] > 0 and v[i] > 0:
+            count += 1
+    d, r = np.empty(count), np.empty(count)
+    j = 0
+    for i in range(len(md)):
+        if demand[i] > 0 and v[i] > 0:
+            d[j] = demand[i]
+            r[j] = v[i] / V[md[i]]
+            j += 1
+    return d, r
+
+
+def loglik(
+    md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int, v: np.ndarray
+) -> float:
+    """Sum over the cells with demand and attraction of demand * log(v / V[md]), v = table[sk] * a.
+
+    The compiled loops pick the cells and their v / V; the logarithms and the sum stay numpy's (its logarithm and
+    its pairwise sum, over the same values in the same order as `loglik_numpy`: the same bits).
+    """
+    d, r = _loglik_terms(md, sk, a, table, demand, n_md, v)
+    return float(np.sum(d * np.log(r)))
+
+
+def loglik_numpy(
+    md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int
+) -> float:
+    """`loglik` in numpy: the reference it matches to the bit."""
+    v = table[sk] * a
+    V = np.bincount(md, weights=v, minlength=n_md)
+    pos = (demand > 0) & (v > 0)
+    return float(np.sum(demand[pos] * np.log(v[pos] / V[md[pos]])))
+
+
+def expected_sums_numpy(
+    md: np.ndarray,
+    sk: np.ndarray,
+    a: np.ndarray,
+    table: np.ndarray,
+    md_total: np.ndarray,
+    group: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """`expected_sums` in numpy: the reference it matches to the bit."""
+    v = table[sk] * a
+    V = np.bincount(md, weights=v, minlength=len(md_total))
+    e = v * (md_total / np.where(V > 0, V, 1.0))[md]
+    return np.bincount(group, weights=e, minlength=n_groups).astype(np.float64, copy=False)
