@@ -252,3 +252,59 @@ def test_the_synthetic_generator_writes_a_partitioned_source(tmp_path):
     pd.testing.assert_frame_equal(
         part_orders.sort_values(key).reset_index(drop=True), flat_orders.sort_values(key).reset_index(drop=True)
     )
+
+
+def test_order_keys_hash_each_distinct_order_and_machine_pair():
+    import numpy as np
+
+    from autovend.data.partcheck import ORDER_BUCKETS, order_keys
+
+    typed = pd.DataFrame(
+        {
+            "order_id": pd.array(["o1", "o1", "o2", "o3", "o3", None, "o4"], dtype="string"),
+            "machine_id": pd.array(["m1", "m1", "m1", "m1", "m2", "m1", "mX"], dtype="string"),
+        }
+    )
+    keys = pd.concat(order_keys(typed, {"m1", "m2"}), ignore_index=True)  # mX is unknown, the None has no order
+    pairs = [("o1", "m1"), ("o2", "m1"), ("o3", "m1"), ("o3", "m2")]
+    ids = np.array([o for o, _ in pairs], dtype=object)
+    mids = np.array([m for _, m in pairs], dtype=object)
+    want = pd.DataFrame(
+        {
+            "h1": pd.util.hash_array(ids, hash_key="autovend-order-1"),
+            "h2": pd.util.hash_array(ids, hash_key="autovend-order-2"),
+            "m": pd.util.hash_array(mids, hash_key="autovend-machine"),
+        }
+    )
+    order = ["h1", "h2", "m"]
+    got = keys.sort_values(order, ignore_index=True)
+    pd.testing.assert_frame_equal(got, want.sort_values(order, ignore_index=True))
+    assert len(order_keys(typed, None)) == ORDER_BUCKETS
+    assert sum(len(k) for k in order_keys(typed, None)) == 5  # with (o4, mX) when no machine list is given
+
+
+def test_shared_in_finds_the_ids_seen_with_two_machines_and_their_files():
+    import numpy as np
+
+    from autovend.data.partcheck import shared_in
+
+    u = np.uint64
+
+    def piece(rows):
+        return pd.DataFrame(
+            {c: np.array(v, dtype=np.uint64) for c, v in zip(("h1", "h2", "m"), zip(*rows, strict=True), strict=True)}
+        )
+
+    # id (1, 1) at machines 5 and 6 in files 0 and 2; id (2, 2) at machine 5 twice (files 0, 1); (3, 9) and (3, 8)
+    # share h1 only: two ids, one machine each; (4, 4) at two machines in one file
+    pieces = [
+        piece([(1, 1, 5), (2, 2, 5), (3, 9, 7)]),
+        piece([(2, 2, 5), (3, 8, 6)]),
+        piece([(1, 1, 6)]),
+        pd.DataFrame({"h1": np.zeros(0, u), "h2": np.zeros(0, u), "m": np.zeros(0, u)}),
+        piece([(4, 4, 1), (4, 4, 2)]),
+    ]
+    ids, files = shared_in(pieces)
+    assert ids.tolist() == [[1, 1], [4, 4]]
+    assert files == {0, 2, 4}
+    assert shared_in(pieces[3:4])[0].shape == (0, 2)
