@@ -102,28 +102,51 @@ class SplitCells:
         """v of every cell (a new array)."""
         return self._attraction(table, np.empty(len(self.k)))
 
-    def _expected_sums(self, table: FloatArray, group: np.ndarray, n_groups: int) -> FloatArray:
-        """Each cell's expected demand (its machine-day's demand split by attraction) summed by `group`.
+    def _expected(self, table: FloatArray) -> FloatArray:
+        """Each cell's expected demand: its machine-day's demand split in proportion to the attractions.
 
-        `kernels.expected_sums`: compiled, the same bits as the bincounts of `kernels.expected_sums_numpy`.
+        Computed in the first scratch array (valid until the next call).
         """
-        from autovend.calibration.kernels import expected_sums  # numba's import and compilation only when fitting
+        v, tmp = self._buffers
+        self._attraction(table, v)
+        V = np.bincount(self.md, weights=v, minlength=self.n_md)
+        np.take(self._md_total / np.where(V > 0, V, 1.0), self.md, out=tmp, mode="clip")
+        return np.multiply(v, tmp, out=v)
+
+    def _compiled_sums(self, table: FloatArray, group: np.ndarray, n_groups: int) -> FloatArray:
+        from autovend.calibration.kernels import expected_sums  # numba is imported only for a large split
 
         return expected_sums(self.md, self.sk, self.a, table, self._md_total, group, n_groups, self._buffers[0])
 
-    def expected_by_product(self, table: FloatArray) -> FloatArray:
-        """Expected demand per product at the table's parameters."""
-        return self._expected_sums(table, self.k, self.n_products)
+    def expected_by_product(self, table: FloatArray, compiled: bool = False) -> FloatArray:
+        """Expected demand per product at the table's parameters (`compiled`: `kernels.expected_sums`, same bits)."""
+        if compiled:
+            return self._compiled_sums(table, self.k, self.n_products)
+        return np.bincount(self.k, weights=self._expected(table), minlength=self.n_products)
 
-    def expected_by_pi(self, table: FloatArray) -> FloatArray:
-        """Expected demand per site type x category (pi flattened) at the table's parameters."""
-        return self._expected_sums(table, self.pig, self.n_pi)
+    def expected_by_pi(self, table: FloatArray, compiled: bool = False) -> FloatArray:
+        """Expected demand per site type x category (pi flattened) at the table's parameters (`compiled`: as above)."""
+        if compiled:
+            return self._compiled_sums(table, self.pig, self.n_pi)
+        return np.bincount(self.pig, weights=self._expected(table), minlength=self.n_pi)
 
-    def loglik(self, table: FloatArray) -> float:
-        """The block's part of the split's log-likelihood: sum of d * log(v / V) over its cells (`kernels.loglik`)."""
-        from autovend.calibration.kernels import loglik
+    def loglik(self, table: FloatArray, compiled: bool = False) -> float:
+        """The block's part of the split's log-likelihood: sum of d * log(v / V) over its cells.
 
-        return loglik(self.md, self.sk, self.a, table, self.demand, self.n_md, self._buffers[0])
+        `compiled`: the terms picked by `kernels.loglik`'s loops, numpy's logarithm and sum (the same bits).
+        """
+        if compiled:
+            from autovend.calibration.kernels import loglik
+
+            return loglik(self.md, self.sk, self.a, table, self.demand, self.n_md, self._buffers[0])
+        v = self._attraction(table, self._buffers[0])
+        V = np.bincount(self.md, weights=v, minlength=self.n_md)
+        pos = (self.demand > 0) & (v > 0)
+        return float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
+
+    def n_cells(self) -> int:
+        """The block's number of cells."""
+        return len(self.a) if self.a is not None else 0
 
 
 _SCRATCH = threading.local()
@@ -159,16 +182,26 @@ def _totals(cells: SplitCells) -> tuple[FloatArray, FloatArray, np.ndarray]:
     return cells.totals()
 
 
-def _by_product(cells: SplitCells, table: FloatArray) -> FloatArray:
-    return cells.expected_by_product(table)
+def _by_product(cells: SplitCells, table: FloatArray, compiled: bool) -> FloatArray:
+    return cells.expected_by_product(table, compiled)
 
 
-def _by_pi(cells: SplitCells, table: FloatArray) -> FloatArray:
-    return cells.expected_by_pi(table)
+def _by_pi(cells: SplitCells, table: FloatArray, compiled: bool) -> FloatArray:
+    return cells.expected_by_pi(table, compiled)
 
 
-def _loglik(cells: SplitCells, table: FloatArray) -> float:
-    return cells.loglik(table)
+def _loglik(cells: SplitCells, table: FloatArray, compiled: bool) -> float:
+    return cells.loglik(table, compiled)
+
+
+def _n_cells(cells: SplitCells) -> int:
+    return cells.n_cells()
+
+
+# From this many cells in the split, its passes run compiled (`kernels`, numba): the same bits, about 3x faster a
+# pass, for a fixed cost per process of about 1.5 s CPU and 150 MiB of resident memory (numba's import maps LLVM's
+# library, about 110 MiB of it shared pages, and compiling takes 40 MiB): below it numpy's passes cost less overall.
+COMPILED_FROM_CELLS = 2_000_000
 
 
 def ordered_sum(parts: list[Any]) -> Any:
@@ -193,6 +226,7 @@ class SplitProblem:
         self.num_g2 = np.bincount(layout.g2_of_k, weights=self.num_k, minlength=len(layout.g1_of_g2))
         self.num_pi = ordered_sum(list(by_pi)).reshape(shape)
         self.offered = np.logical_or.reduce(np.array(offered), axis=0)
+        self.compiled = sum(over(_n_cells)) >= COMPILED_FROM_CELLS
 
     def sweep(self, p: Params) -> Params:
         """One MM sweep over the omega, pi and gamma blocks, then the invisible rescalings removed."""
@@ -201,12 +235,12 @@ class SplitProblem:
         C2 = len(gamma)
         layout = self.layout
         if self.update_omega:
-            den = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
+            den = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma)), self.compiled))
             upd = den > 0
             omega[upd] = (self.num_k[upd] + self.pseudo_units) / (den[upd] / omega[upd] + self.pseudo_units)
-        den = ordered_sum(self.over(_by_pi, layout.table(Params(omega, pi, gamma)))).reshape(S, C1)
+        den = ordered_sum(self.over(_by_pi, layout.table(Params(omega, pi, gamma)), self.compiled)).reshape(S, C1)
         pi = np.where(den > 0, pi * self.num_pi / np.where(den > 0, den, 1.0), pi)
-        den_k = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma))))
+        den_k = ordered_sum(self.over(_by_product, layout.table(Params(omega, pi, gamma)), self.compiled))
         den = np.bincount(layout.g2_of_k, weights=den_k, minlength=C2)
         gamma = np.where(den > 0, gamma * self.num_g2 / np.where(den > 0, den, 1.0), gamma)
         return self.pin(Params(omega, pi, gamma))
@@ -238,7 +272,7 @@ class SplitProblem:
 
     def objective(self, p: Params) -> float:
         """The penalised log-likelihood (the objective MM climbs)."""
-        ll = ordered_sum(self.over(_loglik, self.layout.table(p)))
+        ll = ordered_sum(self.over(_loglik, self.layout.table(p), self.compiled))
         if self.update_omega and self.pseudo_units > 0:
             om = p.omega[self.offered & (p.omega > 0)]
             ll += self.pseudo_units * float(np.sum(np.log(om) - om))

@@ -118,20 +118,25 @@ class SpilledCells(SplitCells):
         with self._loaded("k", "pig", "demand"):
             return super().totals()
 
-    def expected_by_product(self, table: np.ndarray) -> np.ndarray:
+    def expected_by_product(self, table: np.ndarray, compiled: bool = False) -> np.ndarray:
         """`mm.SplitCells.expected_by_product`, from the files."""
         with self._loaded("md", "sk", "a", "k"):
-            return super().expected_by_product(table)
+            return super().expected_by_product(table, compiled)
 
-    def expected_by_pi(self, table: np.ndarray) -> np.ndarray:
+    def expected_by_pi(self, table: np.ndarray, compiled: bool = False) -> np.ndarray:
         """`mm.SplitCells.expected_by_pi`, from the files."""
         with self._loaded("md", "sk", "a", "pig"):
-            return super().expected_by_pi(table)
+            return super().expected_by_pi(table, compiled)
 
-    def loglik(self, table: np.ndarray) -> float:
+    def loglik(self, table: np.ndarray, compiled: bool = False) -> float:
         """`mm.SplitCells.loglik`, from the files."""
         with self._loaded("md", "sk", "a", "demand"):
-            return super().loglik(table)
+            return super().loglik(table, compiled)
+
+    def n_cells(self) -> int:
+        """The block's number of cells (from the file's header)."""
+        with self._loaded("a"):
+            return super().n_cells()
 
 
 def _open(block: Block, n_pi: int) -> None:

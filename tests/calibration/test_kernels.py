@@ -10,25 +10,12 @@ import numpy as np
 import pytest
 
 from autovend.calibration import kernels
-
-
-def _cells(seed: int, n_md: int = 500, per_md: int = 40, n_sites: int = 3, n_products: int = 120):
-    """Cells of machine-days in panel order, a site x product table with zeros, demand with zeros."""
-    rng = np.random.default_rng(seed)
-    md = np.repeat(np.arange(n_md), rng.integers(0, per_md, n_md))  # some machine-days have no cells
-    k = rng.integers(0, n_products, len(md))
-    sk = rng.integers(0, n_sites, n_md)[md] * n_products + k
-    table = rng.gamma(0.7, 1.0, n_sites * n_products)
-    table[rng.random(len(table)) < 0.05] = 0.0  # products out of the split (omega 0): cells with v = 0
-    a = rng.uniform(0.3, 2.0, len(md))
-    demand = np.where(rng.random(len(md)) < 0.4, 0.0, rng.gamma(1.5, 2.0, len(md)))
-    md_total = np.bincount(md, weights=demand, minlength=n_md)
-    return md, sk, k, a, table, demand, md_total, n_md, n_products
+from tests.calibration.split_cells import random_cells, random_problem
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_expected_sums_match_the_numpy_bincounts_to_the_bit(seed):
-    md, sk, k, a, table, demand, md_total, n_md, n_products = _cells(seed)
+    md, sk, k, a, table, demand, md_total, n_md, n_products = random_cells(seed)
     v = np.empty(len(md))
     got = kernels.expected_sums(md, sk, a, table, md_total, k, n_products, v)
     want = kernels.expected_sums_numpy(md, sk, a, table, md_total, k, n_products)
@@ -46,7 +33,7 @@ def test_expected_sums_match_the_numpy_bincounts_to_the_bit(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_loglik_matches_numpy_to_the_bit(seed):
-    md, sk, _, a, table, demand, _, n_md, _ = _cells(seed)
+    md, sk, _, a, table, demand, _, n_md, _ = random_cells(seed)
     got = kernels.loglik(md, sk, a, table, demand, n_md, np.empty(len(md)))
     assert got == kernels.loglik_numpy(md, sk, a, table, demand, n_md)
     assert got < 0  # log shares of cells with demand and attraction
@@ -55,7 +42,7 @@ def test_loglik_matches_numpy_to_the_bit(seed):
 
 
 def test_a_code_out_of_range_raises_instead_of_reading_past_the_table():
-    md, sk, k, a, table, demand, md_total, n_md, n_products = _cells(3)
+    md, sk, k, a, table, demand, md_total, n_md, n_products = random_cells(3)
     bad = sk.copy()
     bad[7] = len(table)
     with pytest.raises(IndexError, match="out of range"):
@@ -74,6 +61,7 @@ if sys.argv[1] == "numba-first":
 import numba
 import numpy as np
 from autovend.calibration import kernels
+from tests.calibration.split_cells import random_cells, random_problem
 i = np.array([0, 1, 1])
 kernels.expected_sums(i, i, np.ones(3), np.ones(2), np.ones(2), i, 2, np.empty(3))
 asm = "\\n".join(kernels._expected_sums.inspect_asm().values())
@@ -88,3 +76,47 @@ def test_numba_compiles_for_the_generic_cpu_unless_told_otherwise(order):
     env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
     done = subprocess.run([sys.executable, "-c", ASM, order], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["generic", "''", "sse2"]
+
+
+def test_split_cells_compiled_or_not_give_the_same_bits():
+    cells, layout = random_problem(4)
+    rng = np.random.default_rng(9)
+    from autovend.calibration import mm
+
+    table = layout.table(mm.Params(rng.gamma(1.0, 1.0, 120), rng.gamma(2.0, 0.5, (3, 3)), rng.gamma(2.0, 0.5, 6)))
+    for compiled in (False, True):  # the numpy path first: it must not need numba
+        np.testing.assert_array_equal(cells.expected_by_product(table, compiled), cells.expected_by_product(table))
+        np.testing.assert_array_equal(cells.expected_by_pi(table, compiled), cells.expected_by_pi(table))
+        assert cells.loglik(table, compiled) == cells.loglik(table)
+
+
+def test_the_split_runs_compiled_from_its_threshold_and_solves_to_the_same_bits(monkeypatch):
+    from autovend.calibration import mm
+
+    cells, layout = random_problem(5)
+    start = mm.Params(np.ones(120), np.ones((3, 3)), np.ones(6))
+    problem = mm.SplitProblem(mm.local(cells), layout, (3, 3), 1.0, True)
+    assert cells.n_cells() < mm.COMPILED_FROM_CELLS and not problem.compiled  # a small split stays in numpy
+    plain = mm.solve(problem, start, tol=1e-9, max_iter=400)
+    monkeypatch.setattr(mm, "COMPILED_FROM_CELLS", cells.n_cells())
+    problem = mm.SplitProblem(mm.local(cells), layout, (3, 3), 1.0, True)
+    assert problem.compiled
+    compiled = mm.solve(problem, start, tol=1e-9, max_iter=400)
+    assert plain[1:] == compiled[1:] and plain[2]  # converged, in as many sweeps
+    for name in ("omega", "pi", "gamma"):
+        np.testing.assert_array_equal(getattr(plain[0], name), getattr(compiled[0], name))
+
+
+def test_a_small_split_never_imports_numba():
+    code = (
+        "import sys\n"
+        "from tests.calibration.split_cells import random_problem\n"
+        "from autovend.calibration import mm\n"
+        "cells, layout = random_problem(1)\n"
+        "problem = mm.SplitProblem(mm.local(cells), layout, (3, 3), 1.0, True)\n"
+        "mm.solve(problem, mm.Params(__import__('numpy').ones(120), __import__('numpy').ones((3, 3)),"
+        " __import__('numpy').ones(6)), tol=1e-6, max_iter=50)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
