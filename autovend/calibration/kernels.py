@@ -25,33 +25,22 @@ if vars(numba.config).get("CPU_NAME") is None:  # numba was imported before this
 
 
 @numba.njit(cache=False, nogil=True, boundscheck=False)
-def _expected_sums(
-    md: np.ndarray,
-    sk: np.ndarray,
-    a: np.ndarray,
-    table: np.ndarray,
-    md_total: np.ndarray,
-    group: np.ndarray,
-    n_groups: int,
-    v: np.ndarray,
-) -> np.ndarray:  # pragma: no cover - compiled (its Python twin is `expected_sums_numpy`)
-    n_md, n_table = len(md_total), len(table)
+def _attractions(
+    md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, n_md: int, v: np.ndarray
+) -> np.ndarray:  # pragma: no cover - compiled
+    """v = table[sk] * a into `v`, and its sums per machine-day in cell order (a bincount's bits)."""
+    n_table = len(table)
     V = np.zeros(n_md)
     for i in range(len(md)):
-        if not (0 <= md[i] < n_md and 0 <= sk[i] < n_table and 0 <= group[i] < n_groups):
-            raise IndexError("a cell's machine-day, table or group code is out of range")
+        if not (0 <= md[i] < n_md and 0 <= sk[i] < n_table):
+            raise IndexError("a cell's machine-day or table code is out of range")
         x = table[sk[i]] * a[i]
         v[i] = x
         V[md[i]] += x
-    ratio = np.empty(n_md)
-    for j in range(n_md):
-        ratio[j] = md_total[j] / (V[j] if V[j] > 0 else 1.0)
-    out = np.zeros(n_groups)
-    for i in range(len(md)):
-        out[group[i]] += v[i] * ratio[md[i]]
-    return out
+    return V
 
 
+@numba.njit(cache=False, nogil=True, boundscheck=False)
 def expected_sums(
     md: np.ndarray,
     sk: np.ndarray,
@@ -61,27 +50,30 @@ def expected_sums(
     group: np.ndarray,
     n_groups: int,
     v: np.ndarray,
-) -> np.ndarray:
+) -> np.ndarray:  # pragma: no cover - compiled (its Python twin is `expected_sums_numpy`)
     """Sum per `group` code of each cell's expected demand, md_total[md] * v / V[md] with v = table[sk] * a.
 
     V is the sum of v per machine-day (code md, 0..len(md_total)-1; a machine-day with V = 0 divides by 1), `v` a
     scratch array of one value per cell (left holding the attractions). A code out of range raises IndexError.
     """
-    return _expected_sums(md, sk, a, table, md_total, group, n_groups, v)
+    n_md = len(md_total)
+    V = _attractions(md, sk, a, table, n_md, v)
+    ratio = np.empty(n_md)
+    for j in range(n_md):
+        ratio[j] = md_total[j] / (V[j] if V[j] > 0 else 1.0)
+    out = np.zeros(n_groups)
+    for i in range(len(md)):
+        if not 0 <= group[i] < n_groups:
+            raise IndexError("a cell's group code is out of range")
+        out[group[i]] += v[i] * ratio[md[i]]
+    return out
 
 
 @numba.njit(cache=False, nogil=True, boundscheck=False)
 def _loglik_terms(
     md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int, v: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled (its Python twin is in `loglik_numpy`)
-    n_table = len(table)
-    V = np.zeros(n_md)
-    for i in range(len(md)):
-        if not (0 <= md[i] < n_md and 0 <= sk[i] < n_table):
-            raise IndexError("a cell's machine-day or table code is out of range")
-        x = table[sk[i]] * a[i]
-        v[i] = x
-        V[md[i]] += x
+    V = _attractions(md, sk, a, table, n_md, v)
     count = 0
     for i in range(len(md)):
         if demand[i] > 0 and v[i] > 0:

@@ -64,7 +64,7 @@ from autovend.calibration import kernels
 from tests.calibration.split_cells import random_cells, random_problem
 i = np.array([0, 1, 1])
 kernels.expected_sums(i, i, np.ones(3), np.ones(2), np.ones(2), i, 2, np.empty(3))
-asm = "\\n".join(kernels._expected_sums.inspect_asm().values())
+asm = "\\n".join(kernels.expected_sums.inspect_asm().values())
 vex = any(reg in asm for reg in ("%ymm", "%zmm", "vmov", "vadd", "vmul", "vdiv"))
 print(numba.config.CPU_NAME, repr(numba.config.CPU_FEATURES), "vex" if vex else "sse2")
 """
