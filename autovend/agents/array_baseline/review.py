@@ -17,6 +17,7 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 MIN_JUDGED_FOR_DROPS = 3
+FEW_PICKS = 8  # `top` takes up to this many picks a row one at a time
 
 
 class SlotsFull(ValueError):
@@ -73,13 +74,32 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
 def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray, BoolArray]:
     """Per row, the `count` valid columns with the highest score (ties: the lower column), best first.
 
-    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer).
+    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer). A few picks are
+    taken one at a time (each row's lowest key, the first of equal ones: `argmin`); more, or any valid score
+    that is not finite, by a partial sort (`top_sorted`), which gives the same picks.
     """
     R, K = score.shape
     width = min(int(count.max()) if R else 0, K)
     if width == 0:
         return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=bool)
     key = np.where(valid, -score, np.inf)
+    if width > FEW_PICKS or np.count_nonzero(np.isfinite(key)) != np.count_nonzero(valid):
+        return top_sorted(key, valid, count, width)
+    rows = np.arange(R)
+    cols = np.zeros((R, width), dtype=np.int64)
+    ok = np.zeros((R, width), dtype=bool)
+    for j in range(width):  # every valid key is finite: an invalid one (inf) is never the lowest of those left
+        c = np.argmin(key, axis=1)
+        got = (key[rows, c] < np.inf) & (count > j)
+        cols[got, j] = c[got]
+        ok[:, j] = got
+        key[rows[got], c[got]] = np.inf
+    return cols, ok
+
+
+def top_sorted(key: FloatArray, valid: BoolArray, count: IntArray, width: int) -> tuple[IntArray, BoolArray]:
+    """`top` of the keys (-score, inf where not valid) by a partial sort of each row and a sort of its best."""
+    R, K = key.shape
     if width < K:  # only the columns up to the width-th best score (and its ties) can be picked
         bound = np.partition(key, width - 1, axis=1)[:, width - 1]
         valid = valid & (key <= bound[:, None])
