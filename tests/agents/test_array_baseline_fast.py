@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from autovend.agents.array_baseline import ArrayBaseline
+from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate, price_fen
 from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
+from autovend.agents.array_baseline.rows import fast_rank
+from autovend.agents.array_baseline.targets import carried_order, levels, targets
+from autovend.world.bundle import as_world
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _plain_top(score: np.ndarray, valid: np.ndarray, count: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -47,3 +56,48 @@ def test_top_with_scores_that_are_not_finite_is_the_partial_sorts():
             want = top_sorted(np.where(valid, -score, np.inf), valid, count, width)
             assert np.array_equal(cols, want[0]) and np.array_equal(ok, want[1])
         assert cols.shape == ok.shape == (R, width)
+
+
+def test_prices_with_their_bounds_kept_are_price_fen():
+    rng = np.random.default_rng(2)
+    ref = rng.integers(1, 3000, 500)
+    pct = rng.integers(50, 250, 500)
+    band = (0.7, 2.0)
+    assert np.array_equal(clip_fen(pct, ref, *band_fen(ref, band)), price_fen(pct, ref, band))
+
+
+def _day_one():
+    world = as_world(ROOT / "worlds" / "cn20")
+    policy = ArrayBaseline(world, 2, 64)
+    return policy, estimate(policy.book, policy.st, policy.config)
+
+
+def test_a_slots_rate_follows_its_product_through_the_day():
+    policy, est = _day_one()
+    book = policy.book
+    n, m = np.array([0, 1]), np.array([3, 3])
+    before = est.slot_mu(n, m)
+    s = int(np.flatnonzero(book.pk[0, 3] < 0)[0])  # a free slot of machine 3
+    old = int(book.pk[0, 3, 0])
+    k = int(np.setdiff1d(np.arange(len(policy.st.sku_ids)), book.pk[0, 3])[0])
+    book.pk[0, 3, s], book.pk[0, 3, 0] = k, k + 1 if k + 1 not in book.pk[0, 3] else k + 2
+    for _ in range(2):  # placed since the day began: the product's own rate, asked twice
+        got = est.slot_mu(n, m)
+        assert got[0, s] == est.mu(np.array([0]), np.array([3]), np.array([k]))[0]
+        assert got[0, 0] == est.mu(np.array([0]), np.array([3]), book.pk[0, 3, :1])[0]
+        assert np.array_equal(got[1], before[1])
+    book.pk[0, 3, s], book.pk[0, 3, 0] = -1, old  # back as the day began
+    assert np.array_equal(est.slot_mu(n, m), before)
+
+
+def test_targets_given_the_rows_fast_rank_are_the_targets():
+    policy, est = _day_one()
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    co = carried_order(est, n, m)
+    days = np.arange(len(n)) % 9
+    mean = levels(est, n, m, co[1], np.maximum(days, 1)[:, None], np.zeros(len(n), dtype=bool), co[0])
+    fast = fast_rank(mean[2], co[0], co[2], co[3])
+    for kw in ({"fill": False, "safety": False, "mean_levels": mean}, {"room": np.full(len(n), 150)}, {}):
+        assert np.array_equal(
+            targets(est, n, m, days, carried=co, fast=fast, **kw), targets(est, n, m, days, carried=co, **kw)
+        )

@@ -29,10 +29,18 @@ BoolArray = npt.NDArray[np.bool_]
 def price_fen(pct: npt.ArrayLike, ref_fen: npt.ArrayLike, band: tuple[float, float]) -> IntArray:
     """`autovend.agents.baseline.prices.price_fen` for arrays of multipliers (percent)."""
     ref = np.asarray(ref_fen, dtype=np.int64)
-    p = (ref * np.asarray(pct, dtype=np.int64) + 50) // 100
-    lo = np.ceil(ref * band[0] - 1e-9).astype(np.int64)
-    hi = np.floor(ref * band[1] + 1e-9).astype(np.int64)
-    return np.clip(p, lo, hi)
+    return clip_fen(pct, ref, *band_fen(ref, band))
+
+
+def band_fen(ref_fen: npt.ArrayLike, band: tuple[float, float]) -> tuple[IntArray, IntArray]:
+    """The lowest and highest price in fen of each reference price (`price_fen`'s bounds)."""
+    ref = np.asarray(ref_fen, dtype=np.int64)
+    return np.ceil(ref * band[0] - 1e-9).astype(np.int64), np.floor(ref * band[1] + 1e-9).astype(np.int64)
+
+
+def clip_fen(pct: npt.ArrayLike, ref_fen: IntArray, lo: IntArray, hi: IntArray) -> IntArray:
+    """`price_fen` with its bounds (`band_fen`) given."""
+    return np.clip((ref_fen * np.asarray(pct, dtype=np.int64) + 50) // 100, lo, hi)
 
 
 @dataclass(eq=False)
@@ -104,9 +112,12 @@ class Est:
         k = book.pk[n, m]
         out = self._slot_mu[n, m]
         moved = (k != self._slot_k[n, m]) & (k >= 0)
-        if moved.any():  # products placed since: their own rates
+        if moved.any():  # products placed since: their own rates (a product's rate holds all day: kept)
             r, s = nonzero(moved)
-            out[r, s] = self.mu(n[r], m[r], k[r, s])
+            rate = self.mu(n[r], m[r], k[r, s])
+            out[r, s] = rate
+            self._slot_mu[n[r], m[r], s] = rate
+            self._slot_k[n[r], m[r], s] = k[r, s]
         return np.where(k >= 0, out, 0.0)
 
     def prior(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
@@ -124,7 +135,8 @@ class Est:
             kk = np.arange(len(st.ref_fen))[None, :]
             self._margin = price_fen(values[:, None], st.ref_fen[kk], st.band) / FEN_PER_CNY - st.cost[kk]
             self._pct_at = at.reshape(self.pct.shape)
-        return self._margin[self._pct_at[n, m], k]
+        M, K = self._pct_at.shape[1], self._margin.shape[1]
+        return self._margin.ravel()[self._pct_at.ravel()[n * M + m] * K + k]  # _margin[_pct_at[n, m], k], flat
 
 
 def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:

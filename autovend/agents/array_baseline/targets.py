@@ -89,11 +89,12 @@ def targets(
     safety: bool = True,
     carried: tuple[BoolArray, IntArray, IntArray, IntArray] | None = None,
     mean_levels: tuple[FloatArray, FloatArray, FloatArray] | None = None,
+    fast: IntArray | None = None,
 ) -> IntArray:
     """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots.
 
     carried: the rows' `carried_order`, when known; mean_levels: their `levels` over these days without safety
-    stock, when known (for `safety=False`).
+    stock, when known (for `safety=False`); fast: the rows' `fast_rank` by their rates, when known.
     """
     act, k, pos, order = carried_order(est, n, m) if carried is None else carried
     H = np.maximum(days, 1)[:, None]
@@ -104,7 +105,7 @@ def targets(
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
-    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order)
+    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order, fast)
 
 
 def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
