@@ -9,8 +9,9 @@ import numpy as np
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate, price_fen
 from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
-from autovend.agents.array_baseline.rows import fast_rank
+from autovend.agents.array_baseline.rows import fast_rank, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels, targets
+from autovend.arrays.core import ArraySim
 from autovend.world.bundle import as_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +102,17 @@ def test_targets_given_the_rows_fast_rank_are_the_targets():
         assert np.array_equal(
             targets(est, n, m, days, carried=co, fast=fast, **kw), targets(est, n, m, days, carried=co, **kw)
         )
+
+
+def test_what_the_book_keeps_is_what_it_would_work_out_again():
+    world = as_world(ROOT / "worlds" / "cn20")
+    sim = ArraySim(world, 2, slots=64)
+    policy = ArrayBaseline(world, 2, 64)
+    obs = sim.reset([1, 2])
+    book = policy.book
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    for _ in range(35):  # the opening, the first reviews (products added and dropped), clearance
+        obs, _, _ = sim.step(policy.act(obs))
+        kept = book.list_order(n, m)
+        fresh = list_order(book.pk[n, m], book.active[n, m])
+        assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])

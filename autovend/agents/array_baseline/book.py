@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
 from autovend.arrays.kernel import nonzero, sequential_sums
@@ -73,6 +74,10 @@ class Book:
     _sorted: tuple[IntArray, IntArray, IntArray, IntArray, IntArray] | None = None
     _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
     _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
+    # each machine's carried slots in catalog order (`rows.list_order` of pk where active), kept until
+    # `set_active` changes the machine's carried products (every change of them goes through it)
+    _list: tuple[IntArray, IntArray] | None = None
+    _list_stale: BoolArray | None = None
 
     @classmethod
     def new(cls, st: Static, s0: State, cfg: BaselineConfig, n_runs: int, slots: int) -> Book:
@@ -140,6 +145,21 @@ class Book:
         """Mark slots (whose `active` is `not on`, and that hold a product) carried or not, and count it."""
         self.active[n, m, s] = on
         np.add.at(self.carriers, (n, self.pk[n, m, s]), 1 if on else -1)
+        if self._list_stale is not None:
+            self._list_stale[n, m] = True
+
+    def list_order(self, n: IntArray, m: IntArray) -> tuple[IntArray, IntArray]:
+        """`rows.list_order(pk[n, m], active[n, m])`: rows' carried slots in catalog order (place, order)."""
+        if self._list is None or self._list_stale is None:
+            self._list = (np.empty(self.pk.shape, dtype=np.int64), np.empty(self.pk.shape, dtype=np.int64))
+            self._list_stale = np.ones(self.pk.shape[:2], dtype=bool)
+        pos, order = self._list
+        stale = self._list_stale[n, m]
+        if stale.any():
+            ns, ms = n[stale], m[stale]
+            pos[ns, ms], order[ns, ms] = list_order(self.pk[ns, ms], self.active[ns, ms])
+            self._list_stale[ns, ms] = False
+        return pos[n, m], order[n, m]
 
     # ------------------------------------------------------------------ entries
 

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.rows import fast_rank, list_order, shelf_targets
+from autovend.agents.array_baseline.rows import fast_rank, shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
 from autovend.arrays.kernel import block_row_sums, nonzero
 
@@ -32,7 +32,7 @@ def carried_order(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArr
     act = book.active[n, m]
     pk = book.pk[n, m]
     k = np.where(act, pk, 0)
-    pos, order = list_order(pk, act)
+    pos, order = book.list_order(n, m)  # list_order(pk, act), kept by the book
     return act, k, pos, order
 
 
