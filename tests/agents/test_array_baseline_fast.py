@@ -116,3 +116,6 @@ def test_what_the_book_keeps_is_what_it_would_work_out_again():
         kept = book.list_order(n, m)
         fresh = list_order(book.pk[n, m], book.active[n, m])
         assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])
+        est = estimate(book, policy.st, policy.config)  # the day's first rates: the carried ones' reused
+        r, s = np.nonzero(book.pk[n, m] >= 0)
+        assert np.array_equal(est.slot_mu(n, m)[r, s], est.mu(n[r], m[r], book.pk[n[r], m[r], s]))

@@ -60,6 +60,7 @@ class Est:
     pct: IntArray  # (N, M) the incumbent multiplier of each machine's price group
     _slot_k: IntArray | None = None
     _slot_mu: FloatArray | None = None
+    _carried_attr: tuple[IntArray, FloatArray] | None = None  # (N, M, S) the carried slots' products, their `attr`
     _margin: FloatArray | None = None  # (distinct multipliers, K) unit margins
     _pct_at: IntArray | None = None  # (N, M) each machine's row of `_margin`
 
@@ -106,8 +107,15 @@ class Est:
             self._slot_k = book.pk.copy()
             held = book.pk >= 0
             a, b, c = nonzero(held)
+            k = book.pk[a, b, c]
+            attr = np.empty(len(a))
+            new = np.ones(len(a), dtype=bool)
+            if self._carried_attr is not None:  # the carried products' `attr` from `_share_scale`
+                new = self._carried_attr[0][a, b, c] != k
+                attr[~new] = self._carried_attr[1][a, b, c][~new]
+            attr[new] = self.attr(a[new], b[new], k[new])
             self._slot_mu = np.zeros(book.pk.shape)
-            self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
+            self._slot_mu[a, b, c] = attr * self.scale[a, b]  # `mu`
         assert self._slot_mu is not None
         k = book.pk[n, m]
         out = self._slot_mu[n, m]
@@ -161,13 +169,13 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     return est
 
 
-def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray]:
-    """(n, m, k) of the carried products, by run, machine and product."""
+def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """(n, m, k, slot) of the carried products, by run, machine and product."""
     N, M, S = book.pk.shape
     n, m, s = nonzero(book.active)
     k = book.pk[n, m, s]
     order = np.argsort((n * M + m) * K + k)  # keys distinct: a product is in one slot of a machine
-    return n[order], m[order], k[order]
+    return n[order], m[order], k[order], s[order]
 
 
 def _pooled_index(
@@ -203,13 +211,17 @@ def _pooled_index(
     return np.ascontiguousarray(idx), f  # C order: the gathers read rows of it
 
 
-def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray, IntArray]) -> FloatArray:
     """`share_scale`: the carried products' rates add up to the machine's rate (nmk: `_carried_sorted`)."""
     book, st = est.book, est.st
     N, M, S = book.pk.shape
     K = len(st.sku_ids)
-    n, m, k = nmk
+    n, m, k, s = nmk
     attr = est.attr(n, m, k)
+    slot_k = np.full((N, M, S), -1, dtype=np.int64)
+    slot_attr = np.zeros((N, M, S))
+    slot_k[n, m, s], slot_attr[n, m, s] = k, attr
+    est._carried_attr = slot_k, slot_attr  # `slot_mu` needs them again
     # np.where(...).sum(1)
     carried = block_row_sums(n * M + m, k, attr, np.full(N * M, K), N * M, presorted=True).reshape(N, M)
     denom = carried.copy()
@@ -241,11 +253,13 @@ def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
     return out.reshape(N, M)
 
 
-def _gp_per_unit(book: Book, est: Est, m_units: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+def _gp_per_unit(
+    book: Book, est: Est, m_units: FloatArray, nmk: tuple[IntArray, IntArray, IntArray, IntArray]
+) -> FloatArray:
     """Each machine's gross profit per unit over the window; before it sells, the mean margin of its products."""
     N, M, S = book.pk.shape
     gp_window = book.gp_hist.sum(axis=0)  # ring slots one after the other, as the baseline sums them
-    n, m, k = nmk  # by machine, then product
+    n, m, k, _ = nmk  # by machine, then product
     margin = est.margin(n, m, k)
     count = book.active.sum(axis=2).ravel()
     rows = n * M + m
