@@ -252,7 +252,12 @@ class Book:
         self.wu.reshape(-1)[f] += u
         self.cu.reshape(-1)[f] += u
         shelf = self.shelf.reshape(-1)
-        at = row * S + self._slot_of(row, k)  # the policy slot holding the product
+        # the policy slot holding the product: the env's slot of the sale where the policy has it there (always,
+        # while the env carries out the policy's slots), else a search
+        at = i.copy()
+        elsewhere = self.pk.reshape(-1)[i] != k
+        if elsewhere.any():
+            at[elsewhere] = row[elsewhere] * S + self._slot_of(row[elsewhere], k[elsewhere])
         shelf[at] = np.maximum(shelf[at] - u, 0)
         np.add.at(self.ring_machine_units[j].reshape(-1), row, u)
         gp = np.asarray(obs["slot_revenue"]).reshape(-1)[i] - np.asarray(obs["slot_cogs"]).reshape(-1)[i]
