@@ -9,7 +9,7 @@ import numpy as np
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate, price_fen
 from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
-from autovend.agents.array_baseline.rows import fast_rank, list_order
+from autovend.agents.array_baseline.rows import LAST, _first_in_order, _stable_argsort, fast_rank, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels, targets
 from autovend.arrays.core import ArraySim
 from autovend.world.bundle import as_world
@@ -119,3 +119,54 @@ def test_what_the_book_keeps_is_what_it_would_work_out_again():
         est = estimate(book, policy.st, policy.config)  # the day's first rates: the carried ones' reused
         r, s = np.nonzero(book.pk[n, m] >= 0)
         assert np.array_equal(est.slot_mu(n, m)[r, s], est.mu(n[r], m[r], book.pk[n[r], m[r], s]))
+
+
+def test_the_faster_sorts_give_the_stable_orders():
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        R, S = int(rng.integers(1, 7)), int(rng.integers(1, 20))
+        count = rng.integers(0, S + 1, R)
+        key = -np.round(rng.exponential(1.0, (R, S)), int(rng.integers(0, 3)))  # rounding gives ties
+        key[rng.random((R, S)) < 0.05] = -0.0
+        key[np.arange(S)[None, :] >= count[:, None]] = np.inf
+        if rng.random() < 0.1:
+            key[0, 0] = np.nan
+        assert np.array_equal(_stable_argsort(key, count), np.argsort(key, axis=-1, kind="stable"))
+        eligible = rng.random((R, S)) < 0.6
+        rank = np.stack([rng.permutation(S) for _ in range(R)])
+        rank[rng.random((R, S)) < 0.2] = LAST
+        want = np.argsort(np.where(eligible, rank, LAST), axis=-1, kind="stable")
+        take = rng.integers(0, S + 1, R)
+        got = _first_in_order(eligible, rank, take)
+        e_sorted = np.take_along_axis(eligible, want, axis=-1)
+        expect = np.zeros_like(eligible)
+        np.put_along_axis(expect, want, e_sorted & (np.cumsum(e_sorted, axis=-1) <= take[:, None]), axis=-1)
+        assert np.array_equal(got, expect)
+
+
+def test_a_sale_comes_off_the_policy_slot_that_holds_the_product():
+    policy, _ = _day_one()
+    book = policy.book
+    N, M, S = book.pk.shape
+    book.shelf[...] = 9
+    k0, k1 = int(book.pk[0, 2, 0]), int(book.pk[0, 2, 1])
+    obs = {key: np.zeros((N, M, S)) for key in ("slot_sold", "slot_revenue", "slot_cogs")}
+    obs["slot_product"] = book.pk.astype(np.int32).copy()
+    obs["slot_sold"][0, 2, 0] = 2  # where the policy has it
+    obs["slot_product"][0, 2, 5], obs["slot_sold"][0, 2, 5] = k1, 3  # the env's slot 5 sold k1: policy slot 1
+    book.sync_sales(obs, 1, policy.config.window_days, np.arange(len(policy.st.sku_ids)))
+    assert book.shelf[0, 2, :6].tolist() == [7, 6, 9, 9, 9, 9] and k0 != k1
+
+
+def test_the_cycles_levels_at_every_horizon_are_each_horizons_levels():
+    policy, est = _day_one()
+    est.scale = est.scale * np.geomspace(0.05, 30.0, est.scale.size).reshape(est.scale.shape)  # slow and fast sellers
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    act, k, _, _ = carried_order(est, n, m)
+    days = np.arange(1, 8)
+    safety = np.arange(len(n)) % 3 > 0
+    need, limit, mu = levels(est, n, m, k, days[:, None, None], safety, act)  # the horizons at once
+    for h, d in enumerate(days):
+        one = levels(est, n, m, k, np.full((len(n), 1), d), safety, act)
+        assert np.array_equal(need[h], one[0]) and np.array_equal(limit, one[1]) and np.array_equal(mu, one[2])
+    assert 0.2 < (mu[act] * 7 > 5).mean() < 0.9  # products whose mean need passes the facing, and others
