@@ -300,9 +300,8 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     on_here[r2, here[r2, s2]] = True
     dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
-    r, k = nonzero(dead)
-    score = np.full((R, K), -np.inf)
-    score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
+    # est.prior * est.margin of the dead stock, row by row (the same products, in the same order)
+    score = np.where(dead, est.prior_rows(n, m) * est.margin_rows(n, m), -np.inf)
     order, ok = top(score, dead, count)
     # the env's slots bound how many products a machine holds: clearance beyond them is left out (and counted)
     slots_free = (book.pk[n, m] < 0).sum(axis=1)
