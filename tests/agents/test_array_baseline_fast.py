@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from autovend.agents.array_baseline import ArrayBaseline
-from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate, price_fen
+from autovend.agents.array_baseline.estimate import RowGain, band_fen, clip_fen, estimate, price_fen
 from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
 from autovend.agents.array_baseline.rows import LAST, _first_in_order, _stable_argsort, fast_rank, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels, targets
@@ -170,3 +170,13 @@ def test_the_cycles_levels_at_every_horizon_are_each_horizons_levels():
         one = levels(est, n, m, k, np.full((len(n), 1), d), safety, act)
         assert np.array_equal(need[h], one[0]) and np.array_equal(limit, one[1]) and np.array_equal(mu, one[2])
     assert 0.2 < (mu[act] * 7 > 5).mean() < 0.9  # products whose mean need passes the facing, and others
+
+
+def test_a_rows_gain_is_the_prior_times_the_margin_of_each_product():
+    policy, est = _day_one()
+    n, m = np.array([0, 1, 1]), np.array([4, 4, 17])
+    K = len(policy.st.sku_ids)
+    gain = RowGain(est, n, m)
+    nn, mm, kk = np.repeat(n, K), np.repeat(m, K), np.tile(np.arange(K), len(n))
+    want = (est.prior(nn, mm, kk) * est.margin(nn, mm, kk)).reshape(len(n), K)
+    assert np.array_equal(gain(), want) and np.array_equal(gain(np.array([False, True, True])), want[1:])

@@ -165,10 +165,11 @@ class Book:
 
     def entries(self, n: IntArray, m: IntArray, k: IntArray) -> IntArray:
         """The entries of (run, machine, product) triples, made where missing (triples may repeat)."""
-        p = self.index[n, m, k].astype(np.int64)
+        M, K = self.index.shape[1], self.index.shape[2]
+        flat = (n * M + m) * K + k  # index[n, m, k] by flat gathers
+        p = self.index.reshape(-1)[flat].astype(np.int64)
         new = p < 0
         if new.any():
-            M, K = self.index.shape[1], self.index.shape[2]
             key = np.unique((n[new] * M + m[new]) * K + k[new])
             nn, mm, kk = key // (M * K), (key // K) % M, key % K
             first = np.r_[True, (nn[1:] != nn[:-1]) | (mm[1:] != mm[:-1])]
@@ -181,7 +182,7 @@ class Book:
             np.add.at(self.used, (nn, mm), 1)
             if self._sorted is not None:
                 self._made.append(key)
-            p = self.index[n, m, k].astype(np.int64)
+            p = self.index.reshape(-1)[flat].astype(np.int64)
         return p
 
     def sorted_entries(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:

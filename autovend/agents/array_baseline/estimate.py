@@ -147,6 +147,23 @@ class Est:
         return self._margin.ravel()[self._pct_at.ravel()[n * M + m] * K + k]  # _margin[_pct_at[n, m], k], flat
 
 
+class RowGain:
+    """`prior_rows * margin_rows` of rows (n, m): what each catalog product would earn a day there untried.
+
+    Worked out when first asked, then kept: the review and the clearance of the same visits both ask.
+    """
+
+    def __init__(self, est: Est, n: IntArray, m: IntArray) -> None:
+        self.est, self.n, self.m = est, n, m
+        self._value: FloatArray | None = None
+
+    def __call__(self, rows: npt.NDArray[np.bool_] | None = None) -> FloatArray:
+        """(R, K) the gains of every row, or of the rows `rows` marks."""
+        if self._value is None:
+            self._value = self.est.prior_rows(self.n, self.m) * self.est.margin_rows(self.n, self.m)
+        return self._value if rows is None else self._value[rows]
+
+
 def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     """The day's estimates (see the module docstring and `autovend.agents.baseline.estimate.estimate`)."""
     N, M, P = book.ek.shape

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.estimate import Est, RowGain
 from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
@@ -118,8 +118,13 @@ def top_sorted(key: FloatArray, valid: BoolArray, count: IntArray, width: int) -
     return cols, ok
 
 
-def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_expo: FloatArray) -> None:
-    """Review the assortment of rows (run n, machine m) served today (see the module docstring)."""
+def review(
+    est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_expo: FloatArray, gain: RowGain | None = None
+) -> None:
+    """Review the assortment of rows (run n, machine m) served today (see the module docstring).
+
+    gain: the rows' `RowGain`, when the caller has one.
+    """
     book, st, cfg = est.book, est.st, est.cfg
     first = book.first_visit[n, m]
     go = (first > 0) & (d - first >= cfg.min_trial_days)
@@ -134,7 +139,7 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
     phase_k = _k_wide(book.phase[n, m], pk, K, False)
     dropped_k = dropped_wide(est, n, m)
     cand_ok = ~act_k & ~dropped_k & ~phase_k & (margin > 0)
-    cand_score = est.prior_rows(n, m) * margin
+    cand_score = est.prior_rows(n, m) * margin if gain is None else gain(go)
     carried = _carried(est, n)
     _drop_poor(est, n, m, cand_ok, cand_score, days_left, avail)
     _fill_free(est, n, m, d, cand_ok, cand_score, network_expo[n], carried)

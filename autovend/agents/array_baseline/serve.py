@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.estimate import Est, RowGain
 from autovend.agents.array_baseline.review import add, dropped_wide, review, top
 from autovend.agents.array_baseline.rows import fast_rank, fit_within
 from autovend.agents.array_baseline.targets import carried_order, cycle, levels, targets
@@ -82,7 +82,8 @@ def serve(
     waste = np.zeros((R, S), dtype=np.int64)
     off = np.zeros((R, S), dtype=np.int64)  # units taken off each slot (a product taken off whole: all of them)
     reduced = _take_off_expiring(est, obs, n, m, d, nxt, long_gap, avail, wh_next, expiry, soon, delisted, waste, off)
-    review(est, n, m, d, avail, network_expo)
+    gain = RowGain(est, n, m)  # the review's candidates and the clearance are scored alike
+    review(est, n, m, d, avail, network_expo, gain)
     book.phase[n, m] &= book.shelf[n, m] > 0
     gone = (book.pk[n, m] >= 0) & ~book.active[n, m] & ~book.phase[n, m]
     book.pk[n, m] = np.where(gone, -1, book.pk[n, m])
@@ -93,7 +94,7 @@ def serve(
     # the carried products by rate: the same order for every target below (their rates hold all day)
     fast = fast_rank(mean[2], co[0], co[2], co[3])
     made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean, fast)
-    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean, fast)
+    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean, fast, gain)
     touched = restocked | reduced | (delisted >= 0).any(axis=1) | made_room
     book.last_visit[n, m] = np.where(touched, d, book.last_visit[n, m])
     first = (book.first_visit[n, m] == 0) & restocked
@@ -228,6 +229,7 @@ def _fill(
     co: tuple[BoolArray, IntArray, IntArray, IntArray],
     mean: tuple[FloatArray, FloatArray, FloatArray],
     fast: IntArray,
+    gain: RowGain,
 ) -> BoolArray:
     """Restock: the carried products' mean needs, a facing each of uncarried paid-for stock, then the rest.
 
@@ -251,7 +253,7 @@ def _fill(
     base = np.maximum(targets(est, n, m, nxt - d, None, False, False, co, mean, fast) - shelf, 0)
     base = fit_within(np.where(act, np.minimum(base, use_k), 0), act, pos, free)
     room = free - base.sum(axis=1)
-    clear, clear_qty = _clearance(est, n, m, usable, room)
+    clear, clear_qty = _clearance(est, n, m, usable, room, gain)
     room = room - clear_qty.sum(axis=1)
     other = held & ~act
     keep = np.where(other, shelf, 0).sum(axis=1) + clear_qty.sum(axis=1)
@@ -286,7 +288,9 @@ def _fill(
     return got.any(axis=1) | placed
 
 
-def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntArray) -> tuple[IntArray, IntArray]:
+def _clearance(
+    est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntArray, gain: RowGain | None = None
+) -> tuple[IntArray, IntArray]:
     """Uncarried paid-for stock for each row's machine: a facing each while the room lasts, most promising first."""
     book, st, cfg = est.book, est.st, est.cfg
     R, K = len(n), len(st.sku_ids)
@@ -301,7 +305,7 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
     # est.prior * est.margin of the dead stock, row by row (the same products, in the same order)
-    score = np.where(dead, est.prior_rows(n, m) * est.margin_rows(n, m), -np.inf)
+    score = np.where(dead, (gain or RowGain(est, n, m))(), -np.inf)
     order, ok = top(score, dead, count)
     # the env's slots bound how many products a machine holds: clearance beyond them is left out (and counted)
     slots_free = (book.pk[n, m] < 0).sum(axis=1)
