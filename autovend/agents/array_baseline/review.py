@@ -82,7 +82,8 @@ def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray,
     width = min(int(count.max()) if R else 0, K)
     if width == 0:
         return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=bool)
-    key = np.where(valid, -score, np.inf)
+    key = np.full(score.shape, np.inf)  # np.where(valid, -score, np.inf), in one masked pass
+    np.negative(score, out=key, where=valid)
     if width > FEW_PICKS or np.count_nonzero(np.isfinite(key)) != np.count_nonzero(valid):
         return top_sorted(key, valid, count, width)
     rows = np.arange(R)

@@ -305,8 +305,7 @@ def _clearance(
     dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
     # est.prior * est.margin of the dead stock, row by row (the same products, in the same order)
-    score = np.where(dead, (gain or RowGain(est, n, m))(), -np.inf)
-    order, ok = top(score, dead, count)
+    order, ok = top((gain or RowGain(est, n, m))(), dead, count)  # top reads the scores of the dead stock only
     # the env's slots bound how many products a machine holds: clearance beyond them is left out (and counted)
     slots_free = (book.pk[n, m] < 0).sum(axis=1)
     over = np.cumsum(ok, axis=1) > slots_free[:, None]
