@@ -34,24 +34,26 @@ class BatchTable:
 
     def get(self, rows: IntArray) -> tuple[Int32, Int32]:
         """Copies of the batches of `rows`, as wide as the fullest of them needs (at least one entry)."""
-        w = max(int(self.used[rows].max()) if len(rows) else 0, 1)
-        if w >= self.width:
-            return self.expiry[rows], self.qty[rows]
-        return self.expiry[rows, :w], self.qty[rows, :w]
+        w = min(max(int(self.used[rows].max()) if len(rows) else 0, 1), self.width)
+        # whole rows taken, then cut (np.take of a cut table would copy all of it first)
+        return np.take(self.expiry, rows, axis=0)[:, :w], np.take(self.qty, rows, axis=0)[:, :w]
 
     def put(self, rows: IntArray, expiry: Int32, qty: Int32) -> None:
         """Replace the batches of `rows` (distinct) by packed, sorted batches of any width."""
-        count = np.count_nonzero(qty, axis=1)
+        count = row_counts(qty)
         need = int(count.max()) if len(rows) else 0
         if need > self.width:  # a place holds more batches than ever before: widen every row
             extra = need - self.width
             self.expiry = np.concatenate([self.expiry, np.full((len(self.expiry), extra), NONE, np.int32)], axis=1)
             self.qty = np.concatenate([self.qty, np.zeros((len(self.qty), extra), np.int32)], axis=1)
         w = min(expiry.shape[1], self.width)
-        self.expiry[rows, :w] = expiry[:, :w]
-        self.qty[rows, :w] = qty[:, :w]
-        self.expiry[rows, w:] = NONE
-        self.qty[rows, w:] = 0
+        if w < self.width:  # whole rows written at once
+            e = np.full((len(rows), self.width), NONE, dtype=np.int32)
+            q = np.zeros((len(rows), self.width), dtype=np.int32)
+            e[:, :w], q[:, :w] = expiry[:, :w], qty[:, :w]
+            expiry, qty = e, q
+        self.expiry[rows] = expiry[:, : self.width]
+        self.qty[rows] = qty[:, : self.width]
         self.used[rows] = count
 
     def clear(self, rows: IntArray) -> None:
@@ -61,27 +63,53 @@ class BatchTable:
         self.used[rows] = 0
 
 
+# Rows hold a few batches: the kernels below go column by column, over all rows at once (numpy's reductions
+# along short rows pay a per-row cost several times the work).
+
+
+def row_counts(qty: Int32) -> Int32:
+    """Batches with units in each row (`np.count_nonzero(qty, axis=1)`)."""
+    count = np.zeros(len(qty), dtype=np.int32)
+    for j in range(qty.shape[1]):
+        count += qty[:, j] != 0
+    return count
+
+
+def row_sums(x: npt.NDArray[np.integer]) -> IntArray:
+    """`x.sum(axis=1, dtype=np.int64)` of integer rows."""
+    total = np.zeros(len(x), dtype=np.int64)
+    for j in range(x.shape[1]):
+        total += x[:, j]
+    return total
+
+
 def taken_between(qty: Int32, start: IntArray, stop: IntArray) -> Int32:
     """Units of each batch among positions start..stop-1 of its row's queue (earliest-expiring units first)."""
-    cum = np.cumsum(qty, axis=1, dtype=np.int64)
-    before = cum - qty
-    lo = np.maximum(before, start[:, None])
-    hi = np.minimum(cum, stop[:, None])
-    return np.maximum(hi - lo, 0).astype(np.int32)
+    out = np.empty(qty.shape, dtype=np.int32)
+    before = np.zeros(len(qty), dtype=np.int64)  # units in the batches before this one
+    for j in range(qty.shape[1]):
+        cum = before + qty[:, j]
+        out[:, j] = np.maximum(np.minimum(cum, stop) - np.maximum(before, start), 0)
+        before = cum
+    return out
 
 
 def drop_front(expiry: Int32, qty: Int32, n: IntArray) -> tuple[Int32, Int32]:
     """The rows without their first `n` units (earliest first), packed to the left again."""
-    cum = np.cumsum(qty, axis=1, dtype=np.int64)
-    gone = cum <= n[:, None]  # batches taken whole: a prefix of the row
-    shift = gone.sum(axis=1)
-    left = qty - taken_between(qty, np.zeros_like(n), n)
-    width = qty.shape[1]
+    R, width = qty.shape
+    left = np.empty(qty.shape, dtype=np.int32)
+    shift = np.zeros(R, dtype=np.int64)  # batches taken whole: a prefix of the row
+    before = np.zeros(R, dtype=np.int64)
+    for j in range(width):
+        cum = before + qty[:, j]
+        shift += cum <= n
+        left[:, j] = qty[:, j] - np.maximum(np.minimum(cum, n) - np.maximum(before, 0), 0)
+        before = cum
     idx = np.arange(width)[None, :] + shift[:, None]
     inside = idx < width
-    idx = np.minimum(idx, width - 1)
-    new_q = np.where(inside, np.take_along_axis(left, idx, axis=1), 0).astype(np.int32)
-    new_e = np.where(inside & (new_q > 0), np.take_along_axis(expiry, idx, axis=1), NONE).astype(np.int32)
+    at = np.arange(R)[:, None] * width + np.minimum(idx, width - 1)  # flat take_along_axis
+    new_q = np.where(inside, left.reshape(-1)[at], 0).astype(np.int32)
+    new_e = np.where(inside & (new_q > 0), np.ascontiguousarray(expiry).reshape(-1)[at], NONE).astype(np.int32)
     return new_e, new_q
 
 
@@ -115,10 +143,15 @@ def merge(expiry: Int32, qty: Int32, add_expiry: Int32, add_qty: Int32) -> tuple
 
 def expiry_view(expiry: Int32, qty: Int32, day: int, soon: int) -> tuple[IntArray, IntArray, IntArray]:
     """Per row: units expired on `day`, unexpired units expiring within `soon` days, next expiry day (0: none)."""
-    old = expiry <= day
-    expired = np.where(old, qty, 0).sum(axis=1, dtype=np.int64)
-    near = ~old & (expiry <= day + soon)
-    expiring = np.where(near, qty, 0).sum(axis=1, dtype=np.int64)
-    fresh = np.where(~old & (qty > 0), expiry, NONE).min(axis=1).astype(np.int64)
+    R = len(qty)
+    expired = np.zeros(R, dtype=np.int64)
+    expiring = np.zeros(R, dtype=np.int64)
+    fresh = np.full(R, NONE, dtype=np.int64)
+    for j in range(qty.shape[1]):
+        e, q = expiry[:, j], qty[:, j]
+        old = e <= day
+        expired += np.where(old, q, 0)
+        expiring += np.where(~old & (e <= day + soon), q, 0)
+        fresh = np.minimum(fresh, np.where(~old & (q > 0), e, NONE))
     fresh[fresh == NONE] = 0
     return expired, expiring, fresh

@@ -221,6 +221,6 @@ def _expiry(
     expiring = np.zeros(len(first), dtype=np.int32)
     nxt = np.where(qty[:, 0] > 0, first, 0).astype(np.int32)
     if len(near):
-        a, b, c = expiry_view(expiry[near], qty[near], day, SOON_DAYS)
+        a, b, c = expiry_view(np.take(expiry, near, axis=0), np.take(qty, near, axis=0), day, SOON_DAYS)
         expired[near], expiring[near], nxt[near] = a, b, c
     return expired.reshape(shape), expiring.reshape(shape), nxt.reshape(shape)

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.arrays.actions import CODE, Plan
-from autovend.arrays.batches import Int32, drop_front, merge, taken_between
+from autovend.arrays.batches import Int32, drop_front, merge, row_sums, taken_between
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import nonzero
 from autovend.arrays.state import ArrayState, lead_uniforms
@@ -101,7 +101,7 @@ def add_warehouse(facts: ArrayFacts, st: ArrayState, n: IntArray, k: IntArray, e
     add_q[inv[:, None], cols] = qty
     e, q = st.wh.get(uniq)
     st.wh.put(uniq, *merge(e, q, add_e, add_q))
-    np.add.at(st.wh_q, (n, k), qty.sum(axis=1, dtype=np.int64))
+    np.add.at(st.wh_q, (n, k), row_sums(qty))
 
 
 def discard(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:

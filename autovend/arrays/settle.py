@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from autovend.arrays.batches import drop_front, taken_between
+from autovend.arrays.batches import drop_front, row_sums, taken_between
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import block_row_sums, nonzero, poisson_quantiles
 from autovend.arrays.moves import add_warehouse
@@ -61,12 +61,17 @@ def _attraction(
     N, M, K = st.n_runs, facts.n_machines, facts.n_products
     fill = np.minimum(st.shelf_n.astype(np.float64).ravel() / np.tile(facts.cap_f, N), 1.0) ** facts.eta
     w = facts.b[m * K + k] * fill[n * M + m] * np.minimum(1.0, units.astype(np.float64) / facts.phi)
-    ratio = st.price[n, m, k].astype(np.int64) / facts.ref_fen[k]
+    ratio = _price(st, n * M + m, k, K) / facts.ref_fen[k]
     factor = np.ones(len(n))
     moved = (ratio != 1.0) & (ratio > 0)
     np.power(ratio, -facts.elasticity[m], out=factor, where=moved)
     w = w * factor
     return w * facts.env[st.day][facts.site_of[m], facts.category_of[k]]
+
+
+def _price(st: ArrayState, row: IntArray, k: IntArray, K: int) -> IntArray:
+    """`st.price[n, m, k]` of cells (row = n * M + m) by one flat gather, as int64."""
+    return st.price.reshape(-1)[row * K + k].astype(np.int64)
 
 
 def _rates(facts: ArrayFacts, st: ArrayState, row: IntArray, w: FloatArray, W: FloatArray) -> FloatArray:
@@ -140,7 +145,7 @@ def end_day(facts: ArrayFacts, st: ArrayState, touched: BoolArray) -> DayClose:
     rows = (n * M + m) * S + s
     e, q = st.shelf.get(rows)
     taken = taken_between(q, np.zeros_like(sales), sales)
-    expired = np.where(e <= d, taken, 0).sum(axis=1, dtype=np.int64)
+    expired = row_sums(np.where(e <= d, taken, 0))
     sel = taken > 0
     np.subtract.at(
         st.book,
@@ -150,7 +155,7 @@ def end_day(facts: ArrayFacts, st: ArrayState, touched: BoolArray) -> DayClose:
     st.shelf.put(rows, *drop_front(e, q, sales))
     st.slot_q[n, m, s] -= sales
     np.subtract.at(st.shelf_n, (n, m), sales)
-    price = st.price[n, m, k].astype(np.int64)
+    price = _price(st, n * M + m, k, K)
     revenue = sales * price
     cogs = (sales - expired) * facts.cost_fen[k]
     st.sold[...] = 0

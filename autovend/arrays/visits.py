@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.arrays.actions import CODE, Plan
-from autovend.arrays.batches import NONE, Int32, drop_front, merge, taken_between
+from autovend.arrays.batches import NONE, Int32, drop_front, merge, row_sums, taken_between
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import nonzero
 from autovend.arrays.moves import DayMoves, add_warehouse, group_cumsum, take_warehouse, unbook
@@ -200,7 +200,7 @@ def _in_order(
             if kind == ADD:
                 ne, nq = merge(e, q, ae[sx], aq[sx])
             else:
-                amount = wqty[sx] if kind == WASTE else np.minimum(tfit[sx], q.sum(axis=1, dtype=np.int64))
+                amount = wqty[sx] if kind == WASTE else np.minimum(tfit[sx], row_sums(q))
                 taken = taken_between(q, np.zeros_like(amount), amount)
                 ne, nq = drop_front(e, q, amount)
                 nn, kk = rows[lr] // K, rows[lr] % K
@@ -211,5 +211,5 @@ def _in_order(
                     out_e, out_q = _put_rows(out_e, out_q, sx, e, taken)
             be, bq = _put_rows(be, bq, lr, ne, nq)
     st.wh.put(rows, be, bq)
-    st.wh_q[rows // K, rows % K] = bq.sum(axis=1, dtype=np.int64)
+    st.wh_q[rows // K, rows % K] = row_sums(bq)
     return got, out_e, out_q, np.arange(len(tn))

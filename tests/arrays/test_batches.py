@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from autovend.arrays.batches import NONE, BatchTable, drop_front, expiry_view, merge, taken_between
+from autovend.arrays.batches import (
+    NONE,
+    BatchTable,
+    drop_front,
+    expiry_view,
+    merge,
+    row_counts,
+    row_sums,
+    taken_between,
+)
 from autovend.sim import inventory as inv
 
 
@@ -79,3 +88,33 @@ def test_a_table_hands_out_its_rows_as_wide_as_they_need():
     table.put(np.array([2]), *drop_front(*table.get(np.array([2])), np.array([4])))
     table.clear(np.array([0]))
     assert table.used.tolist() == [0, 0, 1, 0] and _lists(table.expiry, table.qty)[2] == [[9, 2]]
+
+
+def test_the_column_by_column_kernels_are_numpys_row_formulas():
+    rng = np.random.default_rng(3)
+    for width in (1, 2, 5, 9):
+        places = [_random_place(rng) for _ in range(60)]
+        e, q = _rows([p[:width] for p in places], width)
+        n = rng.integers(0, 30, len(q))
+        start = np.minimum(rng.integers(0, 20, len(q)), n)
+        cum = np.cumsum(q, axis=1, dtype=np.int64)  # the row formulas
+        want = np.maximum(np.minimum(cum, n[:, None]) - np.maximum(cum - q, start[:, None]), 0)
+        assert np.array_equal(taken_between(q, start, n), want)
+        shift = (cum <= n[:, None]).sum(axis=1)
+        idx = np.arange(width)[None, :] + shift[:, None]
+        left = np.take_along_axis(q - taken_between(q, np.zeros_like(n), n), np.minimum(idx, width - 1), axis=1)
+        want_q = np.where(idx < width, left, 0)
+        want_e = np.where((idx < width) & (want_q > 0), np.take_along_axis(e, np.minimum(idx, width - 1), 1), NONE)
+        got_e, got_q = drop_front(e, q, n)
+        assert np.array_equal(got_q, want_q) and np.array_equal(got_e, want_e) and got_e.dtype == np.int32
+        assert np.array_equal(row_counts(q), np.count_nonzero(q, axis=1))
+        assert np.array_equal(row_sums(q), q.sum(axis=1, dtype=np.int64))
+        day = int(rng.integers(0, 30))
+        old = e <= day
+        fresh = np.where(~old & (q > 0), e, NONE).min(axis=1).astype(np.int64)
+        want_v = (
+            np.where(old, q, 0).sum(1),
+            np.where(~old & (e <= day + 7), q, 0).sum(1),
+            np.where(fresh == NONE, 0, fresh),
+        )
+        assert all(np.array_equal(a, b) for a, b in zip(expiry_view(e, q, day, 7), want_v, strict=True))

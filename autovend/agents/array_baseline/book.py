@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
 from autovend.arrays.kernel import nonzero, sequential_sums
@@ -73,6 +74,10 @@ class Book:
     _sorted: tuple[IntArray, IntArray, IntArray, IntArray, IntArray] | None = None
     _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
     _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
+    # each machine's carried slots in catalog order (`rows.list_order` of pk where active), kept until
+    # `set_active` changes the machine's carried products (every change of them goes through it)
+    _list: tuple[IntArray, IntArray] | None = None
+    _list_stale: BoolArray | None = None
 
     @classmethod
     def new(cls, st: Static, s0: State, cfg: BaselineConfig, n_runs: int, slots: int) -> Book:
@@ -140,15 +145,31 @@ class Book:
         """Mark slots (whose `active` is `not on`, and that hold a product) carried or not, and count it."""
         self.active[n, m, s] = on
         np.add.at(self.carriers, (n, self.pk[n, m, s]), 1 if on else -1)
+        if self._list_stale is not None:
+            self._list_stale[n, m] = True
+
+    def list_order(self, n: IntArray, m: IntArray) -> tuple[IntArray, IntArray]:
+        """`rows.list_order(pk[n, m], active[n, m])`: rows' carried slots in catalog order (place, order)."""
+        if self._list is None or self._list_stale is None:
+            self._list = (np.empty(self.pk.shape, dtype=np.int64), np.empty(self.pk.shape, dtype=np.int64))
+            self._list_stale = np.ones(self.pk.shape[:2], dtype=bool)
+        pos, order = self._list
+        stale = self._list_stale[n, m]
+        if stale.any():
+            ns, ms = n[stale], m[stale]
+            pos[ns, ms], order[ns, ms] = list_order(self.pk[ns, ms], self.active[ns, ms])
+            self._list_stale[ns, ms] = False
+        return pos[n, m], order[n, m]
 
     # ------------------------------------------------------------------ entries
 
     def entries(self, n: IntArray, m: IntArray, k: IntArray) -> IntArray:
         """The entries of (run, machine, product) triples, made where missing (triples may repeat)."""
-        p = self.index[n, m, k].astype(np.int64)
+        M, K = self.index.shape[1], self.index.shape[2]
+        flat = (n * M + m) * K + k  # index[n, m, k] by flat gathers
+        p = self.index.reshape(-1)[flat].astype(np.int64)
         new = p < 0
         if new.any():
-            M, K = self.index.shape[1], self.index.shape[2]
             key = np.unique((n[new] * M + m[new]) * K + k[new])
             nn, mm, kk = key // (M * K), (key // K) % M, key % K
             first = np.r_[True, (nn[1:] != nn[:-1]) | (mm[1:] != mm[:-1])]
@@ -161,7 +182,7 @@ class Book:
             np.add.at(self.used, (nn, mm), 1)
             if self._sorted is not None:
                 self._made.append(key)
-            p = self.index[n, m, k].astype(np.int64)
+            p = self.index.reshape(-1)[flat].astype(np.int64)
         return p
 
     def sorted_entries(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
@@ -232,7 +253,12 @@ class Book:
         self.wu.reshape(-1)[f] += u
         self.cu.reshape(-1)[f] += u
         shelf = self.shelf.reshape(-1)
-        at = row * S + self._slot_of(row, k)  # the policy slot holding the product
+        # the policy slot holding the product: the env's slot of the sale where the policy has it there (always,
+        # while the env carries out the policy's slots), else a search
+        at = i.copy()
+        elsewhere = self.pk.reshape(-1)[i] != k
+        if elsewhere.any():
+            at[elsewhere] = row[elsewhere] * S + self._slot_of(row[elsewhere], k[elsewhere])
         shelf[at] = np.maximum(shelf[at] - u, 0)
         np.add.at(self.ring_machine_units[j].reshape(-1), row, u)
         gp = np.asarray(obs["slot_revenue"]).reshape(-1)[i] - np.asarray(obs["slot_cogs"]).reshape(-1)[i]

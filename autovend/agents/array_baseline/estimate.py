@@ -29,10 +29,18 @@ BoolArray = npt.NDArray[np.bool_]
 def price_fen(pct: npt.ArrayLike, ref_fen: npt.ArrayLike, band: tuple[float, float]) -> IntArray:
     """`autovend.agents.baseline.prices.price_fen` for arrays of multipliers (percent)."""
     ref = np.asarray(ref_fen, dtype=np.int64)
-    p = (ref * np.asarray(pct, dtype=np.int64) + 50) // 100
-    lo = np.ceil(ref * band[0] - 1e-9).astype(np.int64)
-    hi = np.floor(ref * band[1] + 1e-9).astype(np.int64)
-    return np.clip(p, lo, hi)
+    return clip_fen(pct, ref, *band_fen(ref, band))
+
+
+def band_fen(ref_fen: npt.ArrayLike, band: tuple[float, float]) -> tuple[IntArray, IntArray]:
+    """The lowest and highest price in fen of each reference price (`price_fen`'s bounds)."""
+    ref = np.asarray(ref_fen, dtype=np.int64)
+    return np.ceil(ref * band[0] - 1e-9).astype(np.int64), np.floor(ref * band[1] + 1e-9).astype(np.int64)
+
+
+def clip_fen(pct: npt.ArrayLike, ref_fen: IntArray, lo: IntArray, hi: IntArray) -> IntArray:
+    """`price_fen` with its bounds (`band_fen`) given."""
+    return np.clip((ref_fen * np.asarray(pct, dtype=np.int64) + 50) // 100, lo, hi)
 
 
 @dataclass(eq=False)
@@ -52,6 +60,7 @@ class Est:
     pct: IntArray  # (N, M) the incumbent multiplier of each machine's price group
     _slot_k: IntArray | None = None
     _slot_mu: FloatArray | None = None
+    _carried_attr: tuple[IntArray, FloatArray] | None = None  # (N, M, S) the carried slots' products, their `attr`
     _margin: FloatArray | None = None  # (distinct multipliers, K) unit margins
     _pct_at: IntArray | None = None  # (N, M) each machine's row of `_margin`
 
@@ -98,15 +107,25 @@ class Est:
             self._slot_k = book.pk.copy()
             held = book.pk >= 0
             a, b, c = nonzero(held)
+            k = book.pk[a, b, c]
+            attr = np.empty(len(a))
+            new = np.ones(len(a), dtype=bool)
+            if self._carried_attr is not None:  # the carried products' `attr` from `_share_scale`
+                new = self._carried_attr[0][a, b, c] != k
+                attr[~new] = self._carried_attr[1][a, b, c][~new]
+            attr[new] = self.attr(a[new], b[new], k[new])
             self._slot_mu = np.zeros(book.pk.shape)
-            self._slot_mu[a, b, c] = self.mu(a, b, book.pk[a, b, c])
+            self._slot_mu[a, b, c] = attr * self.scale[a, b]  # `mu`
         assert self._slot_mu is not None
         k = book.pk[n, m]
         out = self._slot_mu[n, m]
         moved = (k != self._slot_k[n, m]) & (k >= 0)
-        if moved.any():  # products placed since: their own rates
+        if moved.any():  # products placed since: their own rates (a product's rate holds all day: kept)
             r, s = nonzero(moved)
-            out[r, s] = self.mu(n[r], m[r], k[r, s])
+            rate = self.mu(n[r], m[r], k[r, s])
+            out[r, s] = rate
+            self._slot_mu[n[r], m[r], s] = rate
+            self._slot_k[n[r], m[r], s] = k[r, s]
         return np.where(k >= 0, out, 0.0)
 
     def prior(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
@@ -124,7 +143,25 @@ class Est:
             kk = np.arange(len(st.ref_fen))[None, :]
             self._margin = price_fen(values[:, None], st.ref_fen[kk], st.band) / FEN_PER_CNY - st.cost[kk]
             self._pct_at = at.reshape(self.pct.shape)
-        return self._margin[self._pct_at[n, m], k]
+        M, K = self._pct_at.shape[1], self._margin.shape[1]
+        return self._margin.ravel()[self._pct_at.ravel()[n * M + m] * K + k]  # _margin[_pct_at[n, m], k], flat
+
+
+class RowGain:
+    """`prior_rows * margin_rows` of rows (n, m): what each catalog product would earn a day there untried.
+
+    Worked out when first asked, then kept: the review and the clearance of the same visits both ask.
+    """
+
+    def __init__(self, est: Est, n: IntArray, m: IntArray) -> None:
+        self.est, self.n, self.m = est, n, m
+        self._value: FloatArray | None = None
+
+    def __call__(self, rows: npt.NDArray[np.bool_] | None = None) -> FloatArray:
+        """(R, K) the gains of every row, or of the rows `rows` marks."""
+        if self._value is None:
+            self._value = self.est.prior_rows(self.n, self.m) * self.est.margin_rows(self.n, self.m)
+        return self._value if rows is None else self._value[rows]
 
 
 def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
@@ -149,13 +186,13 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     return est
 
 
-def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray]:
-    """(n, m, k) of the carried products, by run, machine and product."""
+def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """(n, m, k, slot) of the carried products, by run, machine and product."""
     N, M, S = book.pk.shape
     n, m, s = nonzero(book.active)
     k = book.pk[n, m, s]
     order = np.argsort((n * M + m) * K + k)  # keys distinct: a product is in one slot of a machine
-    return n[order], m[order], k[order]
+    return n[order], m[order], k[order], s[order]
 
 
 def _pooled_index(
@@ -191,13 +228,17 @@ def _pooled_index(
     return np.ascontiguousarray(idx), f  # C order: the gathers read rows of it
 
 
-def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+def _share_scale(est: Est, machine_rate: FloatArray, nmk: tuple[IntArray, IntArray, IntArray, IntArray]) -> FloatArray:
     """`share_scale`: the carried products' rates add up to the machine's rate (nmk: `_carried_sorted`)."""
     book, st = est.book, est.st
     N, M, S = book.pk.shape
     K = len(st.sku_ids)
-    n, m, k = nmk
+    n, m, k, s = nmk
     attr = est.attr(n, m, k)
+    slot_k = np.full((N, M, S), -1, dtype=np.int64)
+    slot_attr = np.zeros((N, M, S))
+    slot_k[n, m, s], slot_attr[n, m, s] = k, attr
+    est._carried_attr = slot_k, slot_attr  # `slot_mu` needs them again
     # np.where(...).sum(1)
     carried = block_row_sums(n * M + m, k, attr, np.full(N * M, K), N * M, presorted=True).reshape(N, M)
     denom = carried.copy()
@@ -229,11 +270,13 @@ def _dispersion(book: Book, cfg: BaselineConfig) -> FloatArray:
     return out.reshape(N, M)
 
 
-def _gp_per_unit(book: Book, est: Est, m_units: FloatArray, nmk: tuple[IntArray, IntArray, IntArray]) -> FloatArray:
+def _gp_per_unit(
+    book: Book, est: Est, m_units: FloatArray, nmk: tuple[IntArray, IntArray, IntArray, IntArray]
+) -> FloatArray:
     """Each machine's gross profit per unit over the window; before it sells, the mean margin of its products."""
     N, M, S = book.pk.shape
     gp_window = book.gp_hist.sum(axis=0)  # ring slots one after the other, as the baseline sums them
-    n, m, k = nmk  # by machine, then product
+    n, m, k, _ = nmk  # by machine, then product
     margin = est.margin(n, m, k)
     count = book.active.sum(axis=2).ravel()
     rows = n * M + m

@@ -64,13 +64,15 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     cover = min(cfg.order_cover_days, max(remaining - L, 0))
     nn, mm = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(M), indexing="ij"))
     level = targets(est, nn, mm, book.cycle[nn, mm]).reshape(N, M, S)
-    n, m, s = nonzero(book.active)  # run, machine, slot: machine order within a run
-    k = book.pk[n, m, s]
+    cell = np.flatnonzero(book.active)  # run, machine, slot: machine order within a run (flat gathers below)
+    row = cell // S
+    n, m = np.divmod(row, M)
+    k = book.pk.reshape(-1)[cell]
     col = n * K + k
-    shelf_target = np.bincount(col, weights=level[n, m, s], minlength=N * K)  # whole numbers: exact
-    mu = est.slot_mu(nn, mm).reshape(N, M, S)[n, m, s]
-    p = book.index[n, m, k].astype(np.int64)
-    trial = book.ce[n, m, p] < cfg.min_trial_days
+    shelf_target = np.bincount(col, weights=level.reshape(-1)[cell], minlength=N * K)  # whole numbers: exact
+    mu = est.slot_mu(nn, mm).reshape(-1)[cell]
+    p = book.index.reshape(-1)[row * K + k].astype(np.int64)
+    trial = book.ce.reshape(-1)[row * book.ce.shape[2] + p] < cfg.min_trial_days
     plan = np.where(trial, 0.0, mu)
     mean_L = plan * L
     r = est.r[n, m]
@@ -98,7 +100,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     up_to = np.minimum(reorder + mu_plan * cover, shelf_target + cfg.sell_through_share * mean_life)
     priority = np.zeros(N * K)
     priority[live] = mu_k * margin_k
-    on_shelves = col_sum(book.shelf[n, m, s]).astype(np.int64)
+    on_shelves = col_sum(book.shelf.reshape(-1)[cell]).astype(np.int64)
     position = (warehouse + transit).ravel()[live] + on_shelves
     qty = np.zeros(N * K, dtype=np.int64)
     qty[live] = round_lots(np.where(position < reorder, up_to - position, 0.0), cfg.order_lot)

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
-from autovend.agents.array_baseline.estimate import estimate, price_fen
+from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate
 from autovend.agents.array_baseline.orders import clean, network_exposure, place_orders
 from autovend.agents.array_baseline.serve import Visits, serve
 from autovend.agents.array_baseline.trials import arms_today, update_trials
@@ -81,6 +81,8 @@ class ArrayBaseline:
         order = np.argsort(np.array(self.st.sku_ids, dtype=object), kind="stable")
         self._sku_rank = np.empty(len(order), dtype=np.int64)
         self._sku_rank[order] = np.arange(len(order))
+        self._ref_fen = np.asarray(self.st.ref_fen, dtype=np.int64)
+        self._lo_fen, self._hi_fen = band_fen(self._ref_fen, self.st.band)
         self.reset()
 
     @property
@@ -141,14 +143,15 @@ class ArrayBaseline:
         order: IntArray,
     ) -> dict[str, Any]:
         """The env action: the served machines' slots as the book has them, the others as they are; prices."""
-        book, st = self.book, self.st
+        book = self.book
         served = visits.served[:, :, None]
         product = np.where(served, book.pk, obs["slot_product"]).astype(np.int64)
         target = np.where(served, np.where(book.pk >= 0, book.shelf, 0), obs["slot_units"]).astype(np.int64)
         held = product >= 0
         k = np.where(held, product, 0)
-        fen = price_fen(pct[:, :, None], st.ref_fen[k], st.band)
-        price = np.where(held, fen / st.ref_fen[k], 1.0)
+        ref = self._ref_fen[k]
+        fen = clip_fen(pct[:, :, None], ref, self._lo_fen[k], self._hi_fen[k])  # price_fen, its bounds kept
+        price = np.where(held, fen / ref, 1.0)
         return {
             "visit": visits.served.astype(np.int8),
             "visit_order": np.where(rank >= 0, rank, 0),

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.estimate import Est, RowGain
 from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 MIN_JUDGED_FOR_DROPS = 3
+FEW_PICKS = 8  # `top` takes up to this many picks a row one at a time
 
 
 class SlotsFull(ValueError):
@@ -73,13 +74,33 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
 def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray, BoolArray]:
     """Per row, the `count` valid columns with the highest score (ties: the lower column), best first.
 
-    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer).
+    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer). A few picks are
+    taken one at a time (each row's lowest key, the first of equal ones: `argmin`); more, or any valid score
+    that is not finite, by a partial sort (`top_sorted`), which gives the same picks.
     """
     R, K = score.shape
     width = min(int(count.max()) if R else 0, K)
     if width == 0:
         return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=bool)
-    key = np.where(valid, -score, np.inf)
+    key = np.full(score.shape, np.inf)  # np.where(valid, -score, np.inf), in one masked pass
+    np.negative(score, out=key, where=valid)
+    if width > FEW_PICKS or np.count_nonzero(np.isfinite(key)) != np.count_nonzero(valid):
+        return top_sorted(key, valid, count, width)
+    rows = np.arange(R)
+    cols = np.zeros((R, width), dtype=np.int64)
+    ok = np.zeros((R, width), dtype=bool)
+    for j in range(width):  # every valid key is finite: an invalid one (inf) is never the lowest of those left
+        c = np.argmin(key, axis=1)
+        got = (key[rows, c] < np.inf) & (count > j)
+        cols[got, j] = c[got]
+        ok[:, j] = got
+        key[rows[got], c[got]] = np.inf
+    return cols, ok
+
+
+def top_sorted(key: FloatArray, valid: BoolArray, count: IntArray, width: int) -> tuple[IntArray, BoolArray]:
+    """`top` of the keys (-score, inf where not valid) by a partial sort of each row and a sort of its best."""
+    R, K = key.shape
     if width < K:  # only the columns up to the width-th best score (and its ties) can be picked
         bound = np.partition(key, width - 1, axis=1)[:, width - 1]
         valid = valid & (key <= bound[:, None])
@@ -98,8 +119,13 @@ def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray,
     return cols, ok
 
 
-def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_expo: FloatArray) -> None:
-    """Review the assortment of rows (run n, machine m) served today (see the module docstring)."""
+def review(
+    est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_expo: FloatArray, gain: RowGain | None = None
+) -> None:
+    """Review the assortment of rows (run n, machine m) served today (see the module docstring).
+
+    gain: the rows' `RowGain`, when the caller has one.
+    """
     book, st, cfg = est.book, est.st, est.cfg
     first = book.first_visit[n, m]
     go = (first > 0) & (d - first >= cfg.min_trial_days)
@@ -114,7 +140,7 @@ def review(est: Est, n: IntArray, m: IntArray, d: int, avail: IntArray, network_
     phase_k = _k_wide(book.phase[n, m], pk, K, False)
     dropped_k = dropped_wide(est, n, m)
     cand_ok = ~act_k & ~dropped_k & ~phase_k & (margin > 0)
-    cand_score = est.prior_rows(n, m) * margin
+    cand_score = est.prior_rows(n, m) * margin if gain is None else gain(go)
     carried = _carried(est, n)
     _drop_poor(est, n, m, cand_ok, cand_score, days_left, avail)
     _fill_free(est, n, m, d, cand_ok, cand_score, network_expo[n], carried)

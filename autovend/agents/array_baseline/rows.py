@@ -56,18 +56,37 @@ def fast_rank(rate: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray
     if order is None:
         key_order = np.lexsort((np.where(valid, pos, LAST), np.where(valid, -speed, np.inf)), axis=-1)
     else:  # list order first, then a stable sort by speed: the same order as the lexsort
-        by_speed = np.argsort(
-            np.take_along_axis(np.where(valid, -speed, np.inf), order, axis=-1), axis=-1, kind="stable"
-        )
-        key_order = np.take_along_axis(order, by_speed, axis=-1)
+        key = np.take_along_axis(np.where(valid, -speed, np.inf), order, axis=-1)
+        key_order = np.take_along_axis(order, _stable_argsort(key, valid.sum(axis=1)), axis=-1)
     fast = np.empty_like(key_order)
     np.put_along_axis(fast, key_order, np.broadcast_to(np.arange(S), (R, S)), axis=-1)
     return np.where(valid, fast, LAST)  # 0 = the fastest product of the row
 
 
+def _stable_argsort(key: FloatArray, count: IntArray) -> IntArray:
+    """`np.argsort(key, axis=-1, kind="stable")` of rows whose first `count` keys are <= 0 and the rest inf.
+
+    The inf tail is numbered (1, 2, ... keeps it last, in place) and the rows sorted by numpy's faster unstable
+    sort, which is the stable order wherever the keys are distinct; rows with equal keys (or NaN) are sorted
+    again, stably.
+    """
+    R, S = key.shape
+    if np.isnan(key).any() or not R:
+        return np.argsort(key, axis=-1, kind="stable")
+    col = np.arange(S)
+    distinct = np.where(col[None, :] < count[:, None], key, 1.0 + col)
+    order = np.argsort(distinct, axis=-1)
+    srt = np.take_along_axis(distinct, order, axis=-1)
+    ties = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
+    if ties.any():
+        order[ties] = np.argsort(key[ties], axis=-1, kind="stable")
+    return order
+
+
 def _first_in_order(eligible: BoolArray, rank: IntArray, count: IntArray) -> BoolArray:
     """Per row, the first `count` eligible entries in `rank` order (rank: 0.. along the row, LAST if out)."""
-    order = np.argsort(np.where(eligible, rank, LAST), axis=-1, kind="stable")
+    S = eligible.shape[-1]  # (rank, column) as one distinct key: numpy's unstable sort gives the stable order
+    order = np.argsort(np.where(eligible, np.minimum(rank, S), S) * S + np.arange(S), axis=-1)
     e_sorted = np.take_along_axis(eligible, order, axis=-1)
     taken_sorted = e_sorted & (np.cumsum(e_sorted, axis=-1) <= count[:, None])
     out = np.zeros_like(eligible)

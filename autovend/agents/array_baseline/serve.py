@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.estimate import Est, RowGain
 from autovend.agents.array_baseline.review import add, dropped_wide, review, top
-from autovend.agents.array_baseline.rows import fit_within
+from autovend.agents.array_baseline.rows import fast_rank, fit_within
 from autovend.agents.array_baseline.targets import carried_order, cycle, levels, targets
 from autovend.agents.array_baseline.visits import Calendar
 from autovend.arrays.facts import SOON_DAYS
@@ -82,7 +82,8 @@ def serve(
     waste = np.zeros((R, S), dtype=np.int64)
     off = np.zeros((R, S), dtype=np.int64)  # units taken off each slot (a product taken off whole: all of them)
     reduced = _take_off_expiring(est, obs, n, m, d, nxt, long_gap, avail, wh_next, expiry, soon, delisted, waste, off)
-    review(est, n, m, d, avail, network_expo)
+    gain = RowGain(est, n, m)  # the review's candidates and the clearance are scored alike
+    review(est, n, m, d, avail, network_expo, gain)
     book.phase[n, m] &= book.shelf[n, m] > 0
     gone = (book.pk[n, m] >= 0) & ~book.active[n, m] & ~book.phase[n, m]
     book.pk[n, m] = np.where(gone, -1, book.pk[n, m])
@@ -90,8 +91,10 @@ def serve(
     # (making room only takes off products no longer carried)
     co = carried_order(est, n, m)
     mean = levels(est, n, m, co[1], np.maximum(nxt - d, 1)[:, None], np.zeros(R, dtype=bool), co[0])
-    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean)
-    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean)
+    # the carried products by rate: the same order for every target below (their rates hold all day)
+    fast = fast_rank(mean[2], co[0], co[2], co[3])
+    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean, fast)
+    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean, fast, gain)
     touched = restocked | reduced | (delisted >= 0).any(axis=1) | made_room
     book.last_visit[n, m] = np.where(touched, d, book.last_visit[n, m])
     first = (book.first_visit[n, m] == 0) & restocked
@@ -169,6 +172,7 @@ def _make_room(
     off: IntArray,
     co: tuple[BoolArray, IntArray, IntArray, IntArray],
     mean: tuple[FloatArray, FloatArray, FloatArray],
+    fast: IntArray,
 ) -> BoolArray:
     """Dropped products still on the shelf come off when the carried ones' mean needs want their room.
 
@@ -176,7 +180,7 @@ def _make_room(
     """
     book, st = est.book, est.st
     cap = st.capacity[m]
-    spare = cap - targets(est, n, m, nxt - d, room=cap, fill=False, safety=False, carried=co, mean_levels=mean).sum(1)
+    spare = cap - targets(est, n, m, nxt - d, cap, False, False, co, mean, fast).sum(axis=1)
     old = book.phase[n, m]
     if not old.any():
         return np.zeros(len(n), dtype=bool)
@@ -224,6 +228,8 @@ def _fill(
     delisted: IntArray,
     co: tuple[BoolArray, IntArray, IntArray, IntArray],
     mean: tuple[FloatArray, FloatArray, FloatArray],
+    fast: IntArray,
+    gain: RowGain,
 ) -> BoolArray:
     """Restock: the carried products' mean needs, a facing each of uncarried paid-for stock, then the rest.
 
@@ -244,14 +250,14 @@ def _fill(
     shelf = np.where(held, book.shelf[n, m], 0)
     free = cap - shelf.sum(axis=1)
     use_k = usable[np.arange(R)[:, None], k]
-    base = np.maximum(targets(est, n, m, nxt - d, fill=False, safety=False, carried=co, mean_levels=mean) - shelf, 0)
+    base = np.maximum(targets(est, n, m, nxt - d, None, False, False, co, mean, fast) - shelf, 0)
     base = fit_within(np.where(act, np.minimum(base, use_k), 0), act, pos, free)
     room = free - base.sum(axis=1)
-    clear, clear_qty = _clearance(est, n, m, usable, room)
+    clear, clear_qty = _clearance(est, n, m, usable, room, gain)
     room = room - clear_qty.sum(axis=1)
     other = held & ~act
     keep = np.where(other, shelf, 0).sum(axis=1) + clear_qty.sum(axis=1)
-    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co) - shelf - base, 0)
+    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co, fast=fast) - shelf - base, 0)
     need = base + fit_within(np.where(act, np.minimum(full, use_k - base), 0), act, pos, np.maximum(room, 0))
     need = np.where(act, need, 0)
     # restocks take the earliest-expiring warehouse units; the ones expiring soon were thrown away
@@ -282,7 +288,9 @@ def _fill(
     return got.any(axis=1) | placed
 
 
-def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntArray) -> tuple[IntArray, IntArray]:
+def _clearance(
+    est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntArray, gain: RowGain | None = None
+) -> tuple[IntArray, IntArray]:
     """Uncarried paid-for stock for each row's machine: a facing each while the room lasts, most promising first."""
     book, st, cfg = est.book, est.st, est.cfg
     R, K = len(n), len(st.sku_ids)
@@ -296,10 +304,8 @@ def _clearance(est: Est, n: IntArray, m: IntArray, usable: IntArray, room: IntAr
     on_here[r2, here[r2, s2]] = True
     dropped = dropped_wide(est, n, m)
     dead = (usable > 0) & ~carried_any & ~dropped & ~on_here
-    r, k = nonzero(dead)
-    score = np.full((R, K), -np.inf)
-    score[r, k] = est.prior(n[r], m[r], k) * est.margin(n[r], m[r], k)
-    order, ok = top(score, dead, count)
+    # est.prior * est.margin of the dead stock, row by row (the same products, in the same order)
+    order, ok = top((gain or RowGain(est, n, m))(), dead, count)  # top reads the scores of the dead stock only
     # the env's slots bound how many products a machine holds: clearance beyond them is left out (and counted)
     slots_free = (book.pk[n, m] < 0).sum(axis=1)
     over = np.cumsum(ok, axis=1) > slots_free[:, None]

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.rows import fast_rank, list_order, shelf_targets
+from autovend.agents.array_baseline.rows import fast_rank, shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
 from autovend.arrays.kernel import block_row_sums, nonzero
 
@@ -32,7 +32,7 @@ def carried_order(est: Est, n: IntArray, m: IntArray) -> tuple[BoolArray, IntArr
     act = book.active[n, m]
     pk = book.pk[n, m]
     k = np.where(act, pk, 0)
-    pos, order = list_order(pk, act)
+    pos, order = book.list_order(n, m)  # list_order(pk, act), kept by the book
     return act, k, pos, order
 
 
@@ -65,11 +65,40 @@ def levels(
         return need, limit, mu
     var_life = mean_life + mean_life**2 / r
     stock0 = np.maximum(cfg.facing_units, mean_h)
-    p_spoil = unsold_probability(stock0, mean_life, var_life)
-    co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * st.cost[kc]
-    z = np.where(safety[r_i], newsvendor_z(est.margin(n[r_i], m[r_i], kc), co, cfg.z_max), 0.0)
+    margin, cost = est.margin(n[r_i], m[r_i], kc), st.cost[kc]
+    if len(lead) == 1 and cfg.shelf_holding_per_unit_day == 0.0:
+        z = _horizons_z(stock0, mean_life, var_life, margin, cost, cfg.facing_units, cfg.z_max)
+    else:
+        p_spoil = unsold_probability(stock0, mean_life, var_life)
+        co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * cost
+        z = newsvendor_z(margin, co, cfg.z_max)
+    z = np.where(safety[r_i], z, 0.0)
     need[..., r_i, s_i] = mean_h + z * np.sqrt(var_h)
     return need, limit, mu
+
+
+def _horizons_z(
+    stock0: FloatArray,
+    mean_life: FloatArray,
+    var_life: FloatArray,
+    margin: FloatArray,
+    cost: FloatArray,
+    facing: int,
+    z_max: float,
+) -> FloatArray:
+    """(H, E) newsvendor z of E products at H horizons, without shelf holding costs (co = p_spoil * cost).
+
+    Where a horizon's mean need is within the facing (stock0 = facing: most products at short horizons), the
+    spoilage chance and so z are the product's at every such horizon: worked out once a product, and at the
+    other horizons one by one (the same values as over the whole array).
+    """
+    p0 = unsold_probability(np.full(len(cost), float(facing)), mean_life, var_life)
+    z = np.broadcast_to(newsvendor_z(margin, 0.0 + p0 * cost, z_max), stock0.shape).copy()
+    hh, ee = nonzero(stock0 != facing)
+    if len(hh):
+        p = unsold_probability(stock0[hh, ee], mean_life[ee], var_life[ee])
+        z[hh, ee] = newsvendor_z(margin[ee], 0.0 + p * cost[ee], z_max)
+    return z
 
 
 def default_room(est: Est, n: IntArray, m: IntArray) -> IntArray:
@@ -89,11 +118,12 @@ def targets(
     safety: bool = True,
     carried: tuple[BoolArray, IntArray, IntArray, IntArray] | None = None,
     mean_levels: tuple[FloatArray, FloatArray, FloatArray] | None = None,
+    fast: IntArray | None = None,
 ) -> IntArray:
     """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots.
 
     carried: the rows' `carried_order`, when known; mean_levels: their `levels` over these days without safety
-    stock, when known (for `safety=False`).
+    stock, when known (for `safety=False`); fast: the rows' `fast_rank` by their rates, when known.
     """
     act, k, pos, order = carried_order(est, n, m) if carried is None else carried
     H = np.maximum(days, 1)[:, None]
@@ -104,7 +134,7 @@ def targets(
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
-    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order)
+    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order, fast)
 
 
 def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:

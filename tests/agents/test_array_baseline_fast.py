@@ -1,0 +1,182 @@
+"""The array baseline's fast paths give what the plain computations they stand for give, bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from autovend.agents.array_baseline import ArrayBaseline
+from autovend.agents.array_baseline.estimate import RowGain, band_fen, clip_fen, estimate, price_fen
+from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
+from autovend.agents.array_baseline.rows import LAST, _first_in_order, _stable_argsort, fast_rank, list_order
+from autovend.agents.array_baseline.targets import carried_order, levels, targets
+from autovend.arrays.core import ArraySim
+from autovend.world.bundle import as_world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plain_top(score: np.ndarray, valid: np.ndarray, count: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    cols = np.zeros((len(score), width), dtype=np.int64)
+    ok = np.zeros((len(score), width), dtype=bool)
+    for r in range(len(score)):
+        picks = sorted((-score[r, c], c) for c in np.flatnonzero(valid[r]))[: min(int(count[r]), width)]
+        for j, (_, c) in enumerate(picks):
+            cols[r, j], ok[r, j] = c, True
+    return cols, ok
+
+
+def test_top_takes_the_best_valid_columns_ties_to_the_lower_one():
+    rng = np.random.default_rng(0)
+    for trial in range(400):
+        R, K = int(rng.integers(1, 9)), int(rng.integers(1, 40))
+        score = np.round(rng.normal(size=(R, K)), int(rng.integers(0, 3)))  # rounding gives ties
+        valid = rng.random((R, K)) < rng.uniform(0.0, 1.0)
+        count = rng.integers(0, FEW_PICKS + 4 if trial % 2 else 4, R)
+        width = min(int(count.max()), K)
+        cols, ok = top(score, valid, count)
+        want = _plain_top(score, valid, count, width)
+        assert np.array_equal(cols, want[0]) and np.array_equal(ok, want[1])
+        if width:  # the one-at-a-time picks and the partial sort agree
+            key = np.where(valid, -score, np.inf)
+            got = top_sorted(key, valid, count, width)
+            assert np.array_equal(cols, got[0]) and np.array_equal(ok, got[1])
+
+
+def test_top_with_scores_that_are_not_finite_is_the_partial_sorts():
+    rng = np.random.default_rng(1)
+    for _ in range(400):
+        R, K = int(rng.integers(1, 6)), int(rng.integers(1, 12))
+        score = rng.choice(np.array([0.0, 1.0, 2.0, 0.5, np.inf, -np.inf, np.nan]), (R, K))
+        valid = rng.random((R, K)) < 0.7
+        count = rng.integers(0, 4, R)
+        width = min(int(count.max()), K)
+        cols, ok = top(score, valid, count)
+        if width:
+            want = top_sorted(np.where(valid, -score, np.inf), valid, count, width)
+            assert np.array_equal(cols, want[0]) and np.array_equal(ok, want[1])
+        assert cols.shape == ok.shape == (R, width)
+
+
+def test_prices_with_their_bounds_kept_are_price_fen():
+    rng = np.random.default_rng(2)
+    ref = rng.integers(1, 3000, 500)
+    pct = rng.integers(50, 250, 500)
+    band = (0.7, 2.0)
+    assert np.array_equal(clip_fen(pct, ref, *band_fen(ref, band)), price_fen(pct, ref, band))
+
+
+def _day_one():
+    world = as_world(ROOT / "worlds" / "cn20")
+    policy = ArrayBaseline(world, 2, 64)
+    return policy, estimate(policy.book, policy.st, policy.config)
+
+
+def test_a_slots_rate_follows_its_product_through_the_day():
+    policy, est = _day_one()
+    book = policy.book
+    n, m = np.array([0, 1]), np.array([3, 3])
+    before = est.slot_mu(n, m)
+    s = int(np.flatnonzero(book.pk[0, 3] < 0)[0])  # a free slot of machine 3
+    old = int(book.pk[0, 3, 0])
+    k = int(np.setdiff1d(np.arange(len(policy.st.sku_ids)), book.pk[0, 3])[0])
+    book.pk[0, 3, s], book.pk[0, 3, 0] = k, k + 1 if k + 1 not in book.pk[0, 3] else k + 2
+    for _ in range(2):  # placed since the day began: the product's own rate, asked twice
+        got = est.slot_mu(n, m)
+        assert got[0, s] == est.mu(np.array([0]), np.array([3]), np.array([k]))[0]
+        assert got[0, 0] == est.mu(np.array([0]), np.array([3]), book.pk[0, 3, :1])[0]
+        assert np.array_equal(got[1], before[1])
+    book.pk[0, 3, s], book.pk[0, 3, 0] = -1, old  # back as the day began
+    assert np.array_equal(est.slot_mu(n, m), before)
+
+
+def test_targets_given_the_rows_fast_rank_are_the_targets():
+    policy, est = _day_one()
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    co = carried_order(est, n, m)
+    days = np.arange(len(n)) % 9
+    mean = levels(est, n, m, co[1], np.maximum(days, 1)[:, None], np.zeros(len(n), dtype=bool), co[0])
+    fast = fast_rank(mean[2], co[0], co[2], co[3])
+    for kw in ({"fill": False, "safety": False, "mean_levels": mean}, {"room": np.full(len(n), 150)}, {}):
+        assert np.array_equal(
+            targets(est, n, m, days, carried=co, fast=fast, **kw), targets(est, n, m, days, carried=co, **kw)
+        )
+
+
+def test_what_the_book_keeps_is_what_it_would_work_out_again():
+    world = as_world(ROOT / "worlds" / "cn20")
+    sim = ArraySim(world, 2, slots=64)
+    policy = ArrayBaseline(world, 2, 64)
+    obs = sim.reset([1, 2])
+    book = policy.book
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    for _ in range(35):  # the opening, the first reviews (products added and dropped), clearance
+        obs, _, _ = sim.step(policy.act(obs))
+        kept = book.list_order(n, m)
+        fresh = list_order(book.pk[n, m], book.active[n, m])
+        assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])
+        est = estimate(book, policy.st, policy.config)  # the day's first rates: the carried ones' reused
+        r, s = np.nonzero(book.pk[n, m] >= 0)
+        assert np.array_equal(est.slot_mu(n, m)[r, s], est.mu(n[r], m[r], book.pk[n[r], m[r], s]))
+
+
+def test_the_faster_sorts_give_the_stable_orders():
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        R, S = int(rng.integers(1, 7)), int(rng.integers(1, 20))
+        count = rng.integers(0, S + 1, R)
+        key = -np.round(rng.exponential(1.0, (R, S)), int(rng.integers(0, 3)))  # rounding gives ties
+        key[rng.random((R, S)) < 0.05] = -0.0
+        key[np.arange(S)[None, :] >= count[:, None]] = np.inf
+        if rng.random() < 0.1:
+            key[0, 0] = np.nan
+        assert np.array_equal(_stable_argsort(key, count), np.argsort(key, axis=-1, kind="stable"))
+        eligible = rng.random((R, S)) < 0.6
+        rank = np.stack([rng.permutation(S) for _ in range(R)])
+        rank[rng.random((R, S)) < 0.2] = LAST
+        want = np.argsort(np.where(eligible, rank, LAST), axis=-1, kind="stable")
+        take = rng.integers(0, S + 1, R)
+        got = _first_in_order(eligible, rank, take)
+        e_sorted = np.take_along_axis(eligible, want, axis=-1)
+        expect = np.zeros_like(eligible)
+        np.put_along_axis(expect, want, e_sorted & (np.cumsum(e_sorted, axis=-1) <= take[:, None]), axis=-1)
+        assert np.array_equal(got, expect)
+
+
+def test_a_sale_comes_off_the_policy_slot_that_holds_the_product():
+    policy, _ = _day_one()
+    book = policy.book
+    N, M, S = book.pk.shape
+    book.shelf[...] = 9
+    k0, k1 = int(book.pk[0, 2, 0]), int(book.pk[0, 2, 1])
+    obs = {key: np.zeros((N, M, S)) for key in ("slot_sold", "slot_revenue", "slot_cogs")}
+    obs["slot_product"] = book.pk.astype(np.int32).copy()
+    obs["slot_sold"][0, 2, 0] = 2  # where the policy has it
+    obs["slot_product"][0, 2, 5], obs["slot_sold"][0, 2, 5] = k1, 3  # the env's slot 5 sold k1: policy slot 1
+    book.sync_sales(obs, 1, policy.config.window_days, np.arange(len(policy.st.sku_ids)))
+    assert book.shelf[0, 2, :6].tolist() == [7, 6, 9, 9, 9, 9] and k0 != k1
+
+
+def test_the_cycles_levels_at_every_horizon_are_each_horizons_levels():
+    policy, est = _day_one()
+    est.scale = est.scale * np.geomspace(0.05, 30.0, est.scale.size).reshape(est.scale.shape)  # slow and fast sellers
+    n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
+    act, k, _, _ = carried_order(est, n, m)
+    days = np.arange(1, 8)
+    safety = np.arange(len(n)) % 3 > 0
+    need, limit, mu = levels(est, n, m, k, days[:, None, None], safety, act)  # the horizons at once
+    for h, d in enumerate(days):
+        one = levels(est, n, m, k, np.full((len(n), 1), d), safety, act)
+        assert np.array_equal(need[h], one[0]) and np.array_equal(limit, one[1]) and np.array_equal(mu, one[2])
+    assert 0.2 < (mu[act] * 7 > 5).mean() < 0.9  # products whose mean need passes the facing, and others
+
+
+def test_a_rows_gain_is_the_prior_times_the_margin_of_each_product():
+    policy, est = _day_one()
+    n, m = np.array([0, 1, 1]), np.array([4, 4, 17])
+    K = len(policy.st.sku_ids)
+    gain = RowGain(est, n, m)
+    nn, mm, kk = np.repeat(n, K), np.repeat(m, K), np.tile(np.arange(K), len(n))
+    want = (est.prior(nn, mm, kk) * est.margin(nn, mm, kk)).reshape(len(n), K)
+    assert np.array_equal(gain(), want) and np.array_equal(gain(np.array([False, True, True])), want[1:])
