@@ -65,40 +65,11 @@ def levels(
         return need, limit, mu
     var_life = mean_life + mean_life**2 / r
     stock0 = np.maximum(cfg.facing_units, mean_h)
-    margin, cost = est.margin(n[r_i], m[r_i], kc), st.cost[kc]
-    if len(lead) == 1 and cfg.shelf_holding_per_unit_day == 0.0:
-        z = _horizons_z(stock0, mean_life, var_life, margin, cost, cfg.facing_units, cfg.z_max)
-    else:
-        p_spoil = unsold_probability(stock0, mean_life, var_life)
-        co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * cost
-        z = newsvendor_z(margin, co, cfg.z_max)
-    z = np.where(safety[r_i], z, 0.0)
+    p_spoil = unsold_probability(stock0, mean_life, var_life)
+    co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * st.cost[kc]
+    z = np.where(safety[r_i], newsvendor_z(est.margin(n[r_i], m[r_i], kc), co, cfg.z_max), 0.0)
     need[..., r_i, s_i] = mean_h + z * np.sqrt(var_h)
     return need, limit, mu
-
-
-def _horizons_z(
-    stock0: FloatArray,
-    mean_life: FloatArray,
-    var_life: FloatArray,
-    margin: FloatArray,
-    cost: FloatArray,
-    facing: int,
-    z_max: float,
-) -> FloatArray:
-    """(H, E) newsvendor z of E products at H horizons, without shelf holding costs (co = p_spoil * cost).
-
-    Where a horizon's mean need is within the facing (stock0 = facing: most products at short horizons), the
-    spoilage chance and so z are the product's at every such horizon: worked out once a product, and at the
-    other horizons one by one (the same values as over the whole array).
-    """
-    p0 = unsold_probability(np.full(len(cost), float(facing)), mean_life, var_life)
-    z = np.broadcast_to(newsvendor_z(margin, 0.0 + p0 * cost, z_max), stock0.shape).copy()
-    hh, ee = nonzero(stock0 != facing)
-    if len(hh):
-        p = unsold_probability(stock0[hh, ee], mean_life[ee], var_life[ee])
-        z[hh, ee] = newsvendor_z(margin[ee], 0.0 + p * cost[ee], z_max)
-    return z
 
 
 def default_room(est: Est, n: IntArray, m: IntArray) -> IntArray:
