@@ -3,7 +3,7 @@
 `SplitProblem.sweep` makes three passes over every cell per sweep, and a calibration hundreds of sweeps: in numpy
 each pass is seven array operations (gather, multiply, bincount, divide, gather, multiply, bincount) that each
 stream the cells through memory. `expected_sums` does the same arithmetic in two loops over the cells, in the same
-order, so every sum gets the same bits as numpy's bincounts (tests/calibration/test_kernels.py): about 3x faster.
+order, so every sum gets the same bits as `mm.SplitCells`' numpy passes (tests/calibration/test_kernels.py): 3x faster.
 `loglik` picks the terms of the objective the same way and leaves the logarithms and their sum to numpy.
 
 Portable code: numba compiles for the CPU named by NUMBA_CPU_NAME, which this module sets to "generic" (plain
@@ -50,7 +50,7 @@ def expected_sums(
     group: np.ndarray,
     n_groups: int,
     v: np.ndarray,
-) -> np.ndarray:  # pragma: no cover - compiled (its Python twin is `expected_sums_numpy`)
+) -> np.ndarray:  # pragma: no cover - compiled (numpy's: `mm.SplitCells`)
     """Sum per `group` code of each cell's expected demand, md_total[md] * v / V[md] with v = table[sk] * a.
 
     V is the sum of v per machine-day (code md, 0..len(md_total)-1; a machine-day with V = 0 divides by 1), `v` a
@@ -72,7 +72,7 @@ def expected_sums(
 @numba.njit(cache=False, nogil=True, boundscheck=False)
 def _loglik_terms(
     md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int, v: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled (its Python twin is in `loglik_numpy`)
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled (numpy's: `mm.SplitCells`)
     V = _attractions(md, sk, a, table, n_md, v)
     count = 0
     for i in range(len(md)):
@@ -94,33 +94,7 @@ def loglik(
     """Sum over the cells with demand and attraction of demand * log(v / V[md]), v = table[sk] * a.
 
     The compiled loops pick the cells and their v / V; the logarithms and the sum stay numpy's (its logarithm and
-    its pairwise sum, over the same values in the same order as `loglik_numpy`: the same bits).
+    its pairwise sum, over the same values in the same order as `mm.SplitCells.loglik`: the same bits).
     """
     d, r = _loglik_terms(md, sk, a, table, demand, n_md, v)
     return float(np.sum(d * np.log(r)))
-
-
-def loglik_numpy(
-    md: np.ndarray, sk: np.ndarray, a: np.ndarray, table: np.ndarray, demand: np.ndarray, n_md: int
-) -> float:
-    """`loglik` in numpy: the reference it matches to the bit."""
-    v = table[sk] * a
-    V = np.bincount(md, weights=v, minlength=n_md)
-    pos = (demand > 0) & (v > 0)
-    return float(np.sum(demand[pos] * np.log(v[pos] / V[md[pos]])))
-
-
-def expected_sums_numpy(
-    md: np.ndarray,
-    sk: np.ndarray,
-    a: np.ndarray,
-    table: np.ndarray,
-    md_total: np.ndarray,
-    group: np.ndarray,
-    n_groups: int,
-) -> np.ndarray:
-    """`expected_sums` in numpy: the reference it matches to the bit."""
-    v = table[sk] * a
-    V = np.bincount(md, weights=v, minlength=len(md_total))
-    e = v * (md_total / np.where(V > 0, V, 1.0))[md]
-    return np.bincount(group, weights=e, minlength=n_groups).astype(np.float64, copy=False)

@@ -82,6 +82,7 @@ class SplitCells:
         self.md, self.sk, self.k, self.pig, self.a, self.demand = md, sk, k, pig, a, demand
         self.n_md, self.n_products, self.n_pi = n_md, n_products, n_pi
         self._md_total = np.bincount(md, weights=demand, minlength=n_md)
+        self.size = len(md)  # cells
 
     @property
     def _buffers(self) -> tuple[FloatArray, FloatArray]:
@@ -144,10 +145,6 @@ class SplitCells:
         pos = (self.demand > 0) & (v > 0)
         return float(np.sum(self.demand[pos] * np.log(v[pos] / V[self.md[pos]])))
 
-    def n_cells(self) -> int:
-        """The block's number of cells."""
-        return len(self.a) if self.a is not None else 0
-
 
 _SCRATCH = threading.local()
 
@@ -195,7 +192,7 @@ def _loglik(cells: SplitCells, table: FloatArray, compiled: bool) -> float:
 
 
 def _n_cells(cells: SplitCells) -> int:
-    return cells.n_cells()
+    return cells.size
 
 
 # From this many cells in the split, its passes run compiled (`kernels`, numba): the same bits, about 3x faster a

@@ -98,6 +98,7 @@ class SpilledCells(SplitCells):
         self.n_md, self.n_products, self.n_pi = n_md, n_products, n_pi
         with self._loaded("md", "demand"):
             self._md_total = np.bincount(self.md, weights=self.demand, minlength=n_md)
+            self.size = len(self.md)
 
     @contextlib.contextmanager
     def _loaded(self, *names: str) -> Iterator[None]:
@@ -132,11 +133,6 @@ class SpilledCells(SplitCells):
         """`mm.SplitCells.loglik`, from the files."""
         with self._loaded("md", "sk", "a", "demand"):
             return super().loglik(table, compiled)
-
-    def n_cells(self) -> int:
-        """The block's number of cells (from the file's header)."""
-        with self._loaded("a"):
-            return super().n_cells()
 
 
 def _open(block: Block, n_pi: int) -> None:

@@ -139,9 +139,10 @@ def shared_in(pieces: list[pd.DataFrame]) -> tuple[np.ndarray, set[int]]:
     h1, h2, m = (keys[c].to_numpy(dtype=np.uint64) for c in ("h1", "h2", "m"))
     order = np.lexsort((m, h2, h1))  # by order id, then machine: an id's machines differ iff its first and last do
     s1, s2, sm = h1[order], h2[order], m[order]
-    starts = np.flatnonzero(np.r_[True, (s1[1:] != s1[:-1]) | (s2[1:] != s2[:-1])])
+    first = np.r_[True, (s1[1:] != s1[:-1]) | (s2[1:] != s2[:-1])]  # the first key of each order id
+    starts = np.flatnonzero(first)
     ends = np.r_[starts[1:], len(order)] - 1
-    group = np.cumsum(np.r_[False, (s1[1:] != s1[:-1]) | (s2[1:] != s2[:-1])])
+    group = np.cumsum(first) - 1
     spread = np.empty(len(order), dtype=bool)
     spread[order] = (sm[starts] != sm[ends])[group]
     shared = keys[spread]

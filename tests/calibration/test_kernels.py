@@ -13,29 +13,35 @@ from autovend.calibration import kernels
 from tests.calibration.split_cells import random_cells, random_problem
 
 
+def _split_cells(md, sk, k, a, demand, n_md, n_products):
+    """The cells as `mm.SplitCells` (site x product codes: the site types are the pi groups), numpy's passes."""
+    from autovend.calibration import mm
+
+    return mm.SplitCells(md, sk, k, sk // n_products, a, demand, n_md, n_products, 3)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_expected_sums_match_the_numpy_bincounts_to_the_bit(seed):
     md, sk, k, a, table, demand, md_total, n_md, n_products = random_cells(seed)
+    numpy_cells = _split_cells(md, sk, k, a, demand, n_md, n_products)
     v = np.empty(len(md))
     got = kernels.expected_sums(md, sk, a, table, md_total, k, n_products, v)
-    want = kernels.expected_sums_numpy(md, sk, a, table, md_total, k, n_products)
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, numpy_cells.expected_by_product(table))
     np.testing.assert_array_equal(v, table[sk] * a)  # the scratch array holds the attractions
     # a machine-day whose attraction is 0 divides by 1: its demand is lost, the rest kept
     lost = np.bincount(md, weights=table[sk] * a, minlength=n_md) == 0
     assert got.sum() == pytest.approx(md_total[~lost].sum(), rel=1e-12)
     pig = sk // n_products  # summed by another code: the site types
     np.testing.assert_array_equal(
-        kernels.expected_sums(md, sk, a, table, md_total, pig, 3, v),
-        kernels.expected_sums_numpy(md, sk, a, table, md_total, pig, 3),
+        kernels.expected_sums(md, sk, a, table, md_total, pig, 3, v), numpy_cells.expected_by_pi(table)
     )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_loglik_matches_numpy_to_the_bit(seed):
-    md, sk, _, a, table, demand, _, n_md, _ = random_cells(seed)
+    md, sk, k, a, table, demand, _, n_md, n_products = random_cells(seed)
     got = kernels.loglik(md, sk, a, table, demand, n_md, np.empty(len(md)))
-    assert got == kernels.loglik_numpy(md, sk, a, table, demand, n_md)
+    assert got == _split_cells(md, sk, k, a, demand, n_md, n_products).loglik(table)
     assert got < 0  # log shares of cells with demand and attraction
     empty = np.array([], dtype=np.int64)
     assert kernels.loglik(empty, empty, np.array([]), table, np.array([]), 4, np.empty(0)) == 0.0
@@ -96,9 +102,9 @@ def test_the_split_runs_compiled_from_its_threshold_and_solves_to_the_same_bits(
     cells, layout = random_problem(5)
     start = mm.Params(np.ones(120), np.ones((3, 3)), np.ones(6))
     problem = mm.SplitProblem(mm.local(cells), layout, (3, 3), 1.0, True)
-    assert cells.n_cells() < mm.COMPILED_FROM_CELLS and not problem.compiled  # a small split stays in numpy
+    assert cells.size < mm.COMPILED_FROM_CELLS and not problem.compiled  # a small split stays in numpy
     plain = mm.solve(problem, start, tol=1e-9, max_iter=400)
-    monkeypatch.setattr(mm, "COMPILED_FROM_CELLS", cells.n_cells())
+    monkeypatch.setattr(mm, "COMPILED_FROM_CELLS", cells.size)
     problem = mm.SplitProblem(mm.local(cells), layout, (3, 3), 1.0, True)
     assert problem.compiled
     compiled = mm.solve(problem, start, tol=1e-9, max_iter=400)
