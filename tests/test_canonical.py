@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from autovend.canonical import diagnostic_frame, frame_hash, round_array
 
@@ -51,3 +52,34 @@ def test_round_array_is_round_sig_of_each_element_bit_for_bit():
     got = round_array(values)
     assert got.shape == values.shape and got.tobytes() == want.tobytes()  # signed zeros and NaN bits kept
     assert round_array(np.zeros(0)).shape == (0,)
+
+
+@pytest.mark.parametrize("digits", [1, 3, 6, 10, 15, 17])
+def test_round_array_matches_the_decimal_conversion_near_halves_and_powers_of_ten(digits):
+    from autovend.canonical import round_sig
+
+    rng = np.random.default_rng(digits)
+    scale = 10.0 ** rng.integers(-12, 12, 3000)
+    values = np.concatenate(
+        [
+            (rng.integers(10 ** (digits - 1), 10**digits, 3000) + 0.5) / 10**digits * scale,  # decimal halves
+            10.0 ** rng.integers(-25, 25, 500),  # powers of ten, and one ulp either side
+            np.nextafter(10.0 ** rng.integers(-25, 25, 500), 0),
+            np.nextafter(10.0 ** rng.integers(-25, 25, 500), np.inf),
+            -rng.lognormal(0.0, 10.0, 3000),
+        ]
+    )
+    want = np.array([round_sig(v, digits) for v in values.tolist()])
+    assert round_array(values, digits).tobytes() == want.tobytes()
+
+
+def test_round_array_does_not_depend_on_the_last_bit_of_log10(monkeypatch):
+    """The scale's exponent is a guess: a log10 that is off (by an ulp, or by a whole unit) changes no value."""
+    from autovend.canonical import round_sig
+
+    values = np.random.default_rng(5).lognormal(0.0, 6.0, 4000)
+    want = np.array([round_sig(v) for v in values.tolist()])
+    real = np.log10
+    for shift in (-1.0, 1.0, 1e-12):
+        monkeypatch.setattr(np, "log10", lambda x, shift=shift: real(x) + shift)
+        assert round_array(values).tobytes() == want.tobytes()
