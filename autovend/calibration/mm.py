@@ -139,7 +139,7 @@ class SplitCells:
         if compiled:
             from autovend.calibration.kernels import loglik
 
-            return loglik(self.md, self.sk, self.a, table, self.demand, self.n_md, self._buffers[0])
+            return loglik(self.md, self.sk, self.a, table, self.demand, self.n_md, *self._buffers)
         v = self._attraction(table, self._buffers[0])
         V = np.bincount(self.md, weights=v, minlength=self.n_md)
         pos = (self.demand > 0) & (v > 0)

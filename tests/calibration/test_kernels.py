@@ -40,11 +40,18 @@ def test_expected_sums_match_the_numpy_bincounts_to_the_bit(seed):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_loglik_matches_numpy_to_the_bit(seed):
     md, sk, k, a, table, demand, _, n_md, n_products = random_cells(seed)
-    got = kernels.loglik(md, sk, a, table, demand, n_md, np.empty(len(md)))
+    n = len(md)
+    d, r = np.full(n + 5, np.nan), np.full(n + 5, np.nan)  # scratch: what they held before does not matter
+    got = kernels.loglik(md, sk, a, table, demand, n_md, d, r)
     assert got == _split_cells(md, sk, k, a, demand, n_md, n_products).loglik(table)
     assert got < 0  # log shares of cells with demand and attraction
+    # the cells kept, in cell order: the ones with demand and attraction
+    kept = (demand > 0) & (table[sk] * a > 0)
+    np.testing.assert_array_equal(d[: kept.sum()], demand[kept])
     empty = np.array([], dtype=np.int64)
-    assert kernels.loglik(empty, empty, np.array([]), table, np.array([]), 4, np.empty(0)) == 0.0
+    assert kernels.loglik(empty, empty, np.array([]), table, np.array([]), 4, np.empty(0), np.empty(0)) == 0.0
+    with pytest.raises(ValueError, match="scratch"):
+        kernels.loglik(md, sk, a, table, demand, n_md, np.empty(n - 1), np.empty(n))
 
 
 def test_a_code_out_of_range_raises_instead_of_reading_past_the_table():
@@ -54,10 +61,11 @@ def test_a_code_out_of_range_raises_instead_of_reading_past_the_table():
     with pytest.raises(IndexError, match="out of range"):
         kernels.expected_sums(md, bad, a, table, md_total, k, n_products, np.empty(len(md)))
     with pytest.raises(IndexError, match="out of range"):
-        kernels.loglik(md, bad, a, table, demand, n_md, np.empty(len(md)))
+        kernels.loglik(md, bad, a, table, demand, n_md, np.empty(len(md)), np.empty(len(md)))
     with pytest.raises(IndexError, match="out of range"):
-        kernels.expected_sums(md, sk, a, table, md_total, k, n_products - 1 if k.max() == n_products - 1 else 1,
-                              np.empty(len(md)))  # fmt: skip
+        kernels.expected_sums(
+            md, sk, a, table, md_total, k, n_products - 1 if k.max() == n_products - 1 else 1, np.empty(len(md))
+        )
 
 
 ASM = """
