@@ -46,6 +46,10 @@ class Groups(Protocol):
         """fn(state, *args) on every group; the results in group order."""
         ...
 
+    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
+        """`run` begun: the groups work on it while the caller goes on; the returned function waits for the results."""
+        ...
+
     def close(self) -> None:
         """Release the groups' state."""
         ...
@@ -91,6 +95,10 @@ class _ListGroups:
 
     def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         return [fn(state, *args) for state in self.states]
+
+    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
+        results = self.run(fn, *args)  # in this process: done at once
+        return lambda: results
 
     def close(self) -> None:
         self.states = []
@@ -145,8 +153,11 @@ class _ActorGroups:
         self.futures = futures  # the actors live while their futures are held
 
     def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        return self.start(fn, *args)()
+
+    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
         calls = [actor.apply(fn, *args) for actor in self.actors]
-        return [call.result() for call in calls]
+        return lambda: [call.result() for call in calls]
 
     def close(self) -> None:
         self.actors, self.futures = [], []

@@ -50,7 +50,7 @@ from autovend.calibration.panel import Panel
 from autovend.calibration.result import SCHEMA_VERSION, CalibrationResult, canonical_result
 from autovend.calibration.store import CellStore
 from autovend.calibration.structure import Structure, fit_structure, product_split
-from autovend.calibration.tables import block_panel_table, output_tables
+from autovend.calibration.tables import block_panel_rows, output_tables
 from autovend.data.load import Source
 from autovend.demand.settings import DemandSettings
 from autovend.memory import release_freed
@@ -301,9 +301,11 @@ def drop_split_data(block: Block) -> None:
 
 
 def panel_rows(store: CellStore, meta: Panel) -> Iterator[pd.DataFrame]:
-    """The panel's diagnostic table (`tables.panel_table`), block by block."""
-    for b in range(store.n_blocks):
-        yield store.one(b, block_panel_table, meta)
+    """The panel's diagnostic table (`tables.panel_table`), block by block, rounded where each block is held.
+
+    The next block's rows are made while the caller writes the last ones (`CellStore.each`).
+    """
+    yield from store.each(block_panel_rows, meta)
 
 
 def _identification(panel: Panel, st: Structure, config: CalibrationConfig, settings: DemandSettings) -> Identification:

@@ -53,8 +53,8 @@ class CalibrationResult:
     diagnostics: dict[str, pd.DataFrame] = field(default_factory=dict)
     # sales-only sources: the latent availability (in memory only, not written): what validation forecasts from
     availability: Availability | None = field(default=None, repr=False, compare=False)
-    # the daily panel's diagnostic table, block by block (written as diagnostics/panel.parquet; its blocks may be
-    # held on a cluster's workers, so it is never gathered whole)
+    # the daily panel's diagnostic table, block by block and rounded (`canonical.diagnostic_frame`), written as
+    # diagnostics/panel.parquet (its blocks may be held on a cluster's workers, so it is never gathered whole)
     panel_rows: Callable[[], Iterator[pd.DataFrame]] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,7 +101,7 @@ class CalibrationResult:
                 for name, table in self.diagnostics.items():  # rounded: their last bits depend on the CPU
                     (tmp / "diagnostics" / f"{name}.parquet").write_bytes(parquet_bytes(diagnostic_frame(table)))
                 if self.panel_rows is not None:
-                    write_parts(tmp / "diagnostics" / "panel.parquet", map(diagnostic_frame, self.panel_rows()))
+                    write_parts(tmp / "diagnostics" / "panel.parquet", self.panel_rows())  # rounded where held
 
     @classmethod
     def read(cls, out_dir: str | Path) -> CalibrationResult:

@@ -12,7 +12,7 @@ consecutive blocks per worker, held there for the whole calibration): one code p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,10 +84,21 @@ class CellStore:
         parts = self.groups.run(_each, fn, *args)
         return [r for group in parts for r in group]
 
-    def one(self, index: int, fn: Callable[..., Any], *args: Any) -> Any:
-        """fn(block, *args) for block `index` alone."""
-        g = next(i for i, blocks in enumerate(self.layout) if index in blocks)
-        return self.groups.run(_pick, index, fn, *args)[g]
+    def each(self, fn: Callable[..., Any], *args: Any) -> Iterator[Any]:
+        """fn(block, *args) for every block, one at a time in block order, the next computed while one is used.
+
+        The next block's call is under way on its worker while the caller uses the result before it: the caller's
+        work and the workers' overlap, and at most two results are held.
+        """
+        where = {b: g for g, blocks in enumerate(self.layout) for b in blocks}
+        pending = self.groups.start(_pick, 0, fn, *args) if self.n_blocks else None
+        for b in range(self.n_blocks):
+            assert pending is not None
+            results = pending()
+            pending = self.groups.start(_pick, b + 1, fn, *args) if b + 1 < self.n_blocks else None
+            value = results[where[b]]
+            del results
+            yield value
 
     def over_split(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """fn(block.split, *args) for every block (`mm.Over`)."""

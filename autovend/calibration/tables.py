@@ -12,6 +12,7 @@ from autovend.calibration.blocks import block_cells_of
 from autovend.calibration.normalise import Factors, canonical
 from autovend.calibration.panel import Panel
 from autovend.calibration.structure import Fits
+from autovend.canonical import diagnostic_frame
 
 
 def panel_table(panel: Panel) -> pd.DataFrame:
@@ -51,6 +52,11 @@ def panel_table(panel: Panel) -> pd.DataFrame:
 def block_panel_table(block: Any, meta: Panel) -> pd.DataFrame:
     """A block's rows of `panel_table` (`meta`: the panel without cells, `blocks.lean`)."""
     return panel_table(dataclasses.replace(meta, cells=block_cells_of(block)))
+
+
+def block_panel_rows(block: Any, meta: Panel) -> pd.DataFrame:
+    """`block_panel_table` rounded as a diagnostic (`canonical.diagnostic_frame`), where the block is held."""
+    return diagnostic_frame(block_panel_table(block, meta))
 
 
 def output_tables(

@@ -46,6 +46,8 @@ def test_the_embedded_operator_on_dask_is_the_same_bytes(synthetic_dirs, cluster
     assert _json(source, tmp_path / "external", scheduler=cluster.address, workers=2, announce=said.append) == here
     assert said[0].startswith("local cluster: 2 workers, 2 threads; dashboard http://")
     assert said[1].startswith(f"scheduler {cluster.address}: 2 workers, 2 threads")
+    panel = "diagnostics/panel.parquet"  # each block's rows made and rounded on its worker, the next one meanwhile
+    assert (tmp_path / "external" / panel).read_bytes() == (tmp_path / "here" / panel).read_bytes()
     parts = tmp_path / "by-month"
     partition_source(source, parts, ("month",))
     parted = _json(parts, tmp_path / "parts-here")
