@@ -99,15 +99,24 @@ def _local_directory() -> str | None:
 _HELD = {"bytes": 0}  # split cells held in memory by this process's blocks
 
 
+CELL_SHARE = 0.4  # of a worker's memory limit, for split cells held in memory (`spill_budget`)
+COMPILED_ALLOWANCE = 160 << 20  # bytes: what the split's compiled passes take of a worker (numba and LLVM, `mm`)
+
+
 def spill_budget() -> float:
-    """Bytes of split cells a worker holds in memory: 40% of its Dask memory limit (no limit: no budget)."""
+    """Bytes of split cells a worker holds in memory (no limit: no budget).
+
+    CELL_SHARE of its Dask memory limit, less what the compiled passes of a large split take when numba is
+    imported (about 150 MiB resident, `mm.COMPILED_FROM_CELLS`): counted whether they run or not, since a split
+    too small for them is small enough to stay in memory anyway.
+    """
     try:
         from distributed import get_worker
 
         limit = get_worker().memory_manager.memory_limit
     except (ImportError, ValueError):
         return float("inf")
-    return 0.4 * limit if limit else float("inf")
+    return max(CELL_SHARE * limit - COMPILED_ALLOWANCE, 0.0) if limit else float("inf")
 
 
 def _give_back(lease: list[int]) -> None:

@@ -23,7 +23,8 @@ SCHEDULER_HELP = (
 WORKERS_HELP = "With --scheduler local: worker processes (default 2); with an address: workers to wait for."
 WORKER_MEMORY_HELP = (
     "With --scheduler local: each worker's memory limit (2GiB, 1500MB; default: the machine's memory / workers). "
-    "Split cells beyond 40% of it are kept on the worker's disk, so memory does not grow with the machines."
+    "Split cells beyond 40% of it, less 160 MiB, are kept on the worker's disk, so memory does not grow with "
+    "the machines."
 )
 FORCE_HELP = (
     "Replace an output folder that holds other files (without it, only an empty folder or this command's "

@@ -5,7 +5,7 @@
                               # tcp://HOST:PORT: a running Dask scheduler (its workers started with `dask worker`)
       workers: 4              # local: worker processes (default 2); an address: workers to wait for
       worker_memory: 2GiB     # local: each worker's memory limit (default: Dask's, the machine's memory / workers);
-                              # the blocks' split cells beyond 40% of it are kept on the worker's disk
+                              # the blocks' split cells beyond 40% of it, less 160 MiB, go to its disk
 
 `autovend calibrate` and `autovend validate` take it from their --params file unless --scheduler is given; the
 DVC stages pass their params file, so they take it from there. The section is not a dependency of any stage: the

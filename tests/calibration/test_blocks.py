@@ -37,3 +37,22 @@ def test_a_mapped_array_keeps_its_values_when_a_new_one_is_put_and_writes_stay_i
     spill.put("dhat", None)
     assert spill.get("dhat") is None
     assert sorted(p.name for p in spill.folder.iterdir()) == []  # nothing left aside
+
+
+def test_a_workers_budget_for_cells_leaves_room_for_the_compiled_passes(monkeypatch):
+    import types
+
+    import distributed
+
+    from autovend.calibration import blocks
+
+    def worker(limit):
+        return lambda: types.SimpleNamespace(memory_manager=types.SimpleNamespace(memory_limit=limit))
+
+    assert blocks.spill_budget() == float("inf")  # not on a worker: no budget
+    monkeypatch.setattr(distributed, "get_worker", worker(2 << 30))
+    assert blocks.spill_budget() == 0.4 * (2 << 30) - (160 << 20)  # 659 MiB of a 2 GiB worker's 819
+    monkeypatch.setattr(distributed, "get_worker", worker(256 << 20))
+    assert blocks.spill_budget() == 0.0  # a small worker spills every block
+    monkeypatch.setattr(distributed, "get_worker", worker(None))
+    assert blocks.spill_budget() == float("inf")  # --memory-limit 0: none
