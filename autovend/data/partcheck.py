@@ -59,6 +59,7 @@ from autovend.data.plausibility import (
 )
 from autovend.data.source import TableReadError, finalise_table, read_meta
 from autovend.data.tablecheck import Table, coerce_table, from_finding, load_table, rule_violations
+from autovend.data.texthash import text_hashes
 from autovend.data.violations import Violation, from_mask, in_column_order
 
 Reduce = Callable[[str, pd.DataFrame], Any]
@@ -95,6 +96,7 @@ class PartScan:
 
 
 ORDER_BUCKETS = 16  # the (order id, machine) keys of every partition file are compared in this many hash ranges
+MACHINE_SEED = 0xA4093822299F31D0  # `texthash`'s seed for the machine ids of the keys
 
 
 def order_keys(typed: pd.DataFrame, machines: set[str] | None) -> tuple[pd.DataFrame, ...]:
@@ -114,14 +116,9 @@ def order_keys(typed: pd.DataFrame, machines: set[str] | None) -> tuple[pd.DataF
     m_codes, m_uniques = pd.factorize(typed["machine_id"][ok])
     n_m = max(len(m_uniques), 1)
     pair = np.unique(o_codes.astype(np.int64) * n_m + m_codes)  # the distinct (order, machine) pairs
-    ids = np.asarray(o_uniques, dtype=object)[pair // n_m]
-    mids = np.asarray(m_uniques, dtype=object)[pair % n_m]
+    order = text_hashes(o_uniques)[pair // n_m]  # each distinct id hashed once, from its Arrow buffer
     keys = pd.DataFrame(
-        {
-            "h1": pd.util.hash_array(ids, hash_key="autovend-order-1"),
-            "h2": pd.util.hash_array(ids, hash_key="autovend-order-2"),
-            "m": pd.util.hash_array(mids, hash_key="autovend-machine"),
-        }
+        {"h1": order[:, 0], "h2": order[:, 1], "m": text_hashes(m_uniques, (MACHINE_SEED,))[pair % n_m, 0]}
     )
     bucket = (keys["h1"].to_numpy() >> np.uint64(60)).astype(np.int64)  # the top 4 bits: 16 ranges
     return tuple(keys[bucket == b].reset_index(drop=True) for b in range(ORDER_BUCKETS))
@@ -267,10 +264,7 @@ def recheck_part(part: PartFile, ctx: ScanContext, across: Recheck) -> tuple[lis
 
 def _shared_orders(table: Table, conflicts: np.ndarray, ctx: ScanContext) -> list[Violation]:
     """Lines whose order id is shared with lines of another machine in another partition file."""
-    ids = table.typed["order_id"].fillna("").astype(str).to_numpy(dtype=object)
-    h = np.column_stack(
-        [pd.util.hash_array(ids, hash_key="autovend-order-1"), pd.util.hash_array(ids, hash_key="autovend-order-2")]
-    )
+    h = text_hashes(table.typed["order_id"].fillna("").astype(str))  # as `order_keys` hashed them
     known = pd.MultiIndex.from_arrays([conflicts[:, 0], conflicts[:, 1]])
     mask = pd.MultiIndex.from_arrays([h[:, 0], h[:, 1]]).isin(known) & table.typed["order_id"].notna().to_numpy()
     schema = rule_schema(table.spec, ctx.keys)

@@ -255,9 +255,9 @@ def test_the_synthetic_generator_writes_a_partitioned_source(tmp_path):
 
 
 def test_order_keys_hash_each_distinct_order_and_machine_pair():
-    import numpy as np
 
-    from autovend.data.partcheck import ORDER_BUCKETS, order_keys
+    from autovend.data.partcheck import MACHINE_SEED, ORDER_BUCKETS, order_keys
+    from autovend.data.texthash import text_hashes
 
     typed = pd.DataFrame(
         {
@@ -267,14 +267,9 @@ def test_order_keys_hash_each_distinct_order_and_machine_pair():
     )
     keys = pd.concat(order_keys(typed, {"m1", "m2"}), ignore_index=True)  # mX is unknown, the None has no order
     pairs = [("o1", "m1"), ("o2", "m1"), ("o3", "m1"), ("o3", "m2")]
-    ids = np.array([o for o, _ in pairs], dtype=object)
-    mids = np.array([m for _, m in pairs], dtype=object)
+    ids = text_hashes([o for o, _ in pairs])
     want = pd.DataFrame(
-        {
-            "h1": pd.util.hash_array(ids, hash_key="autovend-order-1"),
-            "h2": pd.util.hash_array(ids, hash_key="autovend-order-2"),
-            "m": pd.util.hash_array(mids, hash_key="autovend-machine"),
-        }
+        {"h1": ids[:, 0], "h2": ids[:, 1], "m": text_hashes([m for _, m in pairs], (MACHINE_SEED,))[:, 0]}
     )
     order = ["h1", "h2", "m"]
     got = keys.sort_values(order, ignore_index=True)
