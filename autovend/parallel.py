@@ -20,8 +20,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import operator
+import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from autovend.errors import AutoVendError
 
@@ -33,6 +35,8 @@ CLOSE_TIMEOUT_S = 10.0
 # and its actors' state would keep it paused) nor restarted (the job would fail). The job keeps its own state within
 # the limit (`autovend.calibration.blocks.spill_budget`). Workers started by hand take these from their own config.
 LOCAL_WORKER_MEMORY = {"distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": False}
+FOLLOW_POLL_S = 0.1  # how often the tasks' progress bar redraws while no task ends
+BAR_WIDTH = 40
 
 
 class SchedulerError(AutoVendError):
@@ -178,10 +182,7 @@ class DaskExecutor:
         shared = [self.client.scatter(a, broadcast=True) if _large(a) else a for a in args]
         futures = [self.client.submit(fn, item, *shared, pure=False) for item in items]
         if self.progress and futures:
-            from distributed import progress
-
-            progress(futures, notebook=False)
-            print(flush=True)
+            follow(futures)
         return futures
 
     def pick(self, refs: Sequence[Any], index: int) -> list[Any]:
@@ -307,3 +308,36 @@ def _describe(client: Any) -> str:
     threads = sum(int(w.get("nthreads", 0)) for w in info.values())
     link = getattr(client, "dashboard_link", None)
     return f"{len(info)} workers, {threads} threads" + (f"; dashboard {link}" if link else "")
+
+
+def follow(futures: Sequence[Any], out: TextIO | None = None, poll_s: float = FOLLOW_POLL_S) -> None:
+    """Draw the share of `futures` finished (done or failed) on one line of `out` (stdout) until all have finished.
+
+    The bar looks like Dask's text progress bar but is drawn from the client's own futures
+    (`distributed.as_completed`). Dask's bar (`distributed.progress`) follows the keys through a scheduler plugin on
+    a second connection, which first polls until every key is in the scheduler's tasks; in one 43M-line calibration
+    it polled forever, the workers idle (not reproduced since). This needs no plugin and no second connection.
+    """
+    from distributed import as_completed
+
+    if not futures:
+        return
+    out = out if out is not None else sys.stdout
+    total, start, done = len(futures), time.perf_counter(), 0
+    finished = as_completed(futures)
+    while True:
+        news = len(finished.next_batch(block=False))
+        done += news
+        _draw(out, done, total, time.perf_counter() - start)
+        if done >= total:
+            break
+        if not news:
+            time.sleep(poll_s)
+    print(file=out, flush=True)
+
+
+def _draw(out: TextIO, done: int, total: int, elapsed: float) -> None:
+    filled = BAR_WIDTH * done // total
+    bar = "#" * filled + " " * (BAR_WIDTH - filled)
+    out.write(f"\r[{bar}] | {100 * done // total:3d}% Completed | {elapsed:5.1f}s")
+    out.flush()
