@@ -26,6 +26,7 @@ interval is within a factor `IDENTIFIED_SPAN` (hi / lo): otherwise the records l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import optimize
@@ -64,16 +65,52 @@ class ProfileData:
         """Which nuisances (theta, lambda, log s) are free."""
         return self.depletion, self.control is not None, self.depletion and self.level is None
 
-    def log_ratio_mean(self) -> float:
-        """Mean over machine-days of log(W_real / R) (0 without W_real)."""
+    # What every evaluation of the likelihood would otherwise recompute (the fits call it hundreds of times).
+    @cached_property
+    def _log_ratio_mean(self) -> float:
         if self.W_real is None:
             return 0.0
         ratio = self.W_real / self.R
         return float(np.mean(np.log(ratio[ratio > 0]))) if np.any(ratio > 0) else 0.0
 
+    @cached_property
+    def ratio(self) -> np.ndarray:
+        """W / R of each machine-day."""
+        return self.W / self.R
+
+    @cached_property
+    def log_ratio(self) -> np.ndarray:
+        """log(W / R) of each machine-day (floored at 1e-300 before the log)."""
+        return np.log(np.maximum(self.ratio, 1e-300))
+
+    @cached_property
+    def control_excess(self) -> np.ndarray:
+        """control - 1 (control must be set)."""
+        assert self.control is not None
+        return self.control - 1.0
+
+    @cached_property
+    def machine_demand(self) -> np.ndarray:
+        """D summed by machine."""
+        return np.bincount(self.m, weights=self.D, minlength=self.n_m)
+
+    @cached_property
+    def positive(self) -> np.ndarray:
+        """Where D > 0."""
+        return self.D > 0
+
+    @cached_property
+    def positive_demand(self) -> np.ndarray:
+        """D where it is positive."""
+        return self.D[self.positive]
+
+    def log_ratio_mean(self) -> float:
+        """Mean over machine-days of log(W_real / R) (0 without W_real)."""
+        return self._log_ratio_mean
+
     def attraction(self, theta: float, log_s: float) -> np.ndarray:
         """The shelf's attraction s R (W / R) ** theta (s from `level` when it is set)."""
-        W = self.W if theta == 1.0 else self.R * (self.W / self.R) ** theta
+        W = self.W if theta == 1.0 else self.R * self.ratio**theta
         if self.depletion and self.level is not None:
             log_s = float(np.log(self.level)) - theta * self.log_ratio_mean()
         return W if log_s == 0.0 else W * np.exp(log_s)
@@ -120,12 +157,10 @@ def mean_at(data: ProfileData, log_u: float, nuis: Nuisance) -> tuple[float, np.
     u = np.exp(log_u)
     f = W / (u * data.R + W)
     if data.control is not None:
-        f = f * np.maximum(1.0 + lam * (data.control - 1.0), CONTROL_FLOOR)
-    demand = np.bincount(data.m, weights=data.D, minlength=data.n_m)
-    c = demand / np.maximum(np.bincount(data.m, weights=f, minlength=data.n_m), 1e-300)
+        f = f * np.maximum(1.0 + lam * data.control_excess, CONTROL_FLOOR)
+    c = data.machine_demand / np.maximum(np.bincount(data.m, weights=f, minlength=data.n_m), 1e-300)
     mu = c[data.m] * f
-    pos = data.D > 0
-    return float(np.sum(data.D[pos] * np.log(mu[pos])) - np.sum(mu)), mu, f
+    return float(np.sum(data.positive_demand * np.log(mu[data.positive])) - np.sum(mu)), mu, f
 
 
 def _derivatives(data: ProfileData, log_u: float, nuis: Nuisance) -> np.ndarray:
@@ -137,14 +172,14 @@ def _derivatives(data: ProfileData, log_u: float, nuis: Nuisance) -> np.ndarray:
     cols = [-share]
     free_theta, free_lam, free_s = data.free
     if free_theta:
-        d_log_w = np.log(np.maximum(data.W / data.R, 1e-300))
+        d_log_w = data.log_ratio
         if data.level is not None:  # s moves with theta so that the level is held
             d_log_w = d_log_w - data.log_ratio_mean()
         cols.append(share * d_log_w)
     if free_lam:
         assert data.control is not None
-        h = 1.0 + lam * (data.control - 1.0)
-        cols.append(np.where(h > CONTROL_FLOOR, (data.control - 1.0) / np.maximum(h, CONTROL_FLOOR), 0.0))
+        h = 1.0 + lam * data.control_excess
+        cols.append(np.where(h > CONTROL_FLOOR, data.control_excess / np.maximum(h, CONTROL_FLOOR), 0.0))
     if free_s:
         cols.append(share)
     return np.column_stack(cols)
