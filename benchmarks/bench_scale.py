@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -60,9 +61,24 @@ if __name__ == "__main__":
 
 
 def _sampled(cmd: list[str]) -> dict:
-    """Run `cmd`; its wall seconds, stdout's last line, and the peak RSS and CPU seconds of each process of its tree."""
+    """Run `cmd`; its wall seconds, stdout's last line, and the peak RSS and CPU seconds of each process of its tree.
+
+    The child writes to files, not pipes: nothing reads a pipe while the child runs, and a child that writes more
+    than a pipe holds (64 KiB; the tasks' progress bars of a long calibration) would block in the write forever.
+    """
+    with tempfile.TemporaryFile("w+") as out_file, tempfile.TemporaryFile("w+") as err_file:
+        found = _sampled_to(cmd, out_file, err_file)
+        out_file.seek(0)
+        err_file.seek(0)
+        out, err = out_file.read(), err_file.read()
+    if found.pop("returncode") != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])} failed:\n{err[-3000:]}")
+    return {**found, **json.loads(out.strip().splitlines()[-1])}
+
+
+def _sampled_to(cmd: list[str], out_file: Any, err_file: Any) -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file, text=True)
     root = psutil.Process(proc.pid)
     peaks: dict[int, int] = {}
     cpu: dict[int, float] = {}
@@ -84,9 +100,7 @@ def _sampled(cmd: list[str]) -> dict:
             peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
             cpu[p.pid] = times.user + times.system
         time.sleep(0.5)
-    out, err = proc.communicate()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:3])} failed:\n{err[-3000:]}")
+    proc.wait()
     workers = sorted((p for p in peaks if kind.get(p) == "worker" and peaks[p] > 100 * 2**20), key=peaks.get)
     return {
         "wall_s": time.perf_counter() - t0,
@@ -94,7 +108,7 @@ def _sampled(cmd: list[str]) -> dict:
         "client_cpu_s": cpu.get(proc.pid, 0.0),
         "worker_mib": [peaks[p] / 2**20 for p in workers],
         "worker_cpu_s": sum(cpu[p] for p in workers),
-        **json.loads(out.strip().splitlines()[-1]),
+        "returncode": proc.returncode,
     }
 
 

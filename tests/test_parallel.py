@@ -48,6 +48,7 @@ def test_the_bar_follows_the_tasks_to_the_end(client):
     shares = [int(f.split("|")[1].split("%")[0]) for f in frames]
     assert shares == sorted(shares) and shares[0] == 0 and shares[-1] == 100
     assert 50 in shares  # drawn while half the tasks were done
+    assert len(frames) == len(set(shares))  # not a terminal: a frame only when the share changes
     assert frames[-1].startswith("[" + "#" * 40 + "] | 100% Completed |") and frames[-1].endswith("\n")
     assert frames[shares.index(50)].startswith("[" + "#" * 20 + " " * 20 + "]")
     assert [f.status for f in futures] == ["finished", "finished", "error", "finished"]
