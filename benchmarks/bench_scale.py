@@ -76,6 +76,18 @@ def _sampled(cmd: list[str]) -> dict:
     return {**found, **json.loads(out.strip().splitlines()[-1])}
 
 
+def _step_peaks(steps: dict[str, float], series: list[tuple[float, int]]) -> dict[str, int]:
+    """The largest resident size of any worker while each step was under way (steps by their start, in seconds)."""
+    starts = sorted((t, name.split(": ", 1)[-1]) for name, t in steps.items())
+    peaks: dict[str, int] = {}
+    for i, (t, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else float("inf")
+        inside = [rss for at, rss in series if t <= at < end]
+        if inside:
+            peaks[name] = round(max(inside) / 2**20)
+    return peaks
+
+
 def _sampled_to(cmd: list[str], out_file: Any, err_file: Any) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=out_file, stderr=err_file, text=True)
@@ -83,6 +95,7 @@ def _sampled_to(cmd: list[str], out_file: Any, err_file: Any) -> dict:
     peaks: dict[int, int] = {}
     cpu: dict[int, float] = {}
     kind: dict[int, str] = {}
+    series: list[tuple[float, int, int]] = []  # (seconds from start, pid, resident bytes)
     while proc.poll() is None:
         try:
             tree = [root, *root.children(recursive=True)]
@@ -98,6 +111,7 @@ def _sampled_to(cmd: list[str], out_file: Any, err_file: Any) -> dict:
             except psutil.Error:
                 continue
             peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
+            series.append((time.perf_counter() - t0, p.pid, rss))
             cpu[p.pid] = times.user + times.system
         time.sleep(0.5)
     proc.wait()
@@ -108,6 +122,7 @@ def _sampled_to(cmd: list[str], out_file: Any, err_file: Any) -> dict:
         "client_cpu_s": cpu.get(proc.pid, 0.0),
         "worker_mib": [peaks[p] / 2**20 for p in workers],
         "worker_cpu_s": sum(cpu[p] for p in workers),
+        "worker_series": [(t, rss) for t, pid, rss in series if pid in workers],
         "returncode": proc.returncode,
     }
 
@@ -217,6 +232,7 @@ def main() -> None:
             print(line + f"  (hash {r['hash'][:12]})", flush=True)
             lines = _order_lines(src)
             print(f"       {lines:,} order lines; steps (s from start): {r['steps']}", flush=True)
+            print(f"       workers' peak in each step (MiB): {_step_peaks(r['steps'], r['worker_series'])}", flush=True)
             per_line = r["worker_cpu_s"] / lines
             per_machine = r["client_cpu_s"] / r["machines"]
             scale = TARGET_LINES / lines
