@@ -29,18 +29,17 @@ def _wait_for(gate: int, value: int) -> int:
 
 
 def test_the_bar_follows_the_tasks_to_the_end(client):
-    gates = GATES
     futures = [client.submit(_wait_for, g, v, pure=False) for g, v in enumerate([1, 2, -3, 4])]
     out = io.StringIO()
     done = threading.Event()
     runner = threading.Thread(target=lambda: (follow(futures, out, poll_s=0.01), done.set()))
     runner.start()
-    gates[0].set()
+    GATES[0].set()
     distributed.wait(futures[:1])
-    gates[2].set()  # a failed task counts as finished: its error comes with the results
+    GATES[2].set()  # a failed task counts as finished: its error comes with the results
     distributed.wait(futures[2:3])
     assert not done.wait(0.2)  # two of four still running
-    for gate in gates:
+    for gate in GATES:
         gate.set()
     runner.join(30)
     assert done.is_set()

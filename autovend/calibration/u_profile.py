@@ -67,7 +67,8 @@ class ProfileData:
 
     # What every evaluation of the likelihood would otherwise recompute (the fits call it hundreds of times).
     @cached_property
-    def _log_ratio_mean(self) -> float:
+    def log_ratio_mean(self) -> float:
+        """Mean over machine-days of log(W_real / R) (0 without W_real)."""
         if self.W_real is None:
             return 0.0
         ratio = self.W_real / self.R
@@ -104,28 +105,24 @@ class ProfileData:
         """D where it is positive."""
         return self.D[self.positive]
 
-    def log_ratio_mean(self) -> float:
-        """Mean over machine-days of log(W_real / R) (0 without W_real)."""
-        return self._log_ratio_mean
-
     def attraction(self, theta: float, log_s: float) -> np.ndarray:
         """The shelf's attraction s R (W / R) ** theta (s from `level` when it is set)."""
         W = self.W if theta == 1.0 else self.R * self.ratio**theta
         if self.depletion and self.level is not None:
-            log_s = float(np.log(self.level)) - theta * self.log_ratio_mean()
+            log_s = float(np.log(self.level)) - theta * self.log_ratio_mean
         return W if log_s == 0.0 else W * np.exp(log_s)
 
     def attraction_level(self, theta: float) -> float:
         """s at theta when `level` sets it (the free s otherwise is a nuisance: this is 1)."""
         if self.depletion and self.level is not None:
-            return float(np.exp(np.log(self.level) - theta * self.log_ratio_mean()))
+            return float(np.exp(np.log(self.level) - theta * self.log_ratio_mean))
         return 1.0
 
     def x(self, theta: float, log_s: float) -> float:
         """The geometric mean of the real shelf's attraction over the reference shelf's at (theta, s)."""
         if self.depletion and self.level is not None:
             return self.level
-        return float(np.exp(theta * self.log_ratio_mean() + log_s))
+        return float(np.exp(theta * self.log_ratio_mean + log_s))
 
 
 Nuisance = tuple[float, float, float]  # theta, lambda, log s
@@ -174,7 +171,7 @@ def _derivatives(data: ProfileData, log_u: float, nuis: Nuisance) -> np.ndarray:
     if free_theta:
         d_log_w = data.log_ratio
         if data.level is not None:  # s moves with theta so that the level is held
-            d_log_w = d_log_w - data.log_ratio_mean()
+            d_log_w = d_log_w - data.log_ratio_mean
         cols.append(share * d_log_w)
     if free_lam:
         assert data.control is not None
