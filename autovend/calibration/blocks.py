@@ -100,15 +100,15 @@ _HELD = {"bytes": 0}  # split cells held in memory by this process's blocks
 
 
 CELL_SHARE = 0.4  # of a worker's memory limit, for split cells held in memory (`spill_budget`)
-COMPILED_ALLOWANCE = 160 << 20  # bytes: what the split's compiled passes take of a worker (numba and LLVM, `mm`)
+COMPILED_ALLOWANCE = 160 << 20  # bytes: numba and LLVM in a worker (the split's passes, `mm`; E-steps, `split`)
 
 
 def spill_budget() -> float:
     """Bytes of split cells a worker holds in memory (no limit: no budget).
 
     CELL_SHARE of its Dask memory limit, less what the compiled passes of a large split take when numba is
-    imported (about 150 MiB resident, `mm.COMPILED_FROM_CELLS`): counted whether they run or not, since a split
-    too small for them is small enough to stay in memory anyway.
+    imported (about 150 MiB resident, `mm.COMPILED_FROM_CELLS`, and the E-steps', `split.COMPILED_FROM_CENSORED`):
+    counted whether they run or not, since a split too small for them is small enough to stay in memory anyway.
     """
     try:
         from distributed import get_worker

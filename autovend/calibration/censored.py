@@ -100,6 +100,7 @@ def day_scales(
     q: np.ndarray,
     md_m: np.ndarray,
     pooled: float | None = None,
+    compiled: bool = False,
 ) -> np.ndarray:
     """Maximum-likelihood demand scale of each machine-day under censoring, with a weak Gamma prior.
 
@@ -111,7 +112,8 @@ def day_scales(
     (rate 0.05 / the machine's median uncensored-ratio scale) keeps days whose shelf sold out everywhere
     finite; a stronger prior pulls high-shock days down and attenuates the shock's variance (shape 2
     biased r by +17% on the synthetic truth). A day with neither sales nor sold-out products has its
-    scale at the bracket's floor, 1e-6.
+    scale at the bracket's floor, 1e-6. `compiled`: the same steps one machine-day at a time
+    (`tail_kernels.newton_days`, P(D >= q) within 2.5e-13 relative of pdtrc).
     """
     n_md = len(md_m)
     p_unc = bincount(md, np.where(cens, 0.0, share), n_md)
@@ -133,6 +135,11 @@ def day_scales(
     floor = (y_unc == 0) & (np.diff(first_cell) == 0)  # score -p - beta < 0 for every s
     t[floor] = lo[floor]
     days = np.flatnonzero(~floor)
+    if compiled:
+        from autovend.calibration.tail_kernels import newton_days
+
+        newton_days(days, t, lo, hi, first_cell, cshare, cq, log_fact, y_unc, p_unc, alpha, beta, MAX_SCALE_STEPS)
+        return np.exp(t)
     # machine-days are independent: their Newton steps go in blocks of about CHUNK_VALUES sold-out cells, whose
     # arrays stay in the CPU's cache (each day's steps and sums are the same whatever the blocks)
     ends = np.searchsorted(first_cell[days + 1], first_cell[days] + CHUNK_VALUES, side="right")
@@ -204,6 +211,7 @@ def posterior_impute(
     n_md: int,
     log_mean: np.ndarray,
     sd: float,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """E-step with the machine-day scale integrated over its posterior on a grid.
 
@@ -214,6 +222,7 @@ def posterior_impute(
 
     Machine-days are independent given their prior, so they are taken in blocks of consecutive codes
     holding about CHUNK_VALUES censored cells x nodes: memory stays bounded whatever the panel's size.
+    `compiled`: each block's cells and nodes in one compiled loop (`tail_kernels.posterior_cells`).
     """
     y_unc = bincount(md, np.where(cens, 0.0, y), n_md)
     p_unc = bincount(md, np.where(cens, 0.0, share), n_md)
@@ -229,7 +238,7 @@ def posterior_impute(
         hi = min(hi, n_md, lo + per_block)
         rows = ci[bounds[lo] : bounds[hi]]
         dhat[rows], cond_var[lo:hi] = _posterior_block(
-            md[rows] - lo, share[rows], q[rows], y_unc[lo:hi], p_unc[lo:hi], log_mean[lo:hi], sd
+            md[rows] - lo, share[rows], q[rows], y_unc[lo:hi], p_unc[lo:hi], log_mean[lo:hi], sd, compiled
         )
         lo = hi
     return dhat, -np.maximum(cond_var, 0.0)
@@ -243,16 +252,39 @@ def _posterior_block(
     p_unc: np.ndarray,
     log_mean: np.ndarray,
     sd: float,
+    compiled: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """`posterior_impute` on a block of machine-days: imputed demand of its censored cells, Var(total | data)."""
-    n_md = len(y_unc)
     nodes = np.asarray(log_mean)[:, None] + sd * SCALE_GRID[None, :]  # (n_md, G)
     s = np.exp(nodes)
     loglik = y_unc[:, None] * nodes - p_unc[:, None] * s - 0.5 * SCALE_GRID[None, :] ** 2
-    cq = cq[:, None]
+    log_sf, tot_mean, tot_var, mean_c = moment_sums(cmd, cshare, cq, s, compiled)
+    loglik += log_sf
+    w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    dhat = np.sum(w[cmd] * mean_c, axis=1)
+    m1 = np.sum(w * tot_mean, axis=1)
+    return dhat, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
+
+
+def moment_sums(
+    cmd: np.ndarray, cshare: np.ndarray, cq: np.ndarray, s: np.ndarray, compiled: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sold-out cells' truncated moments at each scale node, and their sums per machine-day and node.
+
+    Cell c of machine-day cmd[c] (shelf cq[c], share cshare[c]) has demand Poisson(s[cmd[c], g] * cshare[c]) at
+    node g of `s` (machine-days x nodes). Returns, per machine-day and node, the sums in cell order of log P(D >= q)
+    (floored at 1e-300), of E[D | D >= q] and of Var[D | D >= q]; and E[D | D >= q] of each cell at each node.
+    `compiled`: `tail_kernels.moment_sums` (P(D >= q) summed, within 2.5e-13 relative of pdtrc).
+    """
+    n_md, n_nodes = s.shape
+    if compiled:
+        from autovend.calibration.tail_kernels import moment_sums as compiled_sums
+
+        mean_c = np.empty((len(cmd), n_nodes))
+        return (*compiled_sums(cmd, cshare, cq, special.gammaln(cq), s, mean_c), mean_c)
     lam = s[cmd] * cshare[:, None]  # (n_cens, G)
-    mean_c, var_c, sf = truncated_moments(cq, lam)
-    n_nodes = len(SCALE_GRID)
+    mean_c, var_c, sf = truncated_moments(cq[:, None], lam)
     # bin (machine-day, node) of each (cell, node): one bincount sums a (cell, node) array per machine-day and
     # node, adding each bin's cells in the same order as a bincount per node column would (the same bits)
     cell_node = (cmd[:, None] * n_nodes + np.arange(n_nodes)[None, :]).ravel()
@@ -260,12 +292,4 @@ def _posterior_block(
     def per_day(v: np.ndarray) -> np.ndarray:
         return bincount(cell_node, v.ravel(), n_md * n_nodes).reshape(n_md, n_nodes)
 
-    loglik += per_day(np.log(np.maximum(sf, 1e-300)))
-    w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
-    w /= w.sum(axis=1, keepdims=True)
-    dhat = np.sum(w[cmd] * mean_c, axis=1)
-    # per machine-day and node: sum of censored means and variances
-    tot_mean = per_day(mean_c)
-    tot_var = per_day(var_c)
-    m1 = np.sum(w * tot_mean, axis=1)
-    return dhat, np.sum(w * (tot_var + tot_mean**2), axis=1) - m1**2
+    return per_day(np.log(np.maximum(sf, 1e-300))), per_day(mean_c), per_day(var_c), mean_c

@@ -19,15 +19,19 @@ from autovend.calibration.blocks import EM_ARRAYS, Block, Spill, held, keep
 from autovend.calibration.censored import (
     bincount,
     day_scales,
+    moment_sums,
     posterior_impute,
     scale_ratios,
-    truncated_mean,
-    truncated_moments,
 )
 from autovend.calibration.choice import ChoiceCells, ChoiceData, ChoiceFit, SplitCodes, choice_of
 from autovend.calibration.mm import Layout, Params, SplitCells, SplitProblem, drop_scratch, ordered_sum, scratch, solve
 from autovend.calibration.store import local_store
 
+# From this many sold-out cells in a split its E-steps run compiled (`tail_kernels`: P(D >= q) summed, within 2.5e-13
+# of pdtrc; the E-step about 2x faster): importing numba and compiling cost 2-3 s CPU and 150 MiB, more than the
+# embedded operator's 32k sold-out cells would save (its calibration: 2 s slower compiled); the 1M-line benchmark
+# source has 340k (24 s instead of 48 s on the same day)
+COMPILED_FROM_CENSORED = 150_000
 DELTA = 0.01  # relative step of the uncensored sales in the E-step's variance correction (see `_ml_step`)
 
 
@@ -84,8 +88,8 @@ def _start(block: Block, impute: bool) -> None:
     keep(block, "share", None)
 
 
-def _any_censored(block: Block) -> bool:
-    return bool(np.any(_held(held(block, "cens"))))
+def _n_censored(block: Block) -> int:
+    return int(np.count_nonzero(_held(held(block, "cens"))))
 
 
 class SpilledCells(SplitCells):
@@ -162,13 +166,15 @@ def _shares(block: Block, table: np.ndarray) -> tuple[ChoiceData, np.ndarray]:
     return data, share
 
 
-def _posterior_step(block: Block, table: np.ndarray, log_mean: np.ndarray, sd: float) -> np.ndarray:
+def _posterior_step(
+    block: Block, table: np.ndarray, log_mean: np.ndarray, sd: float, compiled: bool = False
+) -> np.ndarray:
     """E-step with the scale's log-normal prior (`censored.posterior_impute`); the block's variance corrections."""
     data, share = _shares(block, table)
     n_md = len(data.md_m)
     lo = block.md_lo
     dhat, var_adjust = posterior_impute(
-        data.cell_md, share, data.y, _held(held(block, "cens")), data.q, n_md, log_mean[lo : lo + n_md], sd
+        data.cell_md, share, data.y, _held(held(block, "cens")), data.q, n_md, log_mean[lo : lo + n_md], sd, compiled
     )
     keep(block, "dhat", dhat)
     return var_adjust
@@ -186,7 +192,7 @@ def _ratios(block: Block, table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ratio, ratio_b
 
 
-def _ml_step(block: Block, pooled: float, pooled_b: float) -> np.ndarray:
+def _ml_step(block: Block, pooled: float, pooled_b: float, compiled: bool = False) -> np.ndarray:
     """E-step with each machine-day's maximum-likelihood scale: E[D | D >= q], and the variance corrections.
 
     The corrections for the shock's variance (see `shocks`): the conditional variance the imputation removes,
@@ -196,16 +202,15 @@ def _ml_step(block: Block, pooled: float, pooled_b: float) -> np.ndarray:
     md, y = data.cell_md, data.y
     share, cens, y_unc = _held(held(block, "share")), _held(held(block, "cens")), _held(held(block, "y_unc"))
     n_md = len(data.md_m)
-    scale = day_scales(md, share, y_unc, cens, data.q, data.md_m, pooled=pooled)
+    scale = day_scales(md, share, y_unc, cens, data.q, data.md_m, pooled=pooled, compiled=compiled)
     ci = np.flatnonzero(cens)
     c_md, c_share, c_q = md[ci], share[ci], data.q[ci]
-    lam = scale[c_md] * c_share
     dhat = y.copy()
-    mean_c, var_c, _ = truncated_moments(c_q, lam)  # one pass over the tails for both
-    dhat[ci] = mean_c
-    var_cens = bincount(c_md, var_c, n_md)
-    scale_b = day_scales(md, share, y_unc * (1 + DELTA), cens, data.q, data.md_m, pooled=pooled_b)
-    extra = bincount(c_md, truncated_mean(c_q, scale_b[c_md] * c_share), n_md)
+    _, _, var_cens, mean_c = moment_sums(c_md, c_share, c_q, scale[:, None], compiled)  # the scale: a single node
+    var_cens = var_cens[:, 0]
+    dhat[ci] = mean_c[:, 0]
+    scale_b = day_scales(md, share, y_unc * (1 + DELTA), cens, data.q, data.md_m, pooled=pooled_b, compiled=compiled)
+    extra = moment_sums(c_md, c_share, c_q, scale_b[:, None], compiled)[1][:, 0]
     extra -= bincount(c_md, dhat[ci], n_md)
     g_md = np.where(y_unc > 0, 1.0 + extra / (DELTA * np.maximum(y_unc, 1e-12)), 1.0)
     keep(block, "dhat", dhat)
@@ -292,7 +297,9 @@ def fit_choice(
     if start is not None and omega_fixed is None and start.pi.shape == (S, C1) and len(start.gamma) == C2:
         omega, pi, gamma = start.omega.astype(float).copy(), start.pi.copy(), start.gamma.copy()
     store.map(_start, impute)
-    any_cens = impute and any(store.map(_any_censored))
+    n_cens = sum(store.map(_n_censored)) if impute else 0
+    any_cens = n_cens > 0
+    compiled = n_cens >= COMPILED_FROM_CENSORED  # the E-steps' tails compiled (`tail_kernels`)
     it_total = 0
     all_converged = True
     var_adjust = np.zeros(len(cells.md_m))
@@ -308,12 +315,12 @@ def fit_choice(
             break
         table = layout.table(Params(omega, pi, gamma))
         if scale_prior is not None:
-            var_adjust = _cat(store.map(_posterior_step, table, scale_prior[0], scale_prior[1]))
+            var_adjust = _cat(store.map(_posterior_step, table, scale_prior[0], scale_prior[1], compiled))
             continue
         ratios = store.map(_ratios, table)
         pooled = _pooled(_cat([r[0] for r in ratios]))
         pooled_b = _pooled(_cat([r[1] for r in ratios]))
-        var_adjust = _cat(store.map(_ml_step, pooled, pooled_b))
+        var_adjust = _cat(store.map(_ml_step, pooled, pooled_b, compiled))
     final = Params(omega, pi, gamma)
     parts = store.map(_summary, layout.table(final), omega, layout.table(Params(np.ones(K), pi, gamma)))
     store.map(_end)

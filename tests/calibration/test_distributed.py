@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autovend.calibration import blocks, cells, store
+from autovend.calibration import blocks, cells, split, store
 from autovend.calibration.assemble import from_parts, on_executor
 from autovend.calibration.calibrate import blocks_on, calibrate
 from autovend.calibration.config import CalibrationConfig
@@ -40,8 +40,11 @@ def _written(result, out: Path) -> bytes:
     return (out / "calibration.json").read_bytes()
 
 
-def test_blocks_held_in_groups_give_the_bytes_of_the_panel_in_memory(small, tmp_path, monkeypatch):
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy-e-step", "compiled-e-step"])
+def test_blocks_held_in_groups_give_the_bytes_of_the_panel_in_memory(small, tmp_path, monkeypatch, compiled):
     monkeypatch.setattr(cells, "BLOCK_ROWS", SMALL_BLOCK)
+    if compiled:  # the E-step's tails compiled (`tail_kernels`), as for a split with many sold-out cells
+        monkeypatch.setattr(split, "COMPILED_FROM_CENSORED", 0)
     source = load_source(small)
     whole = calibrate(source, CalibrationConfig())
     assert whole.estimates.n_machines == 4
