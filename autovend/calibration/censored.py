@@ -258,7 +258,7 @@ def _posterior_block(
     nodes = np.asarray(log_mean)[:, None] + sd * SCALE_GRID[None, :]  # (n_md, G)
     s = np.exp(nodes)
     loglik = y_unc[:, None] * nodes - p_unc[:, None] * s - 0.5 * SCALE_GRID[None, :] ** 2
-    log_sf, tot_mean, tot_var, mean_c = moment_sums(cmd, cshare, cq, s, compiled)
+    log_sf, tot_mean, tot_var, mean_c = moment_sums(cmd, cshare, cq, s, compiled, log_s=nodes)
     loglik += log_sf
     w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     w /= w.sum(axis=1, keepdims=True)
@@ -268,21 +268,29 @@ def _posterior_block(
 
 
 def moment_sums(
-    cmd: np.ndarray, cshare: np.ndarray, cq: np.ndarray, s: np.ndarray, compiled: bool = False
+    cmd: np.ndarray,
+    cshare: np.ndarray,
+    cq: np.ndarray,
+    s: np.ndarray,
+    compiled: bool = False,
+    log_s: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Sold-out cells' truncated moments at each scale node, and their sums per machine-day and node.
 
     Cell c of machine-day cmd[c] (shelf cq[c], share cshare[c]) has demand Poisson(s[cmd[c], g] * cshare[c]) at
     node g of `s` (machine-days x nodes). Returns, per machine-day and node, the sums in cell order of log P(D >= q)
     (floored at 1e-300), of E[D | D >= q] and of Var[D | D >= q]; and E[D | D >= q] of each cell at each node.
-    `compiled`: `tail_kernels.moment_sums` (P(D >= q) summed, within 2.5e-13 relative of pdtrc).
+    `compiled`: `tail_kernels.moment_sums` (P(D >= q) summed, within 2.5e-13 relative of pdtrc), which takes
+    log s from `log_s` if given (the nodes whose exp `s` is) and log lam as log s + log share.
     """
     n_md, n_nodes = s.shape
     if compiled:
         from autovend.calibration.tail_kernels import moment_sums as compiled_sums
 
         mean_c = np.empty((len(cmd), n_nodes))
-        return (*compiled_sums(cmd, cshare, cq, special.gammaln(cq), s, mean_c), mean_c)
+        with np.errstate(divide="ignore"):  # a share or scale of 0: log -inf, and lam under the moments' floor
+            logs = (np.log(s) if log_s is None else log_s, np.log(cshare))
+        return (*compiled_sums(cmd, cshare, cq, special.gammaln(cq), s, *logs, mean_c), mean_c)
     lam = s[cmd] * cshare[:, None]  # (n_cens, G)
     mean_c, var_c, sf = truncated_moments(cq[:, None], lam)
     # bin (machine-day, node) of each (cell, node): one bincount sums a (cell, node) array per machine-day and

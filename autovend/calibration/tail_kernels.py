@@ -16,7 +16,8 @@ Within 2.5e-13 relative of `pdtrc` for q in 1..60 and lam in 1e-14..500 (tests/c
 1.8e-13 at worst, as for `censored.tail_probabilities`' deeper tails: P(D = q - 1) is the exp of a logarithm as
 large as 690 in magnitude, whose last bit is 1e-13 of the result).
 The moments and the Newton steps are `censored`'s formulas, except that P(D = q - 2) is P(D = q - 1) (q - 1) / lam
-rather than the exp of its logarithm, with libm's exp and log where numpy uses its own (an ulp apart at most): the
+rather than the exp of its logarithm and that the moments take log lam as log s + log share (the node's logarithm
+and the cell's), with libm's exp and log where numpy uses its own (an ulp apart at most): the
 values agree with numpy's path to a few 1e-13 relative, and the estimates after canonical rounding (the 1M-line
 benchmark source and the embedded operator keep their hashes with either path). The split uses these kernels only
 when it has many sold-out cells (`split.COMPILED_FROM_CENSORED`): importing numba and compiling them costs about
@@ -63,10 +64,17 @@ def poisson_sf(q: float, lam: float, pmf: float) -> float:  # pragma: no cover -
 
 
 @numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
-def _moments_one(q: float, raw: float, log_fact: float) -> tuple[float, float, float]:  # pragma: no cover
-    """E[D | D >= q], Var[D | D >= q] and P(D >= q) of one cell (`censored.truncated_moments`' formulas)."""
-    lam = FLOOR if raw < FLOOR else raw
-    log_lam = math.log(lam)
+def _moments_one(
+    q: float, raw: float, log_raw: float, log_fact: float
+) -> tuple[float, float, float]:  # pragma: no cover - compiled
+    """E[D | D >= q], Var[D | D >= q] and P(D >= q) of one cell (`censored.truncated_moments`' formulas).
+
+    `log_raw`: log lam, from the logarithms of the scale and of the share (a logarithm per cell and node saved).
+    """
+    if raw < FLOOR:
+        lam, log_lam = FLOOR, math.log(FLOOR)
+    else:
+        lam, log_lam = raw, log_raw
     pmf = math.exp((q - 1.0) * log_lam - lam - log_fact)  # P(D = q - 1)
     p0 = poisson_sf(q, lam, pmf)
     run = p0 + pmf
@@ -85,7 +93,14 @@ def _moments_one(q: float, raw: float, log_fact: float) -> tuple[float, float, f
 
 @numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
 def moment_sums(
-    cmd: np.ndarray, cshare: np.ndarray, cq: np.ndarray, log_fact: np.ndarray, s: np.ndarray, mean_c: np.ndarray
+    cmd: np.ndarray,
+    cshare: np.ndarray,
+    cq: np.ndarray,
+    log_fact: np.ndarray,
+    s: np.ndarray,
+    log_s: np.ndarray,
+    log_share: np.ndarray,
+    mean_c: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled (numpy's: `censored`)
     """`censored.moment_sums` compiled: the cells' truncated means into mean_c; the three sums per machine-day and node.
 
@@ -100,7 +115,7 @@ def moment_sums(
         if not 0 <= d < n_md:
             raise IndexError("a sold-out cell's machine-day is out of range")
         for g in range(n_nodes):
-            m, v, p = _moments_one(cq[c], s[d, g] * cshare[c], log_fact[c])
+            m, v, p = _moments_one(cq[c], s[d, g] * cshare[c], log_s[d, g] + log_share[c], log_fact[c])
             mean_c[c, g] = m
             log_sf[d, g] += math.log(max(p, 1e-300))
             tot_mean[d, g] += m
