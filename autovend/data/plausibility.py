@@ -452,7 +452,7 @@ def machine_findings(tables: dict[str, pd.DataFrame]) -> list[Finding]:
     order_ids, status = _col(tables, "orders", "machine_id"), _col(tables, "orders", "status")
     if ids is not None and order_ids is not None:
         completed = order_ids if status is None else order_ids[status.fillna(DEFAULT_STATUS) == DEFAULT_STATUS]
-        idle = (~ids.isin(set(completed.dropna())) & ids.notna()).to_numpy(dtype=bool)
+        idle = (~ids.isin(completed.dropna().unique()) & ids.notna()).to_numpy(dtype=bool)  # no Python set of rows
         if idle.any():
             out.append(
                 Finding(
