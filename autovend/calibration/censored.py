@@ -222,7 +222,7 @@ def posterior_impute(
 
     Machine-days are independent given their prior, so they are taken in blocks of consecutive codes
     holding about CHUNK_VALUES censored cells x nodes: memory stays bounded whatever the panel's size.
-    `compiled`: each block's cells and nodes in one compiled loop (`tail_kernels.posterior_cells`).
+    `compiled`: each block's cells and nodes in one compiled loop (`tail_kernels.moment_sums`).
     """
     y_unc = bincount(md, np.where(cens, 0.0, y), n_md)
     p_unc = bincount(md, np.where(cens, 0.0, share), n_md)
