@@ -201,22 +201,20 @@ def _ml_step(block: Block, pooled: float, pooled_b: float, compiled: bool = Fals
     data = choice_of(block)
     md, y = data.cell_md, data.y
     share, cens, y_unc = _held(held(block, "share")), _held(held(block, "cens")), _held(held(block, "y_unc"))
-    n_md = len(data.md_m)
     scale = day_scales(md, share, y_unc, cens, data.q, data.md_m, pooled=pooled, compiled=compiled)
     ci = np.flatnonzero(cens)
     c_md, c_share, c_q = md[ci], share[ci], data.q[ci]
     dhat = y.copy()
-    _, _, var_cens, mean_c = moment_sums(c_md, c_share, c_q, scale[:, None], compiled)  # the scale: a single node
-    var_cens = var_cens[:, 0]
+    # the scale as a single node; the sums of the imputed means and variances per machine-day come with them
+    _, imputed, var_cens, mean_c = moment_sums(c_md, c_share, c_q, scale[:, None], compiled)
     dhat[ci] = mean_c[:, 0]
     scale_b = day_scales(md, share, y_unc * (1 + DELTA), cens, data.q, data.md_m, pooled=pooled_b, compiled=compiled)
-    extra = moment_sums(c_md, c_share, c_q, scale_b[:, None], compiled)[1][:, 0]
-    extra -= bincount(c_md, dhat[ci], n_md)
+    extra = moment_sums(c_md, c_share, c_q, scale_b[:, None], compiled)[1][:, 0] - imputed[:, 0]
     g_md = np.where(y_unc > 0, 1.0 + extra / (DELTA * np.maximum(y_unc, 1e-12)), 1.0)
     keep(block, "dhat", dhat)
     keep(block, "y_unc", None)
     keep(block, "share", None)
-    return (g_md**2 - 1.0) * y_unc - var_cens
+    return (g_md**2 - 1.0) * y_unc - var_cens[:, 0]
 
 
 def _summary(block: Block, table: np.ndarray, omega: np.ndarray, table1: np.ndarray) -> dict[str, Any]:

@@ -80,10 +80,9 @@ def _moments_one(
     run = p0 + pmf
     p1 = run if q >= 2.0 else 1.0
     p2 = run + pmf * (q - 1.0) / lam if q >= 3.0 else 1.0  # + P(D = q - 2)
-    mean = lam * p1 / max(p0, 1e-300) if p0 > 1e-300 else q + lam
-    mean = max(mean, q)
     pc = max(p0, 1e-300)
     m1 = lam * p1 / pc
+    mean = max(m1 if p0 > 1e-300 else q + lam, q)
     m2 = (lam**2 * p2 + lam * p1) / pc
     var = max(m2 - m1**2, 0.0)
     if raw < FLOOR:  # the survival function is taken at lam itself
