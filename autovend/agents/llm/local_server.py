@@ -41,6 +41,7 @@ from types import TracebackType
 from typing import IO
 
 from autovend.errors import LLMError
+from autovend.io import atomic_write_text
 from autovend.shipped import AGENT_CONFIGS
 
 MODEL_ALIAS = "smol"
@@ -169,6 +170,8 @@ class ModelServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._stopping = False
+        self._terminated = False  # this process ended the server (a stop, not a death)
+        self._watcher: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -185,11 +188,13 @@ class ModelServer:
         self._log = self.log_path.open("ab")
         self.status_path.unlink(missing_ok=True)
         self._stopping = False
+        self._terminated = False
         self._proc = subprocess.Popen(
             self.command, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
         _RUNNING[self.base_url] = self
-        threading.Thread(target=self._watch, args=(self._proc,), daemon=True, name="model-server-watch").start()
+        self._watcher = threading.Thread(target=self._watch, args=(self._proc,), daemon=True, name="model-server-watch")
+        self._watcher.start()
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -211,9 +216,9 @@ class ModelServer:
 
     def _watch(self, proc: subprocess.Popen[bytes]) -> None:
         code = proc.wait()
-        status = {"base_url": self.base_url, "pid": proc.pid, "exit": code, "stopped": self._stopping}
-        with contextlib.suppress(OSError):
-            self.status_path.write_text(json.dumps(status) + "\n", encoding="utf-8")
+        status = {"base_url": self.base_url, "pid": proc.pid, "exit": code, "stopped": self._terminated}
+        with contextlib.suppress(OSError):  # atomically: a reader sees no file or the whole status, never a part
+            atomic_write_text(self.status_path, json.dumps(status) + "\n")
 
     def died(self, grace_s: float = 0.5) -> int | None:
         """The server's exit code if it has ended without being stopped, else None.
@@ -229,17 +234,24 @@ class ModelServer:
             return None
 
     def stop(self) -> None:
-        """Stop the server (terminate, then kill after 10 s)."""
+        """Stop the server (terminate, then kill after 10 s); on return its status file is written.
+
+        A server that had died already keeps its death in the status file (`stopped` false): only a process
+        this call ends counts as stopped.
+        """
         self._stopping = True
         if _RUNNING.get(self.base_url) is self:
             del _RUNNING[self.base_url]
         if self._proc is not None and self._proc.poll() is None:
+            self._terminated = True
             self._proc.terminate()
             try:
                 self._proc.wait(10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait(10)
+        if self._watcher is not None:
+            self._watcher.join(10)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -96,3 +96,6 @@ def test_a_server_stopped_on_purpose_is_not_reported_dead(tmp_path):
         assert server_exit(server.base_url) is None
         assert local_server._RUNNING[server.base_url] is server
     assert server_exit(server.base_url) is None and server.base_url not in local_server._RUNNING
+    # read at once after the stop, the status file is whole and says the server was stopped, not killed
+    status = json.loads(server.status_path.read_text(encoding="utf-8"))
+    assert status == {"base_url": server.base_url, "pid": server.pid, "exit": -signal.SIGTERM, "stopped": True}
