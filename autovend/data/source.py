@@ -243,6 +243,14 @@ def _matches(text: pd.Series, pattern: str) -> np.ndarray:
     return text.str.fullmatch(pattern).fillna(False).to_numpy(dtype=bool)
 
 
+def _matches_where(text: pd.Series, pattern: str, where: np.ndarray) -> np.ndarray:
+    """`_matches` on the rows of `where` (False elsewhere): a pass over the few rows left by another pattern."""
+    found = np.zeros(len(text), dtype=bool)
+    if where.any():
+        found[where] = _matches(text[where], pattern)
+    return found
+
+
 def _coerce_string(column: ColumnSpec, series: pd.Series) -> Coerced:
     text, blank = _text(series, strip=column.kind is Kind.CHOICE)
     values = text.where(~blank, pd.NA).astype("str")
@@ -305,9 +313,8 @@ def _coerce_time(column: ColumnSpec, series: pd.Series) -> Coerced:
     if pd.api.types.is_datetime64_any_dtype(series):
         return _coerce_typed_time(column, series)
     text, blank = _text(series, strip=True)
-    is_date = _matches(text, _DATE)
-    is_datetime = _matches(text, _DATETIME)
-    has_offset = _matches(text, _OFFSET)
+    is_datetime = _matches(text, _DATETIME)  # the forms exclude each other: the others only where this fails
+    is_date, has_offset = _matches_where(text, _DATE, ~is_datetime), _matches_where(text, _OFFSET, ~is_datetime)
     other = ~blank & ~is_date & ~is_datetime & ~has_offset
     issues = _blank_issue(column, blank)
     if has_offset.any():

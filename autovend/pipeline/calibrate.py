@@ -11,7 +11,6 @@ from autovend.calibration.assemble import Prepared, from_parts, on_executor
 from autovend.calibration.calibrate import calibrate
 from autovend.calibration.config import CalibrationConfig, load_calibration_config
 from autovend.calibration.estimator import DEFAULT_ESTIMATOR, Estimator
-from autovend.calibration.report import write_report
 from autovend.calibration.result import CalibrationResult
 from autovend.data.load import Source, load_source
 from autovend.data.parts import is_partitioned, locate
@@ -70,6 +69,8 @@ def run(
         step("write")
         result.write(out_dir, force=force)
     if report_dir is not None:
+        from autovend.calibration.report import write_report  # matplotlib: imported only to draw
+
         step("write the report")
         write_report(result, report_dir, force=force)
     return result, time.perf_counter() - t0
