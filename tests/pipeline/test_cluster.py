@@ -84,17 +84,18 @@ def test_an_unreachable_scheduler_says_how_to_start_one(tmp_path, monkeypatch):
 def test_a_calibration_in_process_imports_neither_dask_nor_matplotlib(tmp_path):
     # 0.9 s and 0.7 s of CPU a run (issue [Z]'s 1M-line source): Dask only when a cluster is asked for, matplotlib
     # only to draw a report
+    import datetime as dt
     import subprocess
     import sys
-
-    import datetime as dt
 
     from autovend.data.synth.config import SynthConfig
     from autovend.data.synth.generate import synthesize
     from autovend.data.synth.generate import write_source as write_synthetic
 
     start = dt.date(2024, 6, 3)
-    cfg = SynthConfig(seed=3, start=start, end=start + dt.timedelta(days=59), locations={"worksite/canteen": 2}, n_with_inventory=1)
+    cfg = SynthConfig(
+        seed=3, start=start, end=start + dt.timedelta(days=59), locations={"worksite/canteen": 2}, n_with_inventory=1
+    )
     source = tmp_path / "src"
     write_synthetic(synthesize(cfg), source, tmp_path / "truth")
     code = (
