@@ -138,7 +138,11 @@ def day_scales(
     if compiled:
         from autovend.calibration.tail_kernels import newton_days
 
-        newton_days(days, t, lo, hi, first_cell, cshare, cq, log_fact, y_unc, p_unc, alpha, beta, MAX_SCALE_STEPS)
+        with np.errstate(divide="ignore"):
+            log_share = np.log(cshare)
+        newton_days(
+            days, t, lo, hi, first_cell, cshare, log_share, cq, log_fact, y_unc, p_unc, alpha, beta, MAX_SCALE_STEPS
+        )
         return np.exp(t)
     # machine-days are independent: their Newton steps go in blocks of about CHUNK_VALUES sold-out cells, whose
     # arrays stay in the CPU's cache (each day's steps and sums are the same whatever the blocks)
