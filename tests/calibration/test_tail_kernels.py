@@ -58,6 +58,24 @@ def test_moment_sums_compiled_match_numpys_to_1e_13():
         censored.moment_sums(bad, cshare, cq, s, compiled=True)
 
 
+def test_a_long_days_tail_product_is_flushed_to_its_logarithm_in_time():
+    # 900 sold-out cells in a machine-day, tails from 1e-6 to 0.3: their product (1e-470 and below) leaves the
+    # floats twice or more, and six tails under 1e-100 add their own logarithms
+    rng = np.random.default_rng(9)
+    cmd = np.zeros(900, dtype=np.int64)
+    cshare = rng.uniform(0.02, 0.1, len(cmd))
+    cq = rng.integers(4, 9, len(cmd)).astype(float)
+    cq[::150] = 90.0  # tails under 1e-100 at every node
+    s = np.exp(np.log(12.0) + 0.2 * censored.SCALE_GRID[None, :])
+    want = censored.moment_sums(cmd, cshare, cq, s)[0]
+    got = censored.moment_sums(cmd, cshare, cq, s, compiled=True)[0]
+    moderate = np.log(special.pdtrc(cq[cq < 90, None] - 1, s * cshare[cq < 90, None]))
+    assert np.all(moderate > np.log(tail_kernels.TAIL_ALONE))  # these go into the product
+    assert np.all(moderate.sum(axis=0) < 2 * np.log(tail_kernels.PROD_FLUSH))  # which is flushed twice or more
+    assert np.all(special.pdtrc(cq[::150, None] - 1, s * cshare[::150, None]) < tail_kernels.TAIL_ALONE)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
 def test_day_scales_and_posterior_compiled_match_numpys():
     md, share, y, cens, q, n_md, log_mean = _censored_days(11, n_md=300)
     cens[md == 8], y[md == 8] = False, 0.0  # a day with nothing at all (the floor)
