@@ -73,17 +73,38 @@ def block_rule_attraction(
 def _c_from_rule(
     panel: Panel, W: pd.Series, machines: np.ndarray, u: float, R_hat: np.ndarray, demand_ratio: float
 ) -> pd.Series:
+    """c_m = mean units x demand ratio / mean f_m over the machine's days from its first (missing attractions 0).
+
+    f = W / (u R_m + W). The machines of `machines` with attractions and units, in that order. Machines starting on
+    the same day are taken together, a row each (a row's mean is numpy's mean of that machine's days alone, so
+    the same bits as one machine at a time: no Python per machine).
+    """
     mean_units = panel.machine_days.groupby("m")["units"].mean()
     first = panel.machine_days.groupby("m")["d"].min()
-    out = {}
-    have = set(W.index.get_level_values(0)) if len(W) else set()
-    for m in machines:
-        if m not in have or m not in mean_units.index:
-            continue
-        W_m = W.loc[m].reindex(range(int(first[m]), panel.n_days)).fillna(0.0).to_numpy()
-        f_m = W_m / (u * R_hat[m] + W_m)
-        out[int(m)] = float(mean_units[m]) * demand_ratio / max(float(f_m.mean()), 1e-12)
-    return pd.Series(out, dtype=float)
+    have = set(W.index.get_level_values(0).tolist()) if len(W) else set()
+    units_of = set(mean_units.index.tolist())
+    ms = np.array([m for m in dict.fromkeys(int(m) for m in machines) if m in have and m in units_of], dtype=np.int64)
+    if not len(ms):
+        return pd.Series({}, dtype=float)
+    row_of = pd.Series(np.arange(len(ms)), index=ms)
+    n_days = panel.n_days
+    start = first.loc[ms].to_numpy(dtype=np.int64)
+    dense = np.zeros((len(ms), n_days))
+    m_w = W.index.get_level_values(0).to_numpy()
+    d_w = W.index.get_level_values(1).to_numpy().astype(np.int64)
+    rows = row_of.reindex(m_w).to_numpy()
+    keep = ~np.isnan(rows)
+    rows, d_w, values = rows[keep].astype(np.int64), d_w[keep], W.to_numpy(dtype=float)[keep]
+    keep = (d_w >= start[rows]) & (d_w < n_days)
+    dense[rows[keep], d_w[keep]] = np.nan_to_num(values[keep], nan=0.0)
+    mean_f = np.empty(len(ms))
+    for day in np.unique(start):  # machines whose days start on `day`: rows of equal length
+        sel = np.flatnonzero(start == day)
+        w_days = dense[sel, day:]
+        mean_f[sel] = (w_days / (u * R_hat[ms[sel]][:, None] + w_days)).mean(axis=1)
+    units = mean_units.loc[ms].to_numpy(dtype=float)
+    c = units * demand_ratio / np.maximum(mean_f, 1e-12)
+    return pd.Series(c, index=ms.tolist(), dtype=float)
 
 
 def sales_only_scales(
