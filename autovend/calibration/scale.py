@@ -81,20 +81,20 @@ def _c_from_rule(
     """
     mean_units = panel.machine_days.groupby("m")["units"].mean()
     first = panel.machine_days.groupby("m")["d"].min()
-    have = set(W.index.get_level_values(0).tolist()) if len(W) else set()
-    units_of = set(mean_units.index.tolist())
-    ms = np.array([m for m in dict.fromkeys(int(m) for m in machines) if m in have and m in units_of], dtype=np.int64)
+    m_w = W.index.get_level_values(0).to_numpy(dtype=np.int64)
+    candidates = pd.unique(np.asarray(machines, dtype=np.int64))  # each once, in the order given
+    ms = candidates[np.isin(candidates, m_w) & np.isin(candidates, mean_units.index.to_numpy())]
     if not len(ms):
         return pd.Series({}, dtype=float)
-    row_of = pd.Series(np.arange(len(ms)), index=ms)
+    row_of = np.full(max(int(m_w.max()), int(ms.max())) + 1, -1)
+    row_of[ms] = np.arange(len(ms))
     n_days = panel.n_days
     start = first.loc[ms].to_numpy(dtype=np.int64)
     dense = np.zeros((len(ms), n_days))
-    m_w = W.index.get_level_values(0).to_numpy()
-    d_w = W.index.get_level_values(1).to_numpy().astype(np.int64)
-    rows = row_of.reindex(m_w).to_numpy()
-    keep = ~np.isnan(rows)
-    rows, d_w, values = rows[keep].astype(np.int64), d_w[keep], W.to_numpy(dtype=float)[keep]
+    d_w = W.index.get_level_values(1).to_numpy(dtype=np.int64)
+    rows = row_of[m_w]
+    keep = rows >= 0
+    rows, d_w, values = rows[keep], d_w[keep], W.to_numpy(dtype=float)[keep]
     keep = (d_w >= start[rows]) & (d_w < n_days)
     dense[rows[keep], d_w[keep]] = np.nan_to_num(values[keep], nan=0.0)
     mean_f = np.empty(len(ms))
