@@ -22,8 +22,8 @@ product nears the floats' floor: one logarithm for many cells, 22% of the loop),
 stand where numpy uses its own (an ulp apart at most): the values agree with numpy's path to a few 1e-13
 relative, and the estimates after canonical rounding (the 1M-line benchmark source and the embedded operator keep
 their hashes with either path). The split uses these kernels only
-when it has many sold-out cells (`split.COMPILED_FROM_CENSORED`): importing numba and compiling them costs about
-2-3 s CPU and 150 MiB.
+when it has many sold-out cells (`split.COMPILED_FROM_CENSORED`): importing numba costs about 0.4 s CPU and
+150 MiB, compiling them about 1.5 s the first time (later processes load them from numba's cache, see `kernels`).
 
 Compiled for numba's generic CPU (set by `kernels` before numba is imported), like the split's passes.
 """
@@ -32,9 +32,8 @@ from __future__ import annotations
 
 import math
 
-from autovend.calibration import kernels as _portable  # noqa: F401  (sets numba's generic CPU target first)
+from autovend.calibration import kernels as _portable  # sets numba's generic CPU target first
 
-import numba  # noqa: E402  isort: skip
 import numpy as np  # noqa: E402  isort: skip
 
 FLOOR = 1e-12  # lam below it is taken at FLOOR for the moments (`censored.truncated_moments`)
@@ -44,7 +43,7 @@ TAIL_ALONE = 1e-100
 PROD_FLUSH = 1e-200
 
 
-@numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
+@_portable.compiled(nogil=True, boundscheck=False, error_model="numpy")
 def poisson_sf(q: float, lam: float, pmf: float) -> float:  # pragma: no cover - compiled
     """P(D >= q) for D ~ Poisson(lam), integer q >= 1, lam > 0, given P(D = q - 1) (see the module docstring)."""
     t = pmf
@@ -69,7 +68,7 @@ def poisson_sf(q: float, lam: float, pmf: float) -> float:  # pragma: no cover -
     return s
 
 
-@numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
+@_portable.compiled(nogil=True, boundscheck=False, error_model="numpy")
 def _moments_one(
     q: float, raw: float, log_raw: float, log_fact: float
 ) -> tuple[float, float, float]:  # pragma: no cover - compiled
@@ -96,7 +95,7 @@ def _moments_one(
     return mean, var, p0
 
 
-@numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
+@_portable.compiled(nogil=True, boundscheck=False, error_model="numpy")
 def moment_sums(
     cmd: np.ndarray,
     cshare: np.ndarray,
@@ -140,7 +139,7 @@ def moment_sums(
     return log_sf, tot_mean, tot_var
 
 
-@numba.njit(cache=False, nogil=True, boundscheck=False, error_model="numpy")
+@_portable.compiled(nogil=True, boundscheck=False, error_model="numpy")
 def newton_days(
     days: np.ndarray,
     t: np.ndarray,
