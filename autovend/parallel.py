@@ -51,8 +51,18 @@ class Groups(Protocol):
         """fn(state, *args) on every group; the results in group order."""
         ...
 
-    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
-        """`run` begun: the groups work on it while the caller goes on; the returned function waits for the results."""
+    @property
+    def lanes(self) -> list[int]:
+        """The worker of each group (0 for every group held in this process): groups of one lane work in turn."""
+        ...
+
+    @property
+    def depth(self) -> int:
+        """Calls worth having under way on one lane at once (1 in this process: a call is done when it is made)."""
+        ...
+
+    def start_on(self, group: int, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        """fn(state, *args) on one group, begun: it works while the caller goes on; the returned function waits."""
         ...
 
     def close(self) -> None:
@@ -101,9 +111,17 @@ class _ListGroups:
     def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         return [fn(state, *args) for state in self.states]
 
-    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
-        results = self.run(fn, *args)  # in this process: done at once
-        return lambda: results
+    @property
+    def lanes(self) -> list[int]:
+        return [0] * len(self.states)
+
+    @property
+    def depth(self) -> int:
+        return 1
+
+    def start_on(self, group: int, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        result = fn(self.states[group], *args)  # in this process: done at once
+        return lambda: result
 
     def close(self) -> None:
         self.states = []
@@ -153,16 +171,25 @@ class Holder:
 
 
 class _ActorGroups:
-    def __init__(self, actors: list[Any], futures: list[Any]) -> None:
+    def __init__(self, actors: list[Any], futures: list[Any], lanes: list[int]) -> None:
         self.actors = actors
         self.futures = futures  # the actors live while their futures are held
+        self._lanes = lanes
+
+    @property
+    def lanes(self) -> list[int]:
+        return self._lanes
+
+    @property
+    def depth(self) -> int:
+        return 2  # one working, one waiting on the worker: no idle round trip between them
 
     def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
-        return self.start(fn, *args)()
-
-    def start(self, fn: Callable[..., Any], *args: Any) -> Callable[[], list[Any]]:
         calls = [actor.apply(fn, *args) for actor in self.actors]
-        return lambda: [call.result() for call in calls]
+        return [call.result() for call in calls]
+
+    def start_on(self, group: int, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        return self.actors[group].apply(fn, *args).result
 
     def close(self) -> None:
         self.actors, self.futures = [], []
@@ -217,7 +244,7 @@ class DaskExecutor:
         for entry, future in zip(inputs, futures, strict=True):
             actors.append(future.result())
             self.release([r for item in entry for r in (item if isinstance(item, list) else [item]) if _is_ref(r)])
-        return _ActorGroups(actors, futures)
+        return _ActorGroups(actors, futures, [i % len(self.workers) for i in range(len(inputs))])
 
 
 def _is_ref(value: Any) -> bool:

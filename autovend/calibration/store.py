@@ -85,19 +85,32 @@ class CellStore:
         return [r for group in parts for r in group]
 
     def each(self, fn: Callable[..., Any], *args: Any) -> Iterator[Any]:
-        """fn(block, *args) for every block, one at a time in block order, the next computed while one is used.
+        """fn(block, *args) for every block, one at a time in block order, the next ones computed while one is used.
 
-        The next block's call is under way on its worker while the caller uses the result before it: the caller's
-        work and the workers' overlap, and at most two results are held.
+        Every worker works ahead on its own next blocks (`Groups.depth` of them under way or done and not yet
+        used, in block order) while the caller uses the block before them: the caller's work and all the workers'
+        overlap, and at most depth x workers results are held. In this process a block is computed when it is due.
         """
-        where = {b: g for g, blocks in enumerate(self.layout) for b in blocks}
-        pending = self.groups.start(_pick, 0, fn, *args) if self.n_blocks else None
+        if not self.n_blocks:
+            return
+        group_of = [0] * self.n_blocks
+        for g, blocks in enumerate(self.layout):
+            for b in blocks:
+                group_of[b] = g
+        lanes, depth = self.groups.lanes, self.groups.depth
+        queue: dict[int, list[int]] = {}  # each lane's blocks not yet begun, in block order
         for b in range(self.n_blocks):
-            assert pending is not None
-            results = pending()
-            pending = self.groups.start(_pick, b + 1, fn, *args) if b + 1 < self.n_blocks else None
-            value = results[where[b]]
-            del results
+            queue.setdefault(lanes[group_of[b]], []).append(b)
+        held = dict.fromkeys(queue, 0)  # each lane's blocks begun and not yet used
+        started: dict[int, Callable[[], Any]] = {}
+        for b in range(self.n_blocks):
+            for lane, todo in queue.items():  # top up every lane: block b is its lane's first if not yet begun
+                while todo and held[lane] < depth:
+                    k = todo.pop(0)
+                    started[k] = self.groups.start_on(group_of[k], _pick, k, fn, *args)
+                    held[lane] += 1
+            value = started.pop(b)()
+            held[lanes[group_of[b]]] -= 1
             yield value
 
     def over_split(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
