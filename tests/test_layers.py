@@ -37,9 +37,11 @@ LAYERS: Layers = (
             *("rng", "marks", "extras", "rundir", "memory", "png", "progress", "provenance", "access", "webserve"),
             "currency",
             "parallel",
+            "distinct",
         ),
         "small helpers that know nothing of vending (access: who may reach a web door; webserve: serving one; "
-        "currency: money's words; parallel: where a large job's tasks run, in process or on Dask)",
+        "currency: money's words; parallel: where a large job's tasks run, in process or on Dask; distinct: "
+        "np.unique's sorted values by a sort)",
     ),
     ("files", ("canonical", "config", "io", "shipped", "runlock"), "reading and writing files, settings"),
     ("demand", ("demand",), "the demand model"),

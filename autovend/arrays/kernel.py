@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.demand.kernel import demand_from_uniforms
+from autovend.distinct import distinct
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -115,7 +116,7 @@ def block_row_sums(
         out[out_rows] = _leaf_sums(local, pos[short], L[short], val[short], len(out_rows))
     long_ = ~short
     if long_.any():
-        sizes = np.unique(L[long_])
+        sizes = distinct(L[long_])
         if len(sizes) == 1:  # rows of one length: its tree, once
             out_rows, local = _runs(row[long_])
             out[out_rows] = _tree_sums(_tree(int(sizes[0])), local, pos[long_], val[long_], len(out_rows))

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.moves import DayMoves
+from autovend.distinct import distinct
 from autovend.tools.schemas import MAX_BATCH_ITEMS
 
 IntArray = npt.NDArray[np.int64]
@@ -54,7 +55,7 @@ def day_calls(facts: ArrayFacts, moves: DayMoves, run: int) -> list[Call]:
     rm, rs, rk, rq, whole = _pick(moves.removal, run) if moves.removal else (np.zeros(0, dtype=np.int64),) * 5
     wm, ws, wk, wq = _pick(moves.waste, run) if moves.waste else (np.zeros(0, dtype=np.int64),) * 4
     tm, ts, tk, tq = _pick(moves.restock, run) if moves.restock else (np.zeros(0, dtype=np.int64),) * 4
-    machines = np.unique(np.concatenate([rm, wm, tm]))
+    machines = distinct(np.concatenate([rm, wm, tm]))
     for m in machines[np.argsort(rank[machines], kind="stable")].tolist():  # machine after machine
         here = (rm == m) & ~whole
         calls += _batches("reduce", _shelf_items(dev[m], sku, rk[here], rq[here], rs[here]))

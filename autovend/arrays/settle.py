@@ -22,6 +22,7 @@ from autovend.arrays.kernel import block_row_sums, nonzero, poisson_quantiles
 from autovend.arrays.moves import add_warehouse
 from autovend.arrays.state import ArrayState
 from autovend.demand.kernel import demand_from_uniforms
+from autovend.distinct import distinct
 from autovend.rng import stream
 
 IntArray = npt.NDArray[np.int64]
@@ -104,7 +105,7 @@ def expected_demand(
     """Expected demand of stocked cells (run n, machine m, product k, `units` > 0): the simulator's, to the bit."""
     w = _attraction(facts, st, n, m, k, units)
     row = n * facts.n_machines + m
-    return _rates(facts, st, row, w, _block_totals(facts, st, n, m, k, w, np.unique(row)))
+    return _rates(facts, st, row, w, _block_totals(facts, st, n, m, k, w, distinct(row)))
 
 
 def day_demand(
@@ -122,8 +123,8 @@ def day_demand(
     W: FloatArray = np.bincount(row, weights=w, minlength=st.n_runs * M).astype(np.float64)
     demand, unsure = poisson_quantiles(u, _rates(facts, st, row, w, W))
     if unsure.any():
-        runs = np.isin(n, np.unique(n[unsure]))
-        rows = np.unique(row[unsure])
+        runs = np.isin(n, distinct(n[unsure]))
+        rows = distinct(row[unsure])
         W[rows] = _block_totals(facts, st, n[runs], m[runs], k[runs], w[runs], rows)[rows]
         rates = _rates(facts, st, row[unsure], w[unsure], W)
         demand[unsure] = demand_from_uniforms(u[unsure], rates)

@@ -35,6 +35,7 @@ from autovend.calibration.panel import Panel
 from autovend.calibration.store import CellStore
 from autovend.demand.environment import environment_multiplier
 from autovend.demand.settings import DemandSettings
+from autovend.distinct import distinct
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def block_rows_summary(block: Any, in_split: np.ndarray, has_inv: np.ndarray, g2
     rows = _rows(cells, in_split, has_inv)
     m = cells["m"].to_numpy()[rows]
     g2_codes = g2_of_k[cells["k"].to_numpy()[rows]]
-    return np.unique(m), np.unique(g2_codes)
+    return distinct(m), distinct(g2_codes)
 
 
 def block_choice(
@@ -333,8 +334,8 @@ def choice_cells(
     g1_of_k = pd.Series(np.arange(len(cats1)), index=cats1).reindex(panel.products["category_l1"]).to_numpy(np.int64)
     g2_of_k = pd.Series(np.arange(len(cats2)), index=cats2).reindex(panel.products["category_l2"]).to_numpy(np.int64)
     summaries = store.map(block_rows_summary, in_split, has_inv, g2_of_k)
-    used_m = np.unique(np.concatenate([s[0] for s in summaries])) if summaries else np.zeros(0, np.int64)
-    used_g2 = np.unique(np.concatenate([s[1] for s in summaries])) if summaries else np.zeros(0, np.int64)
+    used_m = distinct(np.concatenate([s[0] for s in summaries])) if summaries else np.zeros(0, np.int64)
+    used_g2 = distinct(np.concatenate([s[1] for s in summaries])) if summaries else np.zeros(0, np.int64)
     sites = sorted(set(site_types[used_m]))
     site_of_m = pd.Series(np.arange(len(sites)), index=sites).reindex(site_types).fillna(-1).to_numpy(np.int64)
     cat_of_g2 = pd.Series(g1_of_k, index=g2_of_k).groupby(level=0).first()

@@ -35,6 +35,7 @@ from autovend.calibration.popularity import (
     nb_loglik,
     shrink,
 )
+from autovend.distinct import distinct
 
 DROP_LAMBDA_GRID = tuple(float(2.0 ** (i / 2)) for i in range(-6, 5))  # 0.125 ... 4 (1 included)
 
@@ -67,7 +68,7 @@ def pair_flags(k: np.ndarray, machine: np.ndarray, day: np.ndarray, n_products: 
     np.maximum.at(pair_last, inverse, day)
     pair_k, pair_m = pairs // (int(machine.max()) + 1), pairs % (int(machine.max()) + 1)
     still_on[pair_k[pair_last >= machine_last[pair_m]]] = True
-    offered[np.unique(pair_k)] = True
+    offered[distinct(pair_k)] = True
     return offered, still_on
 
 

@@ -35,6 +35,7 @@ from autovend.calibration.popularity import Prior, shrink
 from autovend.calibration.shocks import ShockFit
 from autovend.demand.settings import DemandSettings
 from autovend.demand.shock import latent_lag1_corr
+from autovend.distinct import distinct
 from autovend.errors import InsufficientDataError
 
 # products with exposure a subcategory needs for its own popularity prior (`popularity.shrink`'s default)
@@ -314,7 +315,7 @@ def pi_status(
             )
             continue
         rows = md_site == s
-        machines = int(len(np.unique(data.md_m[rows])))
+        machines = int(len(distinct(data.md_m[rows])))
         reason = f"category mix of {_plural(machines, 'machine')} ({int(rows.sum()):,} machine-days) on {where}"
         if machines == 1:
             reason += ": one machine, so its own mix stands for the site type"

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from autovend.data.keys import by_key
+from autovend.distinct import distinct
 
 EPOCH = pd.Timestamp("1970-01-01")
 
@@ -128,8 +129,8 @@ def facts(part: PartSales) -> PartFacts:
         part.units_kept,
         part.first_ts,
         part.last_ts,
-        np.unique(part.sales["m"].to_numpy()),
-        np.unique(part.visits["m"].to_numpy()),
+        distinct(part.sales["m"].to_numpy()),
+        distinct(part.visits["m"].to_numpy()),
         part.visits.groupby("m")["ts"].min(),
         weight,
     )

@@ -61,6 +61,7 @@ from autovend.data.source import TableReadError, finalise_table, read_meta
 from autovend.data.tablecheck import Table, coerce_table, from_finding, load_table, rule_violations
 from autovend.data.texthash import text_hashes
 from autovend.data.violations import Violation, from_mask, in_column_order
+from autovend.distinct import distinct
 
 Reduce = Callable[[str, pd.DataFrame], Any]
 
@@ -115,7 +116,7 @@ def order_keys(typed: pd.DataFrame, machines: set[str] | None) -> tuple[pd.DataF
     o_codes, o_uniques = pd.factorize(typed["order_id"][ok])
     m_codes, m_uniques = pd.factorize(typed["machine_id"][ok])
     n_m = max(len(m_uniques), 1)
-    pair = np.unique(o_codes.astype(np.int64) * n_m + m_codes)  # the distinct (order, machine) pairs
+    pair = distinct(o_codes.astype(np.int64) * n_m + m_codes)  # the distinct (order, machine) pairs
     order = text_hashes(o_uniques)[pair // n_m]  # each distinct id hashed once, from its Arrow buffer
     keys = pd.DataFrame(
         {"h1": order[:, 0], "h2": order[:, 1], "m": text_hashes(m_uniques, (MACHINE_SEED,))[pair % n_m, 0]}

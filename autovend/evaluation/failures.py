@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from autovend.distinct import distinct
 from autovend.evaluation.rundata import RunData
 from autovend.evaluation.settings import EvalSettings
 
@@ -120,7 +121,7 @@ def visit_days(run: RunData) -> list[np.ndarray]:
     """The sorted visit days of each machine (world order)."""
     visits = run.records["visits"]
     by_device = visits.groupby(visits["device_id"].astype(str))["day"]
-    days = {d: np.unique(g.to_numpy(dtype=np.int64)) for d, g in by_device}
+    days = {d: distinct(g.to_numpy(dtype=np.int64)) for d, g in by_device}
     return [days.get(str(d), np.zeros(0, dtype=np.int64)) for d in run.world.machines["device_id"]]
 
 

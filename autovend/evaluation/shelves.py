@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from autovend.distinct import distinct
 from autovend.world.model import World
 
 IntArray = npt.NDArray[np.int64]
@@ -86,7 +87,7 @@ def shelf_panel(world: World, records: Mapping[str, pd.DataFrame], n_days: int) 
     M = world.n_machines
     events = records["shelf_events"]
     sales = records["daily_sales"]
-    used = np.unique(np.array([skus[s] for s in events["sku_id"].astype(str)], dtype=np.int64))
+    used = distinct(np.array([skus[s] for s in events["sku_id"].astype(str)], dtype=np.int64))
     col = np.full(world.n_products, -1, dtype=np.int64)
     col[used] = np.arange(len(used))
     delta = np.zeros((n_days + 2, M, max(len(used), 1)), dtype=np.int64)

@@ -38,6 +38,7 @@ from autovend.calibration.result import CalibrationResult
 from autovend.data.load import Source
 from autovend.demand.model import DemandModel, ShockProcess
 from autovend.demand.settings import DemandSettings
+from autovend.distinct import distinct
 from autovend.errors import CalibrationError, InsufficientDataError, NonFiniteError
 from autovend.progress import step, stepped
 from autovend.validation import controls as ctl
@@ -233,7 +234,7 @@ def validate(
 
 def _coverage(grid: EvalGrid, shelves: WindowShelves) -> float:
     """Share of the window's realised units sold by products on the forecast shelf (pairs)."""
-    on_shelf = np.isin(grid.pair_key, np.unique(grid.keys(shelves.m, shelves.k)))
+    on_shelf = np.isin(grid.pair_key, distinct(grid.keys(shelves.m, shelves.k)))
     total = grid.real_pair.sum()
     return float(grid.real_pair[on_shelf].sum() / total) if total > 0 else float("nan")
 

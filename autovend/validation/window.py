@@ -26,6 +26,7 @@ from autovend.calibration.panel import Panel
 from autovend.calibration.result import CalibrationResult
 from autovend.demand.model import DemandModel
 from autovend.demand.settings import DemandSettings
+from autovend.distinct import distinct
 from autovend.validation.bootstrap import Scorer
 from autovend.validation.config import ValidationConfig
 from autovend.validation.grid import EvalGrid, Forecast
@@ -115,7 +116,7 @@ class Outlook:
             ids = self.cal.machines["machine_id"].to_numpy()
             found = training_factors(self.cal.availability, self.train, ids, self.full, model, fill)
             return found.of(shelves, model)
-        machines = np.unique(shelves.m)
+        machines = distinct(shelves.m)
         anchor = training_level_anchor(self.train, self.full, model, machines, self.assortment, fill)
         return anchor[np.searchsorted(machines, shelves.m)]
 

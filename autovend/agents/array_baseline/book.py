@@ -21,6 +21,7 @@ from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
 from autovend.arrays.kernel import nonzero, sequential_sums
+from autovend.distinct import distinct
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -170,7 +171,7 @@ class Book:
         p = self.index.reshape(-1)[flat].astype(np.int64)
         new = p < 0
         if new.any():
-            key = np.unique((n[new] * M + m[new]) * K + k[new])
+            key = distinct((n[new] * M + m[new]) * K + k[new])
             nn, mm, kk = key // (M * K), (key // K) % M, key % K
             first = np.r_[True, (nn[1:] != nn[:-1]) | (mm[1:] != mm[:-1])]
             idx = np.arange(len(key))

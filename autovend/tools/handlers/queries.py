@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from autovend.distinct import distinct
 from autovend.sim.money import from_fen
 from autovend.tools.context import ToolContext, ToolError
 from autovend.tools.handlers.actions import settled_summary
@@ -408,7 +409,7 @@ def get_sales_history(ctx: ToolContext, args: GetSalesHistoryArgs, raw: dict[str
     units = np.bincount(win.product, weights=win.units, minlength=K)
     revenue = np.bincount(win.product, weights=win.revenue, minlength=K)
     cost = np.bincount(win.product, weights=win.cost, minlength=K)
-    pairs = np.unique(win.product * M + win.machine)
+    pairs = distinct(win.product * M + win.machine)
     n_dev = np.bincount(pairs // M, minlength=K)
     sold = np.flatnonzero(units > 0)
     order = sold[np.lexsort((sold, -revenue[sold], -units[sold]))][:TOP_PRODUCTS]
