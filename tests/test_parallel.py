@@ -57,3 +57,32 @@ def test_no_tasks_draws_nothing_and_returns(client):
     out = io.StringIO()
     follow([], out)
     assert out.getvalue() == ""
+
+
+def _state(i: int) -> list[int]:
+    return [i]
+
+
+def _times(state: list[int], k: int) -> int:
+    return state[0] * k
+
+
+def test_groups_on_dask_answer_in_group_order_with_one_call_a_worker_a_round(monkeypatch):
+    from autovend import parallel
+
+    lane_calls: list[int] = []
+    real = parallel.Holder.apply_lane
+
+    def counted(self, tokens, fn, *args):
+        lane_calls.append(len(tokens))
+        return real(self, tokens, fn, *args)
+
+    monkeypatch.setattr(parallel.Holder, "apply_lane", counted)
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=":0") as client:
+        executor = parallel.DaskExecutor(client, "two workers")
+        groups = executor.groups(_state, [(i,) for i in range(5)])
+        assert groups.lanes == [0, 1, 0, 1, 0]  # group i on worker i % 2
+        assert groups.run(_times, 10) == [0, 10, 20, 30, 40]
+        assert sorted(lane_calls) == [2, 3]  # a call a worker, not a call a group
+        assert [groups.start_on(g, _times, 3)() for g in (4, 1)] == [12, 3]
+        groups.close()
