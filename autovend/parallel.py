@@ -12,8 +12,9 @@ In process (`LocalExecutor`) a Ref is the value itself and the groups are one li
 (`DaskExecutor`) a Ref is a future and each group an actor on its own worker, so its state stays in that
 worker's memory across calls (a call goes to the worker directly, not through the scheduler: a few
 milliseconds). A worker may hold several groups (built one after the other); `run` reaches them all with one
-call to the worker (`Holder.apply_lane`), which applies the function to its groups in turn. Nothing here knows what the functions compute; results come back in a fixed order whatever
-the number of workers, so a job that sums them in that order gets the same bits everywhere.
+call to the worker (`Holder.apply_lane`), which applies the function to its groups in turn. Nothing here
+knows what the functions compute; results come back in a fixed order whatever the number of workers, so a
+job that sums them in that order gets the same bits everywhere.
 """
 
 from __future__ import annotations
