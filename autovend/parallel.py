@@ -194,6 +194,9 @@ class _ActorGroups:
         self.futures = futures  # the actors live while their futures are held
         self._lanes = lanes
         self.tokens = tokens
+        self._members: dict[int, list[int]] = {}  # each worker's groups, in group order
+        for g, lane in enumerate(lanes):
+            self._members.setdefault(lane, []).append(g)
 
     @property
     def lanes(self) -> list[int]:
@@ -204,9 +207,7 @@ class _ActorGroups:
         return 2  # one working, one waiting on the worker: no idle round trip between them
 
     def run(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
-        members: dict[int, list[int]] = {}  # each worker's groups, in group order
-        for g, lane in enumerate(self._lanes):
-            members.setdefault(lane, []).append(g)
+        members = self._members
         calls = {
             lane: self.actors[gs[0]].apply_lane([self.tokens[g] for g in gs], fn, *args) for lane, gs in members.items()
         }
