@@ -58,6 +58,27 @@ def _key_int(part: KeyPart) -> int:
     return int.from_bytes(digest, "little")
 
 
+def _uint32_words(value: int) -> list[int]:
+    """A whole number >= 0 as numpy's SeedSequence reads it: 32-bit words, lowest first ([0] for 0)."""
+    words = [value & 0xFFFFFFFF]
+    value >>= 32
+    while value:
+        words.append(value & 0xFFFFFFFF)
+        value >>= 32
+    return words
+
+
+def _entropy(seed: int, key: tuple[KeyPart, ...]) -> list[int]:
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return [int(seed), len(key), *(_key_int(p) for p in key)]
+
+
+def key_words(seed: int, key: tuple[KeyPart, ...]) -> list[int]:
+    """The 32-bit words SeedSequence hashes for `stream(seed, *key)`, in order (for a compiled copy of the stream)."""
+    return [w for part in _entropy(seed, key) for w in _uint32_words(part)]
+
+
 def stream(seed: int, *key: KeyPart) -> np.random.Generator:
     """Return the generator of the named stream `key` under `seed`.
 
@@ -65,7 +86,4 @@ def stream(seed: int, *key: KeyPart) -> np.random.Generator:
     statistically independent (numpy's SeedSequence hashing), so the draws of one machine and day
     do not depend on how many draws were made anywhere else.
     """
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
-    entropy = [int(seed), len(key), *(_key_int(p) for p in key)]
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(_entropy(seed, key))))

@@ -2,11 +2,12 @@
 
 The close is the simulator's (`autovend.sim.sales`, `autovend.sim.settlement`) draw for draw: expected
 demand of every stocked slot from the world's demand model on the shelves and prices in force, Poisson demand
-from the run's uniforms of the day (stream ("demand", day), the common random numbers) by the fast, exact
-quantiles of `autovend.arrays.kernel` (where a draw is close to a step of the CDF, with the rate to the bit:
-each machine's total attraction summed as numpy sums the simulator's stocked block, `block_row_sums`), sales
-taking the earliest-expiring units, the fine on expired units sold, one visit fee per touched machine. The
-start of a day lands the orders due, charges the warehouse rent on every unit held and the machines' fixed fee.
+from the run's uniforms of the day (stream ("demand", day), the common random numbers, drawn at the stocked cells
+only by `autovend.arrays.uniforms`) by the fast, exact quantiles of `autovend.arrays.kernel` (where a draw is close
+to a step of the CDF, with the rate to the bit: each machine's total attraction summed as numpy sums the
+simulator's stocked block, `block_row_sums`), sales taking the earliest-expiring units, the fine on expired units
+sold, one visit fee per touched machine. The start of a day lands the orders due, charges the warehouse rent on
+every unit held and the machines' fixed fee.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import block_row_sums, nonzero, poisson_quantiles
 from autovend.arrays.moves import add_warehouse
 from autovend.arrays.state import ArrayState
+from autovend.arrays.uniforms import cell_uniforms
 from autovend.demand.kernel import demand_from_uniforms
 from autovend.distinct import distinct
-from autovend.rng import stream
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -42,17 +43,8 @@ class DayClose:
 
 
 def _uniforms(st: ArrayState, facts: ArrayFacts, n: IntArray, flat: IntArray) -> FloatArray:
-    """The day's uniforms of cells (run n, machine-product index m * K + k): each run's own (M, K) draw."""
-    out = np.empty(len(n), dtype=np.float64)
-    if not len(n):
-        return out
-    M, K = facts.n_machines, facts.n_products
-    bounds = np.searchsorted(n, np.arange(st.n_runs + 1))  # cells come run by run
-    for i, seed in enumerate(st.seeds.tolist()):
-        lo, hi = bounds[i], bounds[i + 1]
-        if hi > lo:  # the simulator draws the whole (M, K) matrix of the day and takes the stocked block
-            out[lo:hi] = stream(seed, "demand", st.day).random((M, K)).ravel()[flat[lo:hi]]
-    return out
+    """The day's uniforms of cells (run n, machine-product index m * K + k): the simulator's (M, K) draw's."""
+    return cell_uniforms(st.seeds, ("demand", st.day), n, flat)
 
 
 def _attraction(
