@@ -3,7 +3,7 @@
 The baseline estimates every (machine, product) of the catalog; the steps after it read the rates of the
 products a machine carries or holds, and the priors of the products a reviewed machine might take on. `Est`
 holds what is per machine and per product, and gives the rate and prior of any (run, machine, product) on
-demand, with the baseline's arithmetic in the baseline's order (its (M, K) sums are numpy's: `list_sums`,
+demand, with the baseline's arithmetic in the baseline's order (its (M, K) sums are numpy's:
 `block_row_sums` and sequential sums where numpy adds rows one after the other).
 """
 

@@ -2,9 +2,8 @@
 
 A row is an (S,) stretch of slots, `valid` marking the products the list holds and `pos` each one's place in
 the list (the baseline's lists run in catalog order). The rules are `autovend.agents.baseline.targets`'
-`shelf_targets` and `fit_within`, with the same arithmetic in the same order, so they give the same integers;
-`list_sums` is numpy's sum of such a list (`np.sum` of the compacted array, pairwise: see
-`autovend.arrays.kernel.block_row_sums`), which the baseline's floating-point totals depend on.
+`shelf_targets` (compiled: `shelf_kernel`) and `fit_within`, with the same arithmetic in the same order, so they
+give the same integers.
 """
 
 from __future__ import annotations
@@ -12,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from autovend.agents.baseline.targets import SHARE_ROUNDS
-from autovend.arrays.kernel import block_row_sums, nonzero
+from autovend.agents.array_baseline.shelf_kernel import shelf_target_rows
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -33,20 +31,6 @@ def list_order(key: npt.ArrayLike, valid: BoolArray) -> tuple[IntArray, IntArray
     pos = np.empty_like(order)
     np.put_along_axis(pos, order, np.broadcast_to(np.arange(k.shape[-1]), k.shape), axis=-1)
     return np.where(valid, pos, LAST), order
-
-
-def list_sums(x: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | None = None) -> FloatArray:
-    """(R,) numpy's `np.sum` of each row's list (the valid entries in `pos` order, zeros included).
-
-    With `order` (`list_order`'s), the entries are taken in list order and not sorted again.
-    """
-    R = x.shape[0]
-    count = valid.sum(axis=1)
-    if order is not None:
-        r, j = nonzero(np.arange(x.shape[1])[None, :] < count[:, None])
-        return block_row_sums(r, j, x[r, order[r, j]], count, R, presorted=True)
-    r, c = nonzero(valid)
-    return block_row_sums(r, pos[r, c], x[r, c], count, R)
 
 
 def fast_rank(rate: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | None = None) -> IntArray:
@@ -106,86 +90,25 @@ def shelf_targets(
     order: IntArray | None = None,
     fast: IntArray | None = None,
 ) -> IntArray:
-    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list).
+    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list), compiled.
 
     order: `list_order`'s (optional); fast: `fast_rank` of the rates (optional, worked out when missing).
     """
-    R, S = need.shape
-    speed = np.maximum(rate, 0.0)
-    cap = np.maximum(limit, facing).astype(np.int64)
-    n = valid.sum(axis=1)
     if fast is None:
         fast = fast_rank(rate, valid, pos, order)
-    out = np.zeros((R, S), dtype=np.int64)
-    live = (n > 0) & (room > 0)
-    # not even the facings fit: the fastest products get a facing each, the next one what is left
-    only = live & (n * facing >= room)
-    whole = room // facing
-    rest = room - whole * facing
-    out = np.where(only[:, None] & (fast < whole[:, None]), facing, out)
-    out = np.where(only[:, None] & (fast == whole[:, None]) & (rest[:, None] > 0), rest[:, None], out)
-    S0 = np.where(valid, np.minimum(np.maximum(np.ceil(need - 1e-9), facing), cap), 0).astype(np.int64)
-    total = S0.sum(axis=1)
-    over = live & ~only & (total > room)
-    if over.any():
-        out[over] = _scale_above_facing(S0[over], valid[over], fast[over], room[over], facing, n[over])
-    spare_rows = live & ~only & ~over
-    if spare_rows.any():
-        i = spare_rows
-        spare = np.where(fill[i], room[i] - total[i], 0)
-        out[i] = _share_spare(
-            S0[i], cap[i], speed[i], valid[i], pos[i], fast[i], spare, None if order is None else order[i]
-        )
-    return out
-
-
-def _scale_above_facing(
-    S: IntArray, valid: BoolArray, fast: IntArray, room: IntArray, facing: int, n: IntArray
-) -> IntArray:
-    extra = np.where(valid, (S - facing).astype(float), 0.0)
-    budget = room - n * facing
-    total = extra.sum(axis=1)  # whole numbers: exact in any order
-    add = np.where(valid, np.floor(extra * budget[:, None] / total[:, None]), 0).astype(np.int64)
-    S = np.where(valid, facing + add, 0)
-    left = room - S.sum(axis=1)
-    up = _first_in_order(valid & (facing + extra > S), fast, left)
-    return S + up
-
-
-def _share_spare(
-    S: IntArray,
-    cap: IntArray,
-    rate: FloatArray,
-    valid: BoolArray,
-    pos: IntArray,
-    fast: IntArray,
-    spare: IntArray,
-    order: IntArray | None = None,
-) -> IntArray:
-    S = S.copy()
-    spare = spare.copy()
-    going = np.ones(len(S), dtype=bool)
-    for _ in range(SHARE_ROUNDS):
-        going &= spare > 0
-        open_ = valid & (cap > S) & (rate > 0)
-        going &= open_.any(axis=1)
-        if not going.any():
-            break
-        w = np.where(open_, rate, 0.0)
-        wsum = list_sums(w, valid, pos, order)
-        safe = np.where(going, wsum, 1.0)
-        add = np.minimum(np.floor(spare[:, None] * w / safe[:, None]).astype(np.int64), cap - S)
-        add = np.where(valid & going[:, None], add, 0)
-        stuck = going & (add.sum(axis=1) == 0)
-        if stuck.any():  # one by one, fastest first, then the row is done
-            up = _first_in_order(valid & (cap > S) & (rate > 0), fast, np.where(stuck, spare, 0))
-            S += up
-            spare -= up.sum(axis=1)
-        moving = going & ~stuck
-        S += np.where(moving[:, None], add, 0)
-        spare -= np.where(moving, add.sum(axis=1), 0)
-        going &= ~stuck
-    return S
+    f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
+    i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
+    return shelf_target_rows(
+        f64(need),
+        f64(rate),
+        f64(limit),
+        np.ascontiguousarray(valid, dtype=np.bool_),
+        i64(pos),
+        i64(room),
+        int(facing),
+        np.ascontiguousarray(fill, dtype=np.bool_),
+        i64(fast),
+    )
 
 
 def fit_within(need: IntArray, valid: BoolArray, pos: IntArray, free: IntArray) -> IntArray:

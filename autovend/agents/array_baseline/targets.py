@@ -138,7 +138,7 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
         rep(order),
         rep(fast_rank(mu, act, pos, order)),  # the same order at every horizon
     ).reshape(H, rows, -1)
-    # expected sales of the carried products only, in list order (what `list_sums` adds up)
+    # expected sales of the carried products only, in list order (the baseline's list)
     count = act.sum(axis=1)
     ro, j = nonzero(np.arange(act.shape[1])[None, :] < count[:, None])
     so = order[ro, j]

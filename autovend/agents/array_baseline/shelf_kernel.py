@@ -1,0 +1,212 @@
+"""The baseline's shelf targets of many rows, compiled: one pass over each row instead of numpy masks over all.
+
+`rows.shelf_targets` calls this for every machine the policy plans (the cycle's every horizon, the visits'
+fills and room, the orders' levels): a few hundred to a few thousand short rows a day, where numpy's per-call
+cost, not the arithmetic, was the time. The rules are `autovend.agents.baseline.targets.shelf_targets`', with
+the same floating-point operations in the same order, so the integers are the baseline's (tests compare them
+row by row): the facings only when even they do not fit; each product's need rounded up to at least a facing
+and at most its cap; the part above the facings scaled down when over the room (whole units lost to flooring to
+the fastest); the spare room shared by rate in `SHARE_ROUNDS` passes (then unit by unit, fastest first). The
+sum of the weights is numpy's `np.sum` of the row's list (`pairwise_sum`): 8 accumulators over blocks of up to
+128 entries, halves above that, the order `autovend.arrays.kernel.block_row_sums` emulates in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from autovend.agents.baseline.targets import SHARE_ROUNDS
+from autovend.arrays.kernel import PAIRWISE_BLOCK, UNROLL
+from autovend.calibration.kernels import compiled
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@compiled(nogil=True, boundscheck=False)
+def _block_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's sum of a block of n <= 128 entries: sequential under 8, else 8 accumulators and the tail."""
+    if n < UNROLL:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    body = n - n % UNROLL
+    i = UNROLL
+    while i < body:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += UNROLL
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for k in range(lo + body, lo + n):
+        res += a[k]
+    return res
+
+
+@compiled(nogil=True, boundscheck=False)
+def _half(n: int) -> int:  # pragma: no cover - compiled
+    """Where numpy splits a stretch of n > 128 entries: half, down to a multiple of 8."""
+    n2 = n // 2
+    return n2 - n2 % UNROLL
+
+
+@compiled(nogil=True, boundscheck=False)
+def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's `a[lo:lo + n].sum()` of a contiguous float64 array, to the bit (numpy's `pairwise_sum`).
+
+    Above 128 entries numpy adds the sums of the two halves, recursively; here the same tree is walked with a
+    stack (numba's on-disk cache cannot hold a recursive function).
+    """
+    if n <= PAIRWISE_BLOCK:
+        return _block_sum(a, lo, n)
+    starts = np.empty(64, dtype=np.int64)  # the stretches from the root down to the one being summed
+    sizes = np.empty(64, dtype=np.int64)
+    lefts = np.empty(64)  # a stretch's left half's sum, once known
+    right_next = np.zeros(64, dtype=np.bool_)  # its left half is summed: its right half is being summed
+    top = 0
+    starts[0], sizes[0] = lo, n
+    while True:
+        size = sizes[top]
+        if size > PAIRWISE_BLOCK:  # go down the left half
+            right_next[top] = False
+            starts[top + 1], sizes[top + 1] = starts[top], _half(size)
+            top += 1
+            continue
+        val = _block_sum(a, starts[top], size)
+        top -= 1
+        while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
+            val = lefts[top] + val
+            top -= 1
+        if top < 0:
+            return val
+        lefts[top] = val  # a left half summed: on to the right half
+        right_next[top] = True
+        h = _half(sizes[top])
+        starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
+        top += 1
+
+
+@compiled(nogil=True, boundscheck=False)
+def _first_by_rank(
+    eligible: BoolArray, by_rank: IntArray, n: int, count: int, out: IntArray
+) -> int:  # pragma: no cover - compiled
+    """One unit more to each of the first `count` eligible entries in rank order; returns the units given."""
+    given = 0
+    for q in range(n):
+        if given >= count:
+            break
+        s = by_rank[q]
+        if eligible[s]:
+            out[s] += 1
+            given += 1
+    return given
+
+
+@compiled(nogil=True, boundscheck=False)
+def shelf_target_rows(
+    need: FloatArray,
+    rate: FloatArray,
+    limit: FloatArray,
+    valid: BoolArray,
+    pos: IntArray,
+    room: IntArray,
+    facing: int,
+    fill: BoolArray,
+    fast: IntArray,
+) -> IntArray:  # pragma: no cover - compiled
+    """(R, S) targets of R rows (0 outside each row's list): see the module docstring.
+
+    pos: each valid entry's place in its row's list (0..n-1); fast: its place by rate, fastest first (0..n-1).
+    """
+    R, S = need.shape
+    out = np.zeros((R, S), dtype=np.int64)
+    by_rank = np.empty(S, dtype=np.int64)  # the row's entries, fastest first
+    cap = np.empty(S, dtype=np.int64)
+    speed = np.empty(S)
+    eligible = np.empty(S, dtype=np.bool_)
+    w_list = np.empty(S)  # the weights in list order
+    for i in range(R):
+        row = out[i]
+        n = 0
+        for s in range(S):
+            if valid[i, s]:
+                by_rank[fast[i, s]] = s
+                n += 1
+        if n == 0 or room[i] <= 0:
+            continue
+        rm = room[i]
+        if n * facing >= rm:  # not even the facings fit: the fastest get a facing each, the next the rest
+            whole = rm // facing
+            rest = rm - whole * facing
+            for q in range(min(whole, n)):
+                row[by_rank[q]] = facing
+            if rest > 0 and whole < n:
+                row[by_rank[whole]] = rest
+            continue
+        total = 0
+        for s in range(S):
+            if valid[i, s]:
+                lim = limit[i, s]
+                c = lim if lim > facing or math.isnan(lim) else float(facing)  # np.maximum
+                cap[s] = np.int64(c)
+                x = np.ceil(need[i, s] - 1e-9)
+                x = x if x > facing or math.isnan(x) else float(facing)
+                x = x if x < c or math.isnan(x) else c  # np.minimum
+                row[s] = np.int64(x)
+                total += row[s]
+        if total > rm:  # the part above the facings scaled down to fit
+            budget = rm - n * facing
+            extra_sum = 0.0
+            for s in range(S):
+                if valid[i, s]:
+                    extra_sum += float(row[s] - facing)
+            left = rm
+            for s in range(S):
+                if valid[i, s]:
+                    extra = float(row[s] - facing)
+                    row[s] = facing + np.int64(np.floor(extra * budget / extra_sum))
+                    left -= row[s]
+                    eligible[s] = facing + extra > row[s]
+                else:
+                    eligible[s] = False
+            _first_by_rank(eligible, by_rank, n, left, row)
+            continue
+        spare = rm - total if fill[i] else 0
+        for s in range(S):
+            speed[s] = max(rate[i, s], 0.0) if not math.isnan(rate[i, s]) else rate[i, s]
+        for _ in range(SHARE_ROUNDS):  # the spare room shared by rate among products below their cap
+            if spare <= 0:
+                break
+            any_open = False
+            for s in range(S):
+                eligible[s] = valid[i, s] and cap[s] > row[s] and speed[s] > 0
+                any_open |= eligible[s]
+                if valid[i, s]:
+                    w_list[pos[i, s]] = speed[s] if eligible[s] else 0.0
+            if not any_open:
+                break
+            wsum = pairwise_sum(w_list, 0, n)
+            added = 0  # each one's share, at most up to its cap (0 everywhere: the row is stuck)
+            for s in range(S):
+                if eligible[s]:
+                    add = min(np.int64(np.floor(spare * speed[s] / wsum)), cap[s] - row[s])
+                    row[s] += add
+                    added += add
+            if added == 0:  # one unit each, fastest first, then the row is done
+                spare -= _first_by_rank(eligible, by_rank, n, spare, row)
+                break
+            spare -= added
+    return out
