@@ -33,40 +33,6 @@ def list_order(key: npt.ArrayLike, valid: BoolArray) -> tuple[IntArray, IntArray
     return np.where(valid, pos, LAST), order
 
 
-def fast_rank(rate: FloatArray, valid: BoolArray, pos: IntArray, order: IntArray | None = None) -> IntArray:
-    """Each valid entry's place among its row's by rate, fastest first (ties: list order); LAST elsewhere."""
-    R, S = rate.shape
-    speed = np.maximum(rate, 0.0)
-    if order is None:
-        key_order = np.lexsort((np.where(valid, pos, LAST), np.where(valid, -speed, np.inf)), axis=-1)
-    else:  # list order first, then a stable sort by speed: the same order as the lexsort
-        key = np.take_along_axis(np.where(valid, -speed, np.inf), order, axis=-1)
-        key_order = np.take_along_axis(order, _stable_argsort(key, valid.sum(axis=1)), axis=-1)
-    fast = np.empty_like(key_order)
-    np.put_along_axis(fast, key_order, np.broadcast_to(np.arange(S), (R, S)), axis=-1)
-    return np.where(valid, fast, LAST)  # 0 = the fastest product of the row
-
-
-def _stable_argsort(key: FloatArray, count: IntArray) -> IntArray:
-    """`np.argsort(key, axis=-1, kind="stable")` of rows whose first `count` keys are <= 0 and the rest inf.
-
-    The inf tail is numbered (1, 2, ... keeps it last, in place) and the rows sorted by numpy's faster unstable
-    sort, which is the stable order wherever the keys are distinct; rows with equal keys (or NaN) are sorted
-    again, stably.
-    """
-    R, S = key.shape
-    if np.isnan(key).any() or not R:
-        return np.argsort(key, axis=-1, kind="stable")
-    col = np.arange(S)
-    distinct = np.where(col[None, :] < count[:, None], key, 1.0 + col)
-    order = np.argsort(distinct, axis=-1)
-    srt = np.take_along_axis(distinct, order, axis=-1)
-    ties = (srt[:, 1:] == srt[:, :-1]).any(axis=1)
-    if ties.any():
-        order[ties] = np.argsort(key[ties], axis=-1, kind="stable")
-    return order
-
-
 def _first_in_order(eligible: BoolArray, rank: IntArray, count: IntArray) -> BoolArray:
     """Per row, the first `count` eligible entries in `rank` order (rank: 0.. along the row, LAST if out)."""
     S = eligible.shape[-1]  # (rank, column) as one distinct key: numpy's unstable sort gives the stable order
@@ -87,15 +53,8 @@ def shelf_targets(
     room: IntArray,
     facing: int,
     fill: BoolArray,
-    order: IntArray | None = None,
-    fast: IntArray | None = None,
 ) -> IntArray:
-    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list), compiled.
-
-    order: `list_order`'s (optional); fast: `fast_rank` of the rates (optional, worked out when missing).
-    """
-    if fast is None:
-        fast = fast_rank(rate, valid, pos, order)
+    """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list), compiled."""
     f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
     i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
     return shelf_target_rows(
@@ -107,7 +66,6 @@ def shelf_targets(
         i64(room),
         int(facing),
         np.ascontiguousarray(fill, dtype=np.bool_),
-        i64(fast),
     )
 
 

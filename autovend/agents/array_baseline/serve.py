@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est, RowGain
 from autovend.agents.array_baseline.review import add, dropped_wide, review, top
-from autovend.agents.array_baseline.rows import fast_rank, fit_within
+from autovend.agents.array_baseline.rows import fit_within
 from autovend.agents.array_baseline.targets import carried_order, cycle, levels, targets
 from autovend.agents.array_baseline.visits import Calendar
 from autovend.arrays.facts import SOON_DAYS
@@ -91,10 +91,8 @@ def serve(
     # (making room only takes off products no longer carried)
     co = carried_order(est, n, m)
     mean = levels(est, n, m, co[1], np.maximum(nxt - d, 1)[:, None], np.zeros(R, dtype=bool), co[0])
-    # the carried products by rate: the same order for every target below (their rates hold all day)
-    fast = fast_rank(mean[2], co[0], co[2], co[3])
-    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean, fast)
-    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean, fast, gain)
+    made_room = _make_room(est, n, m, d, nxt, avail, wh_next, expiry, soon, delisted, waste, off, co, mean)
+    restocked = _fill(est, n, m, d, nxt, long_gap, avail, wh_next, expiry, delisted, co, mean, gain)
     touched = restocked | reduced | (delisted >= 0).any(axis=1) | made_room
     book.last_visit[n, m] = np.where(touched, d, book.last_visit[n, m])
     first = (book.first_visit[n, m] == 0) & restocked
@@ -172,7 +170,6 @@ def _make_room(
     off: IntArray,
     co: tuple[BoolArray, IntArray, IntArray, IntArray],
     mean: tuple[FloatArray, FloatArray, FloatArray],
-    fast: IntArray,
 ) -> BoolArray:
     """Dropped products still on the shelf come off when the carried ones' mean needs want their room.
 
@@ -180,7 +177,7 @@ def _make_room(
     """
     book, st = est.book, est.st
     cap = st.capacity[m]
-    spare = cap - targets(est, n, m, nxt - d, cap, False, False, co, mean, fast).sum(axis=1)
+    spare = cap - targets(est, n, m, nxt - d, cap, False, False, co, mean).sum(axis=1)
     old = book.phase[n, m]
     if not old.any():
         return np.zeros(len(n), dtype=bool)
@@ -228,7 +225,6 @@ def _fill(
     delisted: IntArray,
     co: tuple[BoolArray, IntArray, IntArray, IntArray],
     mean: tuple[FloatArray, FloatArray, FloatArray],
-    fast: IntArray,
     gain: RowGain,
 ) -> BoolArray:
     """Restock: the carried products' mean needs, a facing each of uncarried paid-for stock, then the rest.
@@ -250,14 +246,14 @@ def _fill(
     shelf = np.where(held, book.shelf[n, m], 0)
     free = cap - shelf.sum(axis=1)
     use_k = usable[np.arange(R)[:, None], k]
-    base = np.maximum(targets(est, n, m, nxt - d, None, False, False, co, mean, fast) - shelf, 0)
+    base = np.maximum(targets(est, n, m, nxt - d, None, False, False, co, mean) - shelf, 0)
     base = fit_within(np.where(act, np.minimum(base, use_k), 0), act, pos, free)
     room = free - base.sum(axis=1)
     clear, clear_qty = _clearance(est, n, m, usable, room, gain)
     room = room - clear_qty.sum(axis=1)
     other = held & ~act
     keep = np.where(other, shelf, 0).sum(axis=1) + clear_qty.sum(axis=1)
-    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co, fast=fast) - shelf - base, 0)
+    full = np.maximum(targets(est, n, m, nxt - d, room=cap - keep, carried=co) - shelf - base, 0)
     need = base + fit_within(np.where(act, np.minimum(full, use_k - base), 0), act, pos, np.maximum(room, 0))
     need = np.where(act, need, 0)
     # restocks take the earliest-expiring warehouse units; the ones expiring soon were thrown away

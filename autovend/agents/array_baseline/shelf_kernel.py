@@ -116,6 +116,23 @@ def _first_by_rank(
 
 
 @compiled(nogil=True, boundscheck=False)
+def _rank_by_speed(speed: FloatArray, by_rank: IntArray, n: int) -> None:  # pragma: no cover - compiled
+    """Sort a row's entries (`by_rank[:n]`, in list order) fastest first, stably (NaN last): numpy's lexsort."""
+    for j in range(1, n):
+        s = by_rank[j]
+        x = speed[s]
+        q = j
+        while q > 0:
+            y = speed[by_rank[q - 1]]
+            if x > y or (math.isnan(y) and not math.isnan(x)):  # -x < -y: the faster goes first
+                by_rank[q] = by_rank[q - 1]
+                q -= 1
+            else:
+                break
+        by_rank[q] = s
+
+
+@compiled(nogil=True, boundscheck=False)
 def shelf_target_rows(
     need: FloatArray,
     rate: FloatArray,
@@ -125,11 +142,10 @@ def shelf_target_rows(
     room: IntArray,
     facing: int,
     fill: BoolArray,
-    fast: IntArray,
 ) -> IntArray:  # pragma: no cover - compiled
     """(R, S) targets of R rows (0 outside each row's list): see the module docstring.
 
-    pos: each valid entry's place in its row's list (0..n-1); fast: its place by rate, fastest first (0..n-1).
+    pos: each valid entry's place in its row's list (0..n-1). Ties in rate go in list order.
     """
     R, S = need.shape
     out = np.zeros((R, S), dtype=np.int64)
@@ -143,10 +159,12 @@ def shelf_target_rows(
         n = 0
         for s in range(S):
             if valid[i, s]:
-                by_rank[fast[i, s]] = s
+                by_rank[pos[i, s]] = s  # the list order, then by speed below
                 n += 1
+                speed[s] = max(rate[i, s], 0.0) if not math.isnan(rate[i, s]) else rate[i, s]  # np.maximum
         if n == 0 or room[i] <= 0:
             continue
+        _rank_by_speed(speed, by_rank, n)
         rm = room[i]
         if n * facing >= rm:  # not even the facings fit: the fastest get a facing each, the next the rest
             whole = rm // facing
@@ -185,8 +203,6 @@ def shelf_target_rows(
             _first_by_rank(eligible, by_rank, n, left, row)
             continue
         spare = rm - total if fill[i] else 0
-        for s in range(S):
-            speed[s] = max(rate[i, s], 0.0) if not math.isnan(rate[i, s]) else rate[i, s]
         for _ in range(SHARE_ROUNDS):  # the spare room shared by rate among products below their cap
             if spare <= 0:
                 break

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est
-from autovend.agents.array_baseline.rows import fast_rank, shelf_targets
+from autovend.agents.array_baseline.rows import shelf_targets
 from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
 from autovend.arrays.kernel import block_row_sums, nonzero
 
@@ -89,14 +89,13 @@ def targets(
     safety: bool = True,
     carried: tuple[BoolArray, IntArray, IntArray, IntArray] | None = None,
     mean_levels: tuple[FloatArray, FloatArray, FloatArray] | None = None,
-    fast: IntArray | None = None,
 ) -> IntArray:
     """`machine_targets` of rows (run n, machine m) over their next `days` days, as (rows, S) over the slots.
 
     carried: the rows' `carried_order`, when known; mean_levels: their `levels` over these days without safety
-    stock, when known (for `safety=False`); fast: the rows' `fast_rank` by their rates, when known.
+    stock, when known (for `safety=False`).
     """
-    act, k, pos, order = carried_order(est, n, m) if carried is None else carried
+    act, k, pos, _ = carried_order(est, n, m) if carried is None else carried
     H = np.maximum(days, 1)[:, None]
     if mean_levels is not None and not safety:
         need, limit, mu = mean_levels
@@ -105,7 +104,7 @@ def targets(
     if room is None:
         room = default_room(est, n, m)
     rows_fill = np.full(len(n), fill and est.cfg.fill_spare_room)
-    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill, order, fast)
+    return shelf_targets(need, mu, limit, act, pos, room, est.cfg.facing_units, rows_fill)
 
 
 def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
@@ -135,8 +134,6 @@ def cycle(est: Est, n: IntArray, m: IntArray) -> IntArray:
         np.tile(room, H),
         cfg.facing_units,
         np.full(H * rows, cfg.fill_spare_room),
-        rep(order),
-        rep(fast_rank(mu, act, pos, order)),  # the same order at every horizon
     ).reshape(H, rows, -1)
     # expected sales of the carried products only, in list order (the baseline's list)
     count = act.sum(axis=1)
