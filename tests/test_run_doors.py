@@ -217,7 +217,17 @@ def test_ctrl_c_prints_one_message_exits_130_and_keeps_the_checkpoint(tmp_path: 
     args = [sys.executable, "-m", "autovend.cli", "run", "--world", str(world), "--agent", "ctrlc.py:CtrlC"]
     args += ["--days", "5", "--out", "run", "--checkpoint", "sync", "--no-report"]
     env = {**os.environ, "AUTOVEND_TEST_CTRL_C": "1", "COLUMNS": "200"}
-    first = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, start_new_session=True)
+    # Ctrl-C as a terminal has it: a suite started in the background by a shell without job control (`make test &`
+    # in a script) hands its children SIGINT ignored, and Python then installs no handler for it
+    first = subprocess.run(
+        args,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert first.returncode == 130, first.stderr
     assert "Traceback" not in first.stderr and "KeyboardInterrupt" not in first.stderr, first.stderr
     assert "interrupted after day 2; continue with: autovend run" in " ".join(first.stdout.split())
