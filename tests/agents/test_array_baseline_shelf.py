@@ -128,3 +128,14 @@ def test_the_kernels_load_from_numbas_cache_in_a_new_process(tmp_path):
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == f"[{want}] True"
     assert any(tmp_path.rglob("*.nbc"))  # the second process had a cache to load
+
+
+@pytest.mark.parametrize("bad", [[0, 2, 5], [0, 0, 1], [-1, 0, 1], [1, 2, 3]])
+def test_list_places_that_are_not_a_rows_order_are_refused(bad):
+    valid = np.array([[True, True, True, False, False, False]])
+    pos = np.array([bad + [7, 7, 7]])
+    args = (np.ones((1, 6)), np.ones((1, 6)), np.full((1, 6), 9.0), valid, pos, np.array([20]), 5, np.array([True]))
+    with pytest.raises(ValueError, match="list places"):
+        shelf_targets(*args)
+    pos[0, :3] = [2, 0, 1]  # a permutation is fine
+    assert shelf_targets(*args).sum() == 20

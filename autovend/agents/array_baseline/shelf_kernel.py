@@ -157,11 +157,18 @@ def shelf_target_rows(
     for i in range(R):
         row = out[i]
         n = 0
+        by_rank[:] = -1
         for s in range(S):
             if valid[i, s]:
-                by_rank[pos[i, s]] = s  # the list order, then by speed below
+                p = pos[i, s]
+                if p < 0 or p >= S or by_rank[p] >= 0:
+                    raise ValueError("a row's list places (pos) must be 0..n-1, each once")
+                by_rank[p] = s  # the list order, then by speed below
                 n += 1
                 speed[s] = max(rate[i, s], 0.0) if not math.isnan(rate[i, s]) else rate[i, s]  # np.maximum
+        for q in range(n):  # n distinct places: they must be 0..n-1
+            if by_rank[q] < 0:
+                raise ValueError("a row's list places (pos) must be 0..n-1, each once")
         if n == 0 or room[i] <= 0:
             continue
         _rank_by_speed(speed, by_rank, n)
