@@ -194,10 +194,7 @@ def shelf_target_rows(
                 total += row[s]
         if total > rm:  # the part above the facings scaled down to fit
             budget = rm - n * facing
-            extra_sum = 0.0
-            for s in range(S):
-                if valid[i, s]:
-                    extra_sum += float(row[s] - facing)
+            extra_sum = float(total - n * facing)  # the parts above the facings: whole numbers, so exact
             left = rm
             for s in range(S):
                 if valid[i, s]:
