@@ -8,7 +8,7 @@ import numpy as np
 
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import RowGain, band_fen, clip_fen, estimate, price_fen
-from autovend.agents.array_baseline.review import FEW_PICKS, top, top_sorted
+from autovend.agents.array_baseline.review import top, top_sorted
 from autovend.agents.array_baseline.rows import LAST, _first_in_order, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels
 from autovend.arrays.core import ArraySim
@@ -33,7 +33,7 @@ def test_top_takes_the_best_valid_columns_ties_to_the_lower_one():
         R, K = int(rng.integers(1, 9)), int(rng.integers(1, 40))
         score = np.round(rng.normal(size=(R, K)), int(rng.integers(0, 3)))  # rounding gives ties
         valid = rng.random((R, K)) < rng.uniform(0.0, 1.0)
-        count = rng.integers(0, FEW_PICKS + 4 if trial % 2 else 4, R)
+        count = rng.integers(0, 12 if trial % 2 else 4, R)
         width = min(int(count.max()), K)
         cols, ok = top(score, valid, count)
         want = _plain_top(score, valid, count, width)
@@ -46,17 +46,25 @@ def test_top_takes_the_best_valid_columns_ties_to_the_lower_one():
 
 def test_top_with_scores_that_are_not_finite_is_the_partial_sorts():
     rng = np.random.default_rng(1)
-    for _ in range(400):
+    widths = set()
+    for trial in range(1200):
         R, K = int(rng.integers(1, 6)), int(rng.integers(1, 12))
-        score = rng.choice(np.array([0.0, 1.0, 2.0, 0.5, np.inf, -np.inf, np.nan]), (R, K))
-        valid = rng.random((R, K)) < 0.7
-        count = rng.integers(0, 4, R)
+        values = np.array([0.0, -0.0, 1.0, 2.0, 0.5, np.inf, -np.inf, np.nan])
+        p = np.full(len(values), 1.0)
+        p[-1] = [1.0, 20.0, 200.0][trial % 3]  # rows mostly NaN: fewer numbers than picks
+        score = rng.choice(values, (R, K), p=p / p.sum())
+        valid = rng.random((R, K)) < rng.uniform(0.3, 1.0)
+        count = rng.integers(0, K + 2, R)
         width = min(int(count.max()), K)
         cols, ok = top(score, valid, count)
+        assert cols.shape == ok.shape == (R, width)
         if width:
             want = top_sorted(np.where(valid, -score, np.inf), valid, count, width)
             assert np.array_equal(cols, want[0]) and np.array_equal(ok, want[1])
-        assert cols.shape == ok.shape == (R, width)
+            widths.add(
+                (width == K, bool(np.isnan(score[valid]).any()), bool(ok.sum() < np.minimum(count, width).sum()))
+            )
+    assert len(widths) == 8  # full and partial widths, with and without NaN, with rows short of picks
 
 
 def test_prices_with_their_bounds_kept_are_price_fen():

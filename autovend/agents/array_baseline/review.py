@@ -11,13 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.estimate import Est, RowGain
+from autovend.agents.array_baseline.picks import best_columns
 from autovend.arrays.kernel import nonzero
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 MIN_JUDGED_FOR_DROPS = 3
-FEW_PICKS = 8  # `top` takes up to this many picks a row one at a time
 
 
 class SlotsFull(ValueError):
@@ -74,27 +74,15 @@ def drop(est: Est, n: IntArray, m: IntArray, s: IntArray) -> None:
 def top(score: FloatArray, valid: BoolArray, count: IntArray) -> tuple[IntArray, BoolArray]:
     """Per row, the `count` valid columns with the highest score (ties: the lower column), best first.
 
-    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer). A few picks are
-    taken one at a time (each row's lowest key, the first of equal ones: `argmin`); more, or any valid score
-    that is not finite, by a partial sort (`top_sorted`), which gives the same picks.
+    Returns (columns, ok) of shape (R, max count): ok marks the picks (a row may have fewer). Compiled
+    (`picks.best_columns`, one pass a row); the picks are `top_sorted`'s, NaN scores included.
     """
     R, K = score.shape
     width = min(int(count.max()) if R else 0, K)
-    if width == 0:
-        return np.zeros((R, 0), dtype=np.int64), np.zeros((R, 0), dtype=bool)
-    key = np.full(score.shape, np.inf)  # np.where(valid, -score, np.inf), in one masked pass
-    np.negative(score, out=key, where=valid)
-    if width > FEW_PICKS or np.count_nonzero(np.isfinite(key)) != np.count_nonzero(valid):
-        return top_sorted(key, valid, count, width)
-    rows = np.arange(R)
     cols = np.zeros((R, width), dtype=np.int64)
     ok = np.zeros((R, width), dtype=bool)
-    for j in range(width):  # every valid key is finite: an invalid one (inf) is never the lowest of those left
-        c = np.argmin(key, axis=1)
-        got = (key[rows, c] < np.inf) & (count > j)
-        cols[got, j] = c[got]
-        ok[:, j] = got
-        key[rows[got], c[got]] = np.inf
+    if width:
+        best_columns(score, valid, np.asarray(count, dtype=np.int64), width, cols, ok)
     return cols, ok
 
 
