@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from autovend.agents.array_baseline import ArrayBaseline
-from autovend.agents.array_baseline.estimate import RowGain, band_fen, clip_fen, estimate, price_fen
+from autovend.agents.array_baseline.estimate import RowGain, _carried_sorted, band_fen, clip_fen, estimate, price_fen
 from autovend.agents.array_baseline.review import top, top_sorted
 from autovend.agents.array_baseline.rows import LAST, _first_in_order, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels
@@ -105,12 +105,18 @@ def test_what_the_book_keeps_is_what_it_would_work_out_again():
     policy = ArrayBaseline(world, 2, 64)
     obs = sim.reset([1, 2])
     book = policy.book
+    K = len(policy.st.sku_ids)
     n, m = np.repeat(np.arange(2), 20), np.tile(np.arange(20), 2)
     for _ in range(35):  # the opening, the first reviews (products added and dropped), clearance
         obs, _, _ = sim.step(policy.act(obs))
         kept = book.list_order(n, m)
         fresh = list_order(book.pk[n, m], book.active[n, m])
         assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])
+        an, am, a_s = np.nonzero(book.active)  # the carried products sorted by run, machine and product
+        ak = book.pk[an, am, a_s]
+        by = np.argsort((an * 20 + am) * K + ak)
+        got = _carried_sorted(book, K)
+        assert all(np.array_equal(g, w[by]) for g, w in zip(got, (an, am, ak, a_s), strict=True))
         est = estimate(book, policy.st, policy.config)  # the day's first rates: the carried ones' reused
         r, s = np.nonzero(book.pk[n, m] >= 0)
         assert np.array_equal(est.slot_mu(n, m)[r, s], est.mu(n[r], m[r], book.pk[n[r], m[r], s]))

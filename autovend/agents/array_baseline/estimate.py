@@ -187,12 +187,14 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
 
 
 def _carried_sorted(book: Book, K: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """(n, m, k, slot) of the carried products, by run, machine and product."""
+    """(n, m, k, slot) of the carried products, by run, machine and product (the book's lists, in catalog order)."""
     N, M, S = book.pk.shape
-    n, m, s = nonzero(book.active)
-    k = book.pk[n, m, s]
-    order = np.argsort((n * M + m) * K + k)  # keys distinct: a product is in one slot of a machine
-    return n[order], m[order], k[order], s[order]
+    rows = np.arange(N * M)
+    _, order = book.list_order(rows // M, rows % M)  # each row's carried slots first, by product
+    r, j = nonzero(np.arange(S)[None, :] < book.active.sum(axis=2).reshape(-1, 1))
+    s = order[r, j]
+    n, m = np.divmod(r, M)
+    return n, m, book.pk[n, m, s], s
 
 
 def _pooled_index(
