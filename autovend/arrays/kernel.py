@@ -3,10 +3,9 @@
 The simulator computes a machine's total attraction W as `w.sum(axis=-1)` over the stocked block (its machines
 x every product on some shelf, zeros where a machine does not hold a product). Floating-point addition is not
 associative, so a total taken over a machine's own products alone can differ from it in the last bit.
-`block_row_sums` gives numpy's own result from the non-zero entries and their places in the block: numpy's
-add-reduce of a contiguous row is a pairwise sum (blocks of at most 128 entries summed in 8 accumulators, the
-blocks halved down to that size), and a zero entry leaves every partial sum as it was, so only the non-zero
-entries and their positions matter. `tests/arrays/test_kernel.py` holds it equal to `ndarray.sum`.
+`block_row_sums` gives numpy's own result from the non-zero entries and their places in the block, by walking
+numpy's pairwise tree over the stretches that hold entries (`autovend.arrays.pairwise`, compiled).
+`tests/arrays/test_kernel.py` holds it equal to `ndarray.sum`.
 
 `exact_quantiles` is `autovend.demand.kernel.demand_from_uniforms` (the smallest n with P(N <= n) >= u) with a
 fast path (`poisson_quantiles`): the Poisson CDF at 0..`FAST_TERMS`-1 by the recurrence p_n = p_{n-1} lam / n,
@@ -18,43 +17,19 @@ totals were summed in any order, and only the unsure draws need the simulator's 
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import numpy.typing as npt
 
+from autovend.arrays.pairwise import sorted_row_sums
 from autovend.demand.kernel import demand_from_uniforms
-from autovend.distinct import distinct
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: rows up to this length are summed in 8 accumulators
-UNROLL = 8
 FAST_TERMS = 400  # CDF terms of the fast path at most
 FAST_MARGIN = 1e-9  # a uniform this close to a CDF value goes to the exact routine
 FAST_RATE = 300.0  # rates above this go to the exact routine (exp(-rate) would lose its precision)
-DENSE_CELLS = 1 << 19  # cells of the dense block `dense_row_sums` fills at a time (4 MiB)
-
-
-def _leaves(pos: IntArray, length: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """Each entry's leaf of numpy's pairwise tree: heap index, start, size of the leaf, depth of the leaf."""
-    node = np.ones(len(pos), dtype=np.int64)
-    lo = np.zeros(len(pos), dtype=np.int64)
-    n = length.astype(np.int64, copy=True)
-    depth = np.zeros(len(pos), dtype=np.int64)
-    split = n > PAIRWISE_BLOCK
-    while split.any():
-        half = n[split] // 2
-        n2 = half - half % UNROLL
-        right = pos[split] - lo[split] >= n2
-        node[split] = 2 * node[split] + right
-        lo[split] += np.where(right, n2, 0)
-        n[split] = np.where(right, n[split] - n2, n2)
-        depth[split] += 1
-        split = n > PAIRWISE_BLOCK
-    return node, lo, n, depth
 
 
 def nonzero(a: npt.ArrayLike) -> tuple[IntArray, ...]:
@@ -97,7 +72,7 @@ def block_row_sums(
 
     row, pos, val: each non-zero entry's row, its position in the row and its value; length: (n_rows,) the length
     of each row (entries not given are zeros). Rows without entries sum to 0. `presorted`: the entries already
-    come by row, then position (they are not sorted again).
+    come by row, then position (they are not sorted again). Compiled: `autovend.arrays.pairwise.sorted_row_sums`.
     """
     out = np.zeros(n_rows, dtype=np.float64)
     if not len(row):
@@ -109,133 +84,13 @@ def block_row_sums(
     if not presorted:
         order = np.argsort(row * (int(length.max()) + 1) + pos, kind="stable")  # by row, then position
         row, pos, val = row[order], pos[order], val[order]
-    L = length[row]
-    short = L <= PAIRWISE_BLOCK
-    if short.any():  # one block: 8 accumulators and a tail (or a tail alone under 8 entries)
-        out_rows, local = _runs(row[short])
-        out[out_rows] = _leaf_sums(local, pos[short], L[short], val[short], len(out_rows))
-    long_ = ~short
-    if long_.any():
-        sizes = distinct(L[long_])
-        if len(sizes) == 1:  # rows of one length: its tree, once
-            out_rows, local = _runs(row[long_])
-            out[out_rows] = _tree_sums(_tree(int(sizes[0])), local, pos[long_], val[long_], len(out_rows))
-        else:
-            out += _general_sums(row[long_], pos[long_], val[long_], length, n_rows)
+    sorted_row_sums(row, pos, val, length, out)
     return out
 
 
 def dense_row_sums(row: IntArray, pos: IntArray, val: FloatArray, length: int, n_rows: int) -> FloatArray:
-    """`block_row_sums` of rows of one `length` (entries distinct and sorted by row), by numpy itself.
-
-    The entries are written into a dense block of rows (a few hundred at a time) and numpy sums its rows: the
-    same sums, cheaper than the emulation where the rows are long and not too sparse (the estimates' catalog rows).
-    """
-    out = np.zeros(n_rows, dtype=np.float64)
-    if not len(row):
-        return out
-    chunk = max(1, min(n_rows, DENSE_CELLS // max(length, 1)))
-    bounds = np.searchsorted(row, np.arange(0, n_rows + chunk, chunk))
-    block = np.zeros((chunk, length), dtype=np.float64)
-    for i, lo in enumerate(range(0, n_rows, chunk)):
-        a, b = int(bounds[i]), int(bounds[i + 1])
-        if a == b:
-            continue
-        r, c = row[a:b] - lo, pos[a:b]
-        block[r, c] = val[a:b]
-        out[lo : lo + chunk] = block[: min(chunk, n_rows - lo)].sum(axis=1)
-        block[r, c] = 0.0
-    return out
-
-
-def _runs(row: IntArray) -> tuple[IntArray, IntArray]:
-    """The distinct values of a sorted array and each entry's index among them."""
-    first = np.ones(len(row), dtype=bool)
-    first[1:] = row[1:] != row[:-1]
-    return row[first], np.cumsum(first) - 1
-
-
-def _leaf_sums(local: IntArray, off: IntArray, n: IntArray, val: FloatArray, count: int) -> FloatArray:
-    """Sums of leaves (a block of n <= 128 entries each; entries sorted by leaf, then offset)."""
-    body = (n >= UNROLL) & (off < n - n % UNROLL)
-    acc = np.bincount(local[body] * UNROLL + off[body] % UNROLL, weights=val[body], minlength=count * UNROLL)
-    acc = acc.reshape(count, UNROLL)
-    value = ((acc[:, 0] + acc[:, 1]) + (acc[:, 2] + acc[:, 3])) + ((acc[:, 4] + acc[:, 5]) + (acc[:, 6] + acc[:, 7]))
-    tail = ~body  # the rest of a block, or a block of fewer than 8 entries: added one by one after it
-    g = np.concatenate([np.arange(count), local[tail]])
-    return np.bincount(g, weights=np.concatenate([value, val[tail]]), minlength=count).astype(np.float64, copy=False)
-
-
-class _Tree:
-    """numpy's pairwise tree of a row of one length: its blocks (leaves) and how they combine."""
-
-    def __init__(self, length: int) -> None:
-        lo: list[int] = []
-        size: list[int] = []
-        program: list[tuple[int, int]] = []  # (left, right) of each inner node, children first
-
-        def build(start: int, n: int) -> int:
-            if n <= PAIRWISE_BLOCK:
-                lo.append(start)
-                size.append(n)
-                return -len(lo)  # leaves: -1, -2, ...
-            n2 = n // 2 - (n // 2) % UNROLL
-            left = build(start, n2)
-            right = build(start + n2, n - n2)
-            program.append((left, right))
-            return len(program) - 1
-
-        self.root = build(0, length)
-        self.lo = np.array(lo, dtype=np.int64)
-        self.size = np.array(size, dtype=np.int64)
-        self.leaf_of = np.repeat(np.arange(len(lo)), self.size)  # leaf of each position
-        self.program = program
-
-
-@functools.lru_cache(maxsize=32)
-def _tree(length: int) -> _Tree:
-    return _Tree(length)
-
-
-def _tree_sums(tree: _Tree, local: IntArray, pos: IntArray, val: FloatArray, count: int) -> FloatArray:
-    """Row sums of `count` rows of the tree's length (entries sorted by row, then position)."""
-    nl = len(tree.lo)
-    leaf = tree.leaf_of[pos]
-    leaves = _leaf_sums(local * nl + leaf, pos - tree.lo[leaf], tree.size[leaf], val, count * nl).reshape(count, nl)
-    if tree.root < 0:
-        return leaves[:, 0]
-    inner: list[FloatArray] = []
-    for left, right in tree.program:
-        a = leaves[:, -left - 1] if left < 0 else inner[left]
-        b = leaves[:, -right - 1] if right < 0 else inner[right]
-        inner.append(a + b)
-    return inner[tree.root]
-
-
-def _general_sums(row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, n_rows: int) -> FloatArray:
-    """Row sums of rows of many lengths over 128 (entries sorted by row, then position)."""
-    out = np.zeros(n_rows, dtype=np.float64)
-    node, lo, n, depth = _leaves(pos, length[row])
-    keys, leaf = np.unique(row * (1 << 20) + node, return_inverse=True)
-    value = _leaf_sums(leaf, pos - lo, n, val, len(keys))
-    leaf_row = keys >> 20
-    node_id = keys & ((1 << 20) - 1)
-    node_depth = np.zeros(len(keys), dtype=np.int64)
-    node_depth[leaf] = depth
-    level = int(node_depth.max())
-    rows_, nodes_, vals_, depths_ = leaf_row, node_id, value, node_depth
-    while level > 0:  # a node is its left child plus its right child
-        up = depths_ == level
-        parent_key = rows_[up] * (1 << 20) + (nodes_[up] >> 1)
-        pk, inv = np.unique(parent_key, return_inverse=True)
-        sums = np.bincount(inv, weights=vals_[up], minlength=len(pk))  # left + right (0 + a + b, exact)
-        rows_ = np.r_[rows_[~up], pk >> 20]
-        nodes_ = np.r_[nodes_[~up], pk & ((1 << 20) - 1)]
-        vals_ = np.r_[vals_[~up], sums]
-        depths_ = np.r_[depths_[~up], np.full(len(pk), level - 1)]
-        level -= 1
-    out[rows_] = vals_
-    return out
+    """`block_row_sums` of rows of one `length` (entries distinct and sorted by row, then position)."""
+    return block_row_sums(row, pos, val, np.full(n_rows, length, dtype=np.int64), n_rows, presorted=True)
 
 
 def poisson_quantiles(uniforms: npt.ArrayLike, rates: npt.ArrayLike) -> tuple[IntArray, BoolArray]:

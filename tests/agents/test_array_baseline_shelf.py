@@ -1,4 +1,4 @@
-"""The compiled shelf targets: numpy's pairwise sums to the bit, and the baseline's targets on every branch."""
+"""The compiled shelf targets: the baseline's targets on every branch, and a cache that loads in a new process."""
 
 from __future__ import annotations
 
@@ -10,20 +10,7 @@ import numpy as np
 import pytest
 
 from autovend.agents.array_baseline.rows import list_order, shelf_targets
-from autovend.agents.array_baseline.shelf_kernel import pairwise_sum
 from autovend.agents.baseline.targets import shelf_targets as b_shelf_targets
-
-
-def test_pairwise_sum_is_numpys_sum_to_the_bit():
-    rng = np.random.default_rng(7)
-    for n in [*range(0, 140), 255, 256, 257, 1000, 1031, 4099]:
-        x = rng.standard_normal(n + 3) * 10.0 ** rng.integers(-8, 9, n + 3)
-        for lo in (0, 3):  # also a stretch that does not start at the array's first entry
-            want = np.sum(x[lo : lo + n])
-            assert pairwise_sum(x, lo, n).hex() == float(want).hex(), (n, lo)
-    # a sum that depends on the order: 1 + 2^53's pieces, which a sequential sum would round away
-    y = np.array([2.0**53] + [1.0] * 15)
-    assert pairwise_sum(y, 0, 16) == np.sum(y) != sum(y.tolist())
 
 
 def _rows(rng: np.random.Generator, R: int, S: int, facing: int):
@@ -114,7 +101,7 @@ def test_the_kernels_load_from_numbas_cache_in_a_new_process(tmp_path):
     code = (
         "import numpy as np\n"
         "from autovend.agents.array_baseline.rows import list_pos, shelf_targets\n"
-        "from autovend.agents.array_baseline.shelf_kernel import pairwise_sum\n"
+        "from autovend.arrays.pairwise import pairwise_sum\n"
         "valid = np.ones((1, 3), dtype=bool)\n"
         "got = shelf_targets(np.array([[12.0, 4.0, 20.0]]), np.array([[2.0, 1.0, 3.0]]), np.full((1, 3), 99.0),\n"
         "                    valid, list_pos(np.arange(3)[None, :], valid), np.array([30]), 5, np.array([True]))\n"

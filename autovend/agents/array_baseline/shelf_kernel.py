@@ -7,8 +7,7 @@ the same floating-point operations in the same order, so the integers are the ba
 row by row): the facings only when even they do not fit; each product's need rounded up to at least a facing
 and at most its cap; the part above the facings scaled down when over the room (whole units lost to flooring to
 the fastest); the spare room shared by rate in `SHARE_ROUNDS` passes (then unit by unit, fastest first). The
-sum of the weights is numpy's `np.sum` of the row's list (`pairwise_sum`): 8 accumulators over blocks of up to
-128 entries, halves above that, the order `autovend.arrays.kernel.block_row_sums` emulates in numpy.
+sum of the weights is numpy's `np.sum` of the row's list (`autovend.arrays.pairwise.pairwise_sum`).
 """
 
 from __future__ import annotations
@@ -19,84 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.baseline.targets import SHARE_ROUNDS
-from autovend.arrays.kernel import PAIRWISE_BLOCK, UNROLL
+from autovend.arrays.pairwise import pairwise_sum
 from autovend.calibration.kernels import compiled
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-@compiled(nogil=True, boundscheck=False)
-def _block_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
-    """numpy's sum of a block of n <= 128 entries: sequential under 8, else 8 accumulators and the tail."""
-    if n < UNROLL:
-        res = 0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    body = n - n % UNROLL
-    i = UNROLL
-    while i < body:
-        j = lo + i
-        r0 += a[j]
-        r1 += a[j + 1]
-        r2 += a[j + 2]
-        r3 += a[j + 3]
-        r4 += a[j + 4]
-        r5 += a[j + 5]
-        r6 += a[j + 6]
-        r7 += a[j + 7]
-        i += UNROLL
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    for k in range(lo + body, lo + n):
-        res += a[k]
-    return res
-
-
-@compiled(nogil=True, boundscheck=False)
-def _half(n: int) -> int:  # pragma: no cover - compiled
-    """Where numpy splits a stretch of n > 128 entries: half, down to a multiple of 8."""
-    n2 = n // 2
-    return n2 - n2 % UNROLL
-
-
-@compiled(nogil=True, boundscheck=False)
-def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
-    """numpy's `a[lo:lo + n].sum()` of a contiguous float64 array, to the bit (numpy's `pairwise_sum`).
-
-    Above 128 entries numpy adds the sums of the two halves, recursively; here the same tree is walked with a
-    stack (numba's on-disk cache cannot hold a recursive function).
-    """
-    if n <= PAIRWISE_BLOCK:
-        return _block_sum(a, lo, n)
-    starts = np.empty(64, dtype=np.int64)  # the stretches from the root down to the one being summed
-    sizes = np.empty(64, dtype=np.int64)
-    lefts = np.empty(64)  # a stretch's left half's sum, once known
-    right_next = np.zeros(64, dtype=np.bool_)  # its left half is summed: its right half is being summed
-    top = 0
-    starts[0], sizes[0] = lo, n
-    while True:
-        size = sizes[top]
-        if size > PAIRWISE_BLOCK:  # go down the left half
-            right_next[top] = False
-            starts[top + 1], sizes[top + 1] = starts[top], _half(size)
-            top += 1
-            continue
-        val = _block_sum(a, starts[top], size)
-        top -= 1
-        while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
-            val = lefts[top] + val
-            top -= 1
-        if top < 0:
-            return val
-        lefts[top] = val  # a left half summed: on to the right half
-        right_next[top] = True
-        h = _half(sizes[top])
-        starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
-        top += 1
 
 
 @compiled(nogil=True, boundscheck=False)

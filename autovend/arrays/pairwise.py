@@ -1,0 +1,174 @@
+"""numpy's sums of float64 rows, compiled, to the bit: numpy's `pairwise_sum` and rows given by their entries.
+
+numpy's add-reduce of a contiguous row is a pairwise sum: a stretch of up to `PAIRWISE_BLOCK` (128) entries is
+summed in `UNROLL` (8) accumulators and a tail (under 8 entries: one after the other), a longer one is split in
+two halves (the left one rounded down to a multiple of 8) whose sums are added. `pairwise_sum` walks that tree
+over a contiguous array with an explicit stack (numba's on-disk cache cannot hold a recursive function: a
+recursive version compiled and passed, and crashed every later process that loaded it from the cache).
+
+`sorted_row_sums` gives the sum numpy would take of each row of a dense block (zeros but at the given entries)
+from the entries alone: a stretch without entries sums to 0.0, so only the stretches that hold entries are
+walked, and each leaf is summed from a 128-entry buffer holding its zeros and entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from autovend.calibration.kernels import compiled
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+PAIRWISE_BLOCK = 128  # numpy's PW_BLOCKSIZE: stretches up to this length are summed in 8 accumulators
+UNROLL = 8
+STACK = 64  # stretches from the root down: a row of 2**63 entries is under 64 halvings deep
+
+
+@compiled(nogil=True, boundscheck=False)
+def _block_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's sum of a block of n <= 128 entries: sequential under 8, else 8 accumulators and the tail."""
+    if n < UNROLL:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    body = n - n % UNROLL
+    i = UNROLL
+    while i < body:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += UNROLL
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for k in range(lo + body, lo + n):
+        res += a[k]
+    return res
+
+
+@compiled(nogil=True, boundscheck=False)
+def _half(n: int) -> int:  # pragma: no cover - compiled
+    """Where numpy splits a stretch of n > 128 entries: half, down to a multiple of 8."""
+    n2 = n // 2
+    return n2 - n2 % UNROLL
+
+
+@compiled(nogil=True, boundscheck=False)
+def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's `a[lo:lo + n].sum()` of a contiguous float64 array, to the bit (numpy's `pairwise_sum`).
+
+    Above 128 entries numpy adds the sums of the two halves, recursively; here the same tree is walked with a
+    stack (numba's on-disk cache cannot hold a recursive function).
+    """
+    if n <= PAIRWISE_BLOCK:
+        return _block_sum(a, lo, n)
+    starts = np.empty(64, dtype=np.int64)  # the stretches from the root down to the one being summed
+    sizes = np.empty(64, dtype=np.int64)
+    lefts = np.empty(64)  # a stretch's left half's sum, once known
+    right_next = np.zeros(64, dtype=np.bool_)  # its left half is summed: its right half is being summed
+    top = 0
+    starts[0], sizes[0] = lo, n
+    while True:
+        size = sizes[top]
+        if size > PAIRWISE_BLOCK:  # go down the left half
+            right_next[top] = False
+            starts[top + 1], sizes[top + 1] = starts[top], _half(size)
+            top += 1
+            continue
+        val = _block_sum(a, starts[top], size)
+        top -= 1
+        while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
+            val = lefts[top] + val
+            top -= 1
+        if top < 0:
+            return val
+        lefts[top] = val  # a left half summed: on to the right half
+        right_next[top] = True
+        h = _half(sizes[top])
+        starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
+        top += 1
+
+
+@compiled(nogil=True, boundscheck=False)
+def _sparse_sum(
+    pos: IntArray,
+    val: FloatArray,
+    i0: int,
+    i1: int,
+    length: int,
+    buf: FloatArray,
+    starts: IntArray,
+    sizes: IntArray,
+    lefts: FloatArray,
+    right_next: npt.NDArray[np.bool_],
+) -> float:  # pragma: no cover - compiled
+    """numpy's sum of a dense row of `length` whose non-zeros are entries i0..i1 (sorted by position)."""
+    cursor = i0
+    top = 0
+    starts[0], sizes[0] = 0, length
+    while True:
+        lo, size = starts[top], sizes[top]
+        end = lo + size
+        if cursor >= i1 or pos[cursor] >= end:  # no entry in the stretch: its sum is 0.0
+            v = 0.0
+        elif size > PAIRWISE_BLOCK:  # go down the left half
+            right_next[top] = False
+            starts[top + 1], sizes[top + 1] = lo, _half(size)
+            top += 1
+            continue
+        else:  # a leaf: its zeros and entries in the buffer
+            for q in range(size):
+                buf[q] = 0.0
+            while cursor < i1 and pos[cursor] < end:
+                buf[pos[cursor] - lo] = val[cursor]
+                cursor += 1
+            v = _block_sum(buf, 0, size)
+        top -= 1
+        while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
+            v = lefts[top] + v
+            top -= 1
+        if top < 0:
+            return v
+        lefts[top] = v  # a left half summed: on to the right half
+        right_next[top] = True
+        h = _half(sizes[top])
+        starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
+        top += 1
+
+
+@compiled(nogil=True, boundscheck=False)
+def sorted_row_sums(
+    row: IntArray, pos: IntArray, val: FloatArray, length: IntArray, out: FloatArray
+) -> None:  # pragma: no cover - compiled
+    """out[r] = numpy's sum of row r (of `length[r]`, zeros but at its entries) for every row with entries.
+
+    The entries come by row, then position, distinct, each inside its row; anything else raises ValueError.
+    """
+    n_rows = len(out)
+    buf = np.zeros(PAIRWISE_BLOCK)
+    starts = np.empty(STACK, dtype=np.int64)
+    sizes = np.empty(STACK, dtype=np.int64)
+    lefts = np.empty(STACK)
+    right_next = np.zeros(STACK, dtype=np.bool_)
+    E = len(row)
+    i = 0
+    while i < E:
+        r = row[i]
+        if r < 0 or r >= n_rows or (i > 0 and r < row[i - 1]):
+            raise ValueError("entries must come by row (rows 0..n_rows-1, ascending)")
+        j = i
+        while j < E and row[j] == r:
+            if pos[j] < 0 or pos[j] >= length[r] or (j > i and pos[j] <= pos[j - 1]):
+                raise ValueError("a row's entries must be distinct positions inside it, ascending")
+            j += 1
+        out[r] = _sparse_sum(pos, val, i, j, length[r], buf, starts, sizes, lefts, right_next)
+        i = j
