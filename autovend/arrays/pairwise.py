@@ -8,7 +8,8 @@ recursive version compiled and passed, and crashed every later process that load
 
 `sorted_row_sums` gives the sum numpy would take of each row of a dense block (zeros but at the given entries)
 from the entries alone: a stretch without entries sums to 0.0, so only the stretches that hold entries are
-walked, and each leaf is summed from a 128-entry buffer holding its zeros and entries.
+walked, and a leaf's 8 accumulators add its entries alone, from 0.0. Leaving the zeros out changes no partial sum
+but the sign of a zero one, and numpy's sum is its identity 0.0 plus the tree's: a zero sum is 0.0 either way.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover -
     stack (numba's on-disk cache cannot hold a recursive function).
     """
     if n <= PAIRWISE_BLOCK:
-        return _block_sum(a, lo, n)
+        return 0.0 + _block_sum(a, lo, n)  # numpy adds the sum to its identity: -0.0 comes out 0.0
     starts = np.empty(64, dtype=np.int64)  # the stretches from the root down to the one being summed
     sizes = np.empty(64, dtype=np.int64)
     lefts = np.empty(64)  # a stretch's left half's sum, once known
@@ -90,12 +91,56 @@ def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover -
             val = lefts[top] + val
             top -= 1
         if top < 0:
-            return val
+            return 0.0 + val  # numpy adds the sum to its identity: -0.0 comes out 0.0
         lefts[top] = val  # a left half summed: on to the right half
         right_next[top] = True
         h = _half(sizes[top])
         starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
         top += 1
+
+
+@compiled(nogil=True, boundscheck=False)
+def _leaf_from_entries(
+    pos: IntArray, val: FloatArray, i0: int, i1: int, lo: int, n: int
+) -> float:  # pragma: no cover - compiled
+    """`_block_sum` of a leaf of n <= 128 places whose non-zeros are entries i0..i1, but for the sign of a zero.
+
+    Adding a zero leaves a partial sum as it was (up to the sign of a zero sum), so each accumulator is the sum of
+    its own entries from 0.0, in order, and the tail adds its entries after them.
+    """
+    res = 0.0
+    if n < UNROLL:
+        for e in range(i0, i1):
+            res += val[e]
+        return res
+    body = n - n % UNROLL
+    r0 = r1 = r2 = r3 = r4 = r5 = r6 = r7 = 0.0
+    e = i0
+    while e < i1 and pos[e] - lo < body:
+        lane = (pos[e] - lo) % UNROLL
+        x = val[e]
+        if lane == 0:
+            r0 += x
+        elif lane == 1:
+            r1 += x
+        elif lane == 2:
+            r2 += x
+        elif lane == 3:
+            r3 += x
+        elif lane == 4:
+            r4 += x
+        elif lane == 5:
+            r5 += x
+        elif lane == 6:
+            r6 += x
+        else:
+            r7 += x
+        e += 1
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while e < i1:
+        res += val[e]
+        e += 1
+    return res
 
 
 @compiled(nogil=True, boundscheck=False)
@@ -105,7 +150,6 @@ def _sparse_sum(
     i0: int,
     i1: int,
     length: int,
-    buf: FloatArray,
     starts: IntArray,
     sizes: IntArray,
     lefts: FloatArray,
@@ -118,20 +162,18 @@ def _sparse_sum(
     while True:
         lo, size = starts[top], sizes[top]
         end = lo + size
-        if cursor >= i1 or pos[cursor] >= end:  # no entry in the stretch: its sum is 0.0
+        if cursor >= i1 or pos[cursor] >= end:  # no entry in the stretch: its sum is a zero
             v = 0.0
         elif size > PAIRWISE_BLOCK:  # go down the left half
             right_next[top] = False
             starts[top + 1], sizes[top + 1] = lo, _half(size)
             top += 1
             continue
-        else:  # a leaf: its zeros and entries in the buffer
-            for q in range(size):
-                buf[q] = 0.0
+        else:  # a leaf: its accumulators add its entries alone
+            first = cursor
             while cursor < i1 and pos[cursor] < end:
-                buf[pos[cursor] - lo] = val[cursor]
                 cursor += 1
-            v = _block_sum(buf, 0, size)
+            v = _leaf_from_entries(pos, val, first, cursor, lo, size)
         top -= 1
         while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
             v = lefts[top] + v
@@ -154,7 +196,6 @@ def sorted_row_sums(
     The entries come by row, then position, distinct, each inside its row; anything else raises ValueError.
     """
     n_rows = len(out)
-    buf = np.zeros(PAIRWISE_BLOCK)
     starts = np.empty(STACK, dtype=np.int64)
     sizes = np.empty(STACK, dtype=np.int64)
     lefts = np.empty(STACK)
@@ -170,5 +211,5 @@ def sorted_row_sums(
             if pos[j] < 0 or pos[j] >= length[r] or (j > i and pos[j] <= pos[j - 1]):
                 raise ValueError("a row's entries must be distinct positions inside it, ascending")
             j += 1
-        out[r] = _sparse_sum(pos, val, i, j, length[r], buf, starts, sizes, lefts, right_next)
+        out[r] = _sparse_sum(pos, val, i, j, length[r], starts, sizes, lefts, right_next)
         i = j

@@ -18,6 +18,8 @@ def test_pairwise_sum_is_numpys_sum_to_the_bit():
     # a sum that depends on the order: 1 + 2^53's pieces, which a sequential sum would round away
     y = np.array([2.0**53] + [1.0] * 15)
     assert pairwise_sum(y, 0, 16) == np.sum(y) != sum(y.tolist())
+    for n in (1, 8, 200):  # numpy's sum of -0.0s is 0.0, though its 8 accumulators start at -0.0
+        assert pairwise_sum(np.full(n, -0.0), 0, n).hex() == np.sum(np.full(n, -0.0)).hex() == "0x0.0p+0"
 
 
 def _sums(x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -75,3 +77,23 @@ def test_entries_out_of_order_or_outside_their_row_are_refused(row, pos, what):
     out = np.zeros(3)
     with pytest.raises(ValueError, match=what):
         sorted_row_sums(np.array(row), np.array(pos), np.ones(len(row)), np.full(3, 4), out)
+
+
+@pytest.mark.parametrize("C", [5, 8, 64, 300])
+def test_entries_of_zero_or_minus_zero_sum_as_numpy_sums_them(C):
+    rng = np.random.default_rng(C + 1)
+    R = 40
+    x = rng.standard_normal((R, C)) * (rng.random((R, C)) < 0.3)
+    given = rng.random((R, C)) < 0.5  # the places passed as entries: some hold 0.0 ...
+    x[rng.random((R, C)) < 0.2] = -0.0  # ... or -0.0
+    x[:5] = np.where(rng.random((5, C)) < 0.5, -0.0, 0.0)  # rows of signed zeros alone
+    x[5] = -0.0  # numpy's sum of it is 0.0 (the tree's sum, -0.0, added to 0.0)
+    given[5] = True
+    r, p = np.nonzero(given | (x != 0))
+    out = np.full(R, np.nan)
+    sorted_row_sums(r, p, x[r, p], np.full(R, C), out)
+    want = x.sum(axis=1)
+    has = np.zeros(R, dtype=bool)
+    has[r] = True
+    assert [v.hex() for v in out[has]] == [float(v).hex() for v in want[has]]
+    assert not np.signbit(out[5])
