@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.arrays.kernel import nonzero
+from autovend.calibration.kernels import compiled
 
 Int32 = npt.NDArray[np.int32]
 IntArray = npt.NDArray[np.int64]
@@ -46,15 +47,7 @@ class BatchTable:
             extra = need - self.width
             self.expiry = np.concatenate([self.expiry, np.full((len(self.expiry), extra), NONE, np.int32)], axis=1)
             self.qty = np.concatenate([self.qty, np.zeros((len(self.qty), extra), np.int32)], axis=1)
-        w = min(expiry.shape[1], self.width)
-        if w < self.width:  # whole rows written at once
-            e = np.full((len(rows), self.width), NONE, dtype=np.int32)
-            q = np.zeros((len(rows), self.width), dtype=np.int32)
-            e[:, :w], q[:, :w] = expiry[:, :w], qty[:, :w]
-            expiry, qty = e, q
-        self.expiry[rows] = expiry[:, : self.width]
-        self.qty[rows] = qty[:, : self.width]
-        self.used[rows] = count
+        _put_rows(self.expiry, self.qty, self.used, np.asarray(rows, dtype=np.int64), expiry, qty)
 
     def clear(self, rows: IntArray) -> None:
         """Empty `rows`."""
@@ -96,20 +89,9 @@ def taken_between(qty: Int32, start: IntArray, stop: IntArray) -> Int32:
 
 def drop_front(expiry: Int32, qty: Int32, n: IntArray) -> tuple[Int32, Int32]:
     """The rows without their first `n` units (earliest first), packed to the left again."""
-    R, width = qty.shape
-    left = np.empty(qty.shape, dtype=np.int32)
-    shift = np.zeros(R, dtype=np.int64)  # batches taken whole: a prefix of the row
-    before = np.zeros(R, dtype=np.int64)
-    for j in range(width):
-        cum = before + qty[:, j]
-        shift += cum <= n
-        left[:, j] = qty[:, j] - np.maximum(np.minimum(cum, n) - np.maximum(before, 0), 0)
-        before = cum
-    idx = np.arange(width)[None, :] + shift[:, None]
-    inside = idx < width
-    at = np.arange(R)[:, None] * width + np.minimum(idx, width - 1)  # flat take_along_axis
-    new_q = np.where(inside, left.reshape(-1)[at], 0).astype(np.int32)
-    new_e = np.where(inside & (new_q > 0), np.ascontiguousarray(expiry).reshape(-1)[at], NONE).astype(np.int32)
+    new_e = np.empty(qty.shape, dtype=np.int32)
+    new_q = np.empty(qty.shape, dtype=np.int32)
+    _drop_front(expiry, qty, np.asarray(n, dtype=np.int64), new_e, new_q)
     return new_e, new_q
 
 
@@ -155,3 +137,53 @@ def expiry_view(expiry: Int32, qty: Int32, day: int, soon: int) -> tuple[IntArra
         fresh = np.minimum(fresh, np.where(~old & (q > 0), e, NONE))
     fresh[fresh == NONE] = 0
     return expired, expiring, fresh
+
+
+@compiled(nogil=True, boundscheck=False)
+def _put_rows(
+    table_e: Int32, table_q: Int32, used: Int32, rows: IntArray, expiry: Int32, qty: Int32
+) -> None:  # pragma: no cover - compiled
+    """Rows `rows` of the table set to (expiry, qty), cut or padded (NONE, 0) to its width; `used` their batches."""
+    n_rows, W = table_e.shape
+    w = min(expiry.shape[1], W)
+    for i in range(len(rows)):
+        r = rows[i]
+        if r < 0 or r >= n_rows:
+            raise IndexError("a batch row is outside the table")
+        for j in range(w):
+            table_e[r, j] = expiry[i, j]
+            table_q[r, j] = qty[i, j]
+        for j in range(w, W):
+            table_e[r, j] = NONE
+            table_q[r, j] = 0
+        count = 0
+        for j in range(qty.shape[1]):
+            count += qty[i, j] != 0
+        used[r] = count
+
+
+@compiled(nogil=True, boundscheck=False)
+def _drop_front(
+    expiry: Int32, qty: Int32, n: IntArray, new_e: Int32, new_q: Int32
+) -> None:  # pragma: no cover - compiled
+    """`drop_front` row by row: the batches taken whole (a prefix) go, the next loses the rest, all shift left."""
+    R, width = qty.shape
+    left = np.empty(width, dtype=np.int64)
+    for i in range(R):
+        take = n[i]
+        before = 0
+        shift = 0
+        for j in range(width):
+            cum = before + qty[i, j]
+            if cum <= take:
+                shift += 1
+            left[j] = qty[i, j] - max(min(cum, take) - max(before, 0), 0)
+            before = cum
+        for j in range(width):
+            src = j + shift
+            if src < width and left[src] > 0:
+                new_q[i, j] = left[src]
+                new_e[i, j] = expiry[i, src]
+            else:
+                new_q[i, j] = left[src] if src < width else 0
+                new_e[i, j] = NONE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from autovend.arrays.batches import (
     NONE,
@@ -118,3 +119,23 @@ def test_the_column_by_column_kernels_are_numpys_row_formulas():
             np.where(fresh == NONE, 0, fresh),
         )
         assert all(np.array_equal(a, b) for a, b in zip(expiry_view(e, q, day, 7), want_v, strict=True))
+
+
+def test_put_writes_each_row_cut_or_padded_to_the_tables_width():
+    rng = np.random.default_rng(5)
+    for width, given in ((4, 2), (4, 4), (3, 6), (1, 1)):
+        table = BatchTable(30, width)
+        before_e, before_q = table.expiry.copy(), table.qty.copy()
+        rows = rng.choice(30, 12, replace=False)
+        places = [_random_place(rng)[: min(given, width)] for _ in rows]
+        e, q = _rows(places, given)
+        table.put(rows, e, q)
+        want_e, want_q = before_e, before_q
+        w = min(given, width)
+        want_e[rows] = NONE
+        want_q[rows] = 0
+        want_e[rows, :w], want_q[rows, :w] = e[:, :w], q[:, :w]
+        assert np.array_equal(table.expiry, want_e) and np.array_equal(table.qty, want_q)
+        assert table.used[rows].tolist() == [len(p) for p in places] and table.used.sum() == sum(map(len, places))
+    with pytest.raises(IndexError, match="outside the table"):
+        table.put(np.array([30]), *_rows([[[1, 1]]], 1))
