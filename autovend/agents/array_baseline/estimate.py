@@ -77,6 +77,13 @@ class Est:
         attr = self.base[n, m][:, None] * self.idx[n] * self.f[n, st.site[m]][:, st.l1]
         return attr * self.scale[n, m][:, None]
 
+    def margin_table(self) -> tuple[FloatArray, IntArray]:
+        """The day's margins (distinct multipliers, K) and each machine's row of it (N, M): `margin`'s lookup."""
+        none = np.zeros(0, dtype=np.int64)
+        self.margin(none, none, none)  # the day's table
+        assert self._margin is not None and self._pct_at is not None
+        return self._margin, self._pct_at
+
     def margin_rows(self, n: IntArray, m: IntArray) -> FloatArray:
         """(R, K) `margin` of rows' machines over the whole catalog."""
         self.margin(n[:0], m[:0], n[:0])  # the day's table

@@ -7,6 +7,7 @@ import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
 from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.order_kernel import carried_sums
 from autovend.agents.array_baseline.targets import targets
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.procurement import round_lots
@@ -64,33 +65,30 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     cover = min(cfg.order_cover_days, max(remaining - L, 0))
     nn, mm = (a.ravel() for a in np.meshgrid(np.arange(N), np.arange(M), indexing="ij"))
     level = targets(est, nn, mm, book.cycle[nn, mm]).reshape(N, M, S)
-    cell = np.flatnonzero(book.active)  # run, machine, slot: machine order within a run (flat gathers below)
-    row = cell // S
-    n, m = np.divmod(row, M)
-    k = book.pk.reshape(-1)[cell]
-    col = n * K + k
-    shelf_target = np.bincount(col, weights=level.reshape(-1)[cell], minlength=N * K)  # whole numbers: exact
-    mu = est.slot_mu(nn, mm).reshape(-1)[cell]
-    p = book.index.reshape(-1)[row * K + k].astype(np.int64)
-    trial = book.ce.reshape(-1)[row * book.ce.shape[2] + p] < cfg.min_trial_days
-    plan = np.where(trial, 0.0, mu)
-    mean_L = plan * L
-    r = est.r[n, m]
-    margin = est.margin(n, m, k)
-    # sums over the machines, one after the other (np.bincount adds in input order: machine by machine here);
-    # only the carried products (some machine of the run carries them) are ordered: the rest is worked out on them
-    count = np.bincount(col, minlength=N * K)
-    live = np.flatnonzero(count > 0)
+    margin_table, margin_row = est.margin_table()
+    live, count, sums = carried_sums(
+        np.flatnonzero(book.active),  # run, machine, slot: the machines one after the other within a run
+        N,
+        M,
+        S,
+        K,
+        book.pk.reshape(-1),
+        level.reshape(-1),
+        est.slot_mu(nn, mm).reshape(-1),
+        book.index.reshape(-1),
+        book.ce.reshape(N * M, -1),
+        float(cfg.min_trial_days),
+        float(L),
+        est.r.reshape(-1),
+        margin_table,
+        margin_row.reshape(-1),
+        book.shelf.reshape(-1),
+    )
+    # sums over the machines, one after the other (np.bincount's order); only the carried products (some machine of
+    # the run carries them) are ordered: the rest is worked out on them
     kl = live % K
-
-    def col_sum(w: npt.NDArray[np.float64 | np.int64]) -> FloatArray:
-        return np.bincount(col, weights=w, minlength=N * K)[live].astype(np.float64, copy=False)
-
-    shelf_target = shelf_target[live]
-    mu_k = col_sum(mu)
-    mu_plan = col_sum(plan)
-    var_k = col_sum(mean_L + mean_L**2 / r)
-    margin_k = col_sum(margin) / np.maximum(count[live], 1)
+    shelf_target, mu_k, mu_plan, var_k, margin_sum, shelf_sum = sums
+    margin_k = margin_sum / np.maximum(count, 1)
     mean_life = mu_k * st.life[kl]
     var_life = mean_life + mean_life**2 / cfg.default_dispersion
     p_spoil = unsold_probability(shelf_target + mu_k * (L + cover), mean_life, var_life)
@@ -100,7 +98,7 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     up_to = np.minimum(reorder + mu_plan * cover, shelf_target + cfg.sell_through_share * mean_life)
     priority = np.zeros(N * K)
     priority[live] = mu_k * margin_k
-    on_shelves = col_sum(book.shelf.reshape(-1)[cell]).astype(np.int64)
+    on_shelves = shelf_sum.astype(np.int64)
     position = (warehouse + transit).ravel()[live] + on_shelves
     qty = np.zeros(N * K, dtype=np.int64)
     qty[live] = round_lots(np.where(position < reorder, up_to - position, 0.0), cfg.order_lot)

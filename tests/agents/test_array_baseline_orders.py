@@ -1,0 +1,79 @@
+"""The orders' sums over a run's machines, compiled, are np.bincount's sums to the bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autovend.agents.array_baseline import ArrayBaseline
+from autovend.agents.array_baseline.estimate import estimate
+from autovend.agents.array_baseline.order_kernel import carried_sums
+from autovend.arrays.core import ArraySim
+from autovend.world.bundle import as_world
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def played():
+    world = as_world(ROOT / "worlds" / "cn20")
+    sim = ArraySim(world, 3, slots=64)
+    policy = ArrayBaseline(world, 3, 64)
+    obs = sim.reset([1, 2, 3])
+    for _ in range(30):  # openings, trials, reviews: products on trial and proven, dropped and selling down
+        obs, _, _ = sim.step(policy.act(obs))
+    return policy
+
+
+def _args(policy, level, lead=5.0):
+    book, st, cfg = policy.book, policy.st, policy.config
+    est = estimate(book, st, cfg)
+    N, M, S = book.pk.shape
+    K = len(st.sku_ids)
+    table, row = est.margin_table()
+    nn, mm = np.repeat(np.arange(N), M), np.tile(np.arange(M), N)
+    mu = est.slot_mu(nn, mm).reshape(-1)
+    return est, (N, M, S, K, book.pk.reshape(-1), level.reshape(-1), mu, book.index.reshape(-1),
+                 book.ce.reshape(N * M, -1), float(cfg.min_trial_days), lead, est.r.reshape(-1), table,
+                 row.reshape(-1), book.shelf.reshape(-1))  # fmt: skip
+
+
+def test_the_sums_are_the_bincounts_of_the_carried_slots(played):
+    book, cfg = played.book, played.config
+    N, M, S = book.pk.shape
+    K = len(played.st.sku_ids)
+    level = np.random.default_rng(0).integers(0, 30, book.pk.shape)
+    est, args = _args(played, level, lead=5.0)
+    cell = np.flatnonzero(book.active)
+    live, count, sums = carried_sums(cell, *args)
+    row = cell // S
+    n, m = np.divmod(row, M)
+    k = book.pk.reshape(-1)[cell]
+    col = n * K + k
+    want_count = np.bincount(col, minlength=N * K)
+    want_live = np.flatnonzero(want_count)
+    mu = est.slot_mu(np.repeat(np.arange(N), M), np.tile(np.arange(M), N)).reshape(-1)[cell]
+    p = book.index.reshape(-1)[row * K + k].astype(np.int64)
+    trial = book.ce.reshape(-1)[row * book.ce.shape[2] + p] < cfg.min_trial_days
+    plan = np.where(trial, 0.0, mu)
+    mean = plan * 5.0
+    weights = [level.reshape(-1)[cell], mu, plan, mean + mean**2 / est.r[n, m], est.margin(n, m, k),
+               book.shelf.reshape(-1)[cell]]  # fmt: skip
+    assert np.array_equal(live, want_live) and np.array_equal(count, want_count[want_live])
+    for got, w in zip(sums, weights, strict=True):
+        want = np.bincount(col, weights=w, minlength=N * K)[want_live]
+        assert [x.hex() for x in got] == [float(x).hex() for x in want]
+    assert 0 < trial.sum() < len(trial) and len(live) > 100  # products on trial and proven, many columns
+
+
+def test_cells_out_of_order_or_without_a_product_are_refused(played):
+    book = played.book
+    est, args = _args(played, np.zeros(book.pk.shape, dtype=np.int64))
+    cell = np.flatnonzero(book.active)
+    with pytest.raises(ValueError, match="distinct slots, ascending"):
+        carried_sums(cell[::-1].copy(), *args)
+    free = np.flatnonzero(book.pk.reshape(-1) < 0)[:1]
+    with pytest.raises(ValueError, match="no product of the catalog"):
+        carried_sums(free, *args)
