@@ -97,6 +97,14 @@ def test_a_slots_rate_follows_its_product_through_the_day():
         assert np.array_equal(got[1], before[1])
     book.pk[0, 3, s], book.pk[0, 3, 0] = -1, old  # back as the day began
     assert np.array_equal(est.slot_mu(n, m), before)
+    N, M, _ = book.pk.shape
+    every = np.repeat(np.arange(N), M), np.tile(np.arange(M), N)  # every row, in order: read from views
+    k2 = int(np.setdiff1d(np.arange(len(policy.st.sku_ids)), book.pk[1, 7])[0])
+    book.pk[1, 7, s] = k2
+    whole = est.slot_mu(*every)
+    assert whole[M + 7, s] == est.mu(np.array([1]), np.array([7]), np.array([k2]))[0]
+    order = np.random.default_rng(0).permutation(N * M)  # the same rows out of order: gathered
+    assert np.array_equal(est.slot_mu(every[0][order], every[1][order]), whole[order])
 
 
 def test_what_the_book_keeps_is_what_it_would_work_out_again():

@@ -124,9 +124,12 @@ class Est:
             self._slot_mu = np.zeros(book.pk.shape)
             self._slot_mu[a, b, c] = attr * self.scale[a, b]  # `mu`
         assert self._slot_mu is not None
-        k = book.pk[n, m]
-        out = self._slot_mu[n, m]
-        moved = (k != self._slot_k[n, m]) & (k >= 0)
+        N, M, S = book.pk.shape
+        if _every_row(n, m, N, M):  # views of the whole book (no gathers): `out` writes through, as below
+            k, out, slot_k = book.pk.reshape(-1, S), self._slot_mu.reshape(-1, S), self._slot_k.reshape(-1, S)
+        else:
+            k, out, slot_k = book.pk[n, m], self._slot_mu[n, m], self._slot_k[n, m]
+        moved = (k != slot_k) & (k >= 0)
         if moved.any():  # products placed since: their own rates (a product's rate holds all day: kept)
             r, s = nonzero(moved)
             rate = self.mu(n[r], m[r], k[r, s])
@@ -152,6 +155,14 @@ class Est:
             self._pct_at = at.reshape(self.pct.shape)
         M, K = self._pct_at.shape[1], self._margin.shape[1]
         return self._margin.ravel()[self._pct_at.ravel()[n * M + m] * K + k]  # _margin[_pct_at[n, m], k], flat
+
+
+def _every_row(n: IntArray, m: IntArray, N: int, M: int) -> bool:
+    """Whether rows (n, m) are every machine of every run, in order."""
+    if len(n) != N * M:
+        return False
+    rows = np.arange(N * M)
+    return bool(np.array_equal(n, rows // M) and np.array_equal(m, rows % M))
 
 
 class RowGain:
