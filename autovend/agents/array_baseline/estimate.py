@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
+from autovend.agents.array_baseline.pool_kernel import pooled_sums
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
@@ -225,20 +226,12 @@ def _pooled_index(
     row = book.entry_array("row", lambda: n * M + m)
     # np.sum over the catalog (the entries come by row, then product)
     ce_row = dense_row_sums(row, k, ce, K, N * M).reshape(N, M)
-    cu_row = np.bincount(row, weights=cu, minlength=N * M).reshape(N, M)
-    base_cum = np.where(ce_row > 0, cu_row / np.maximum(ce_row, 1e-9), fallback)
-    rel = cu / np.maximum(base_cum, 1e-9).ravel()[row]
-    n_sl = st.n_site * st.n_l1
-    group = book.entry_array("group", lambda: n * n_sl + st.site[m] * st.n_l1 + st.l1[k])
-    # np.bincount runs over the (M, K) arrays in row order, as the entries are sorted: sums one after the other
-    f_num = np.bincount(group, weights=rel, minlength=N * n_sl)
-    f_den = np.bincount(group, weights=ce, minlength=N * n_sl)
-    sp = cfg.site_prior_days
-    f = ((f_num + sp) / (f_den + sp)).reshape(N, st.n_site, st.n_l1)
-    adj = rel / f.ravel()[group]
-    col = book.entry_array("col", lambda: n * K + k)  # column sums over the machines, row after row
-    adj_k = np.bincount(col, weights=adj, minlength=N * K).reshape(N, K)
-    ce_k = np.bincount(col, weights=ce, minlength=N * K).reshape(N, K)
+    # the sums over the entries (np.bincount's, in entry order: run, machine, product): compiled
+    f_flat, adj_flat, ce_flat = pooled_sums(
+        n, m, k, cu, ce, ce_row.ravel(), st.site, st.l1, st.n_site, st.n_l1, M, K, N, fallback, cfg.site_prior_days
+    )
+    f = f_flat.reshape(N, st.n_site, st.n_l1)
+    adj_k, ce_k = adj_flat.reshape(N, K), ce_flat.reshape(N, K)
     l2 = (np.arange(N)[:, None] * st.n_l2 + st.l2[None, :]).ravel()  # products in catalog order
     sub_num = np.bincount(l2, weights=adj_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)
     sub_den = np.bincount(l2, weights=ce_k.ravel(), minlength=N * st.n_l2).reshape(N, st.n_l2)

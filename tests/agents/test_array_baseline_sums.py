@@ -1,4 +1,4 @@
-"""The orders' sums over a run's machines, compiled, are np.bincount's sums to the bit."""
+"""The compiled sums of the array baseline (the orders', the pooled index's) are np.bincount's, to the bit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import estimate
 from autovend.agents.array_baseline.order_kernel import carried_sums
+from autovend.agents.array_baseline.pool_kernel import pooled_sums
 from autovend.arrays.core import ArraySim
+from autovend.arrays.kernel import dense_row_sums
 from autovend.world.bundle import as_world
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,3 +79,37 @@ def test_cells_out_of_order_or_without_a_product_are_refused(played):
     free = np.flatnonzero(book.pk.reshape(-1) < 0)[:1]
     with pytest.raises(ValueError, match="no product of the catalog"):
         carried_sums(free, *args)
+
+
+def _hexes(a):
+    return [float(x).hex() for x in np.ravel(a)]
+
+
+def test_the_pooled_sums_are_the_bincounts_of_the_entries(played):
+    book, st, cfg = played.book, played.st, played.config
+    N, M, P = book.ek.shape
+    K = len(st.sku_ids)
+    n, m, p, k = book.sorted_entries()
+    flat = (n * M + m) * P + p
+    cu, ce = book.cu.ravel()[flat], book.ce.ravel()[flat]
+    row = n * M + m
+    ce_row = dense_row_sums(row, k, ce, K, N * M)
+    ce_row[[3, 7]] = 0.0  # machines not yet exposed: the fallback level
+    fallback, sp = 0.37, cfg.site_prior_days
+    f, adj_k, ce_k = pooled_sums(n, m, k, cu, ce, ce_row, st.site, st.l1, st.n_site, st.n_l1, M, K, N, fallback, sp)
+    # the plain computation (the numpy form of `pooled_index` over entries)
+    cu_row = np.bincount(row, weights=cu, minlength=N * M)
+    base = np.where(ce_row > 0, cu_row / np.maximum(ce_row, 1e-9), fallback)
+    rel = cu / np.maximum(base, 1e-9)[row]
+    n_sl = st.n_site * st.n_l1
+    group = n * n_sl + st.site[m] * st.n_l1 + st.l1[k]
+    want_f = (np.bincount(group, weights=rel, minlength=N * n_sl) + sp) / (
+        np.bincount(group, weights=ce, minlength=N * n_sl) + sp
+    )
+    col = n * K + k
+    want_adj = np.bincount(col, weights=rel / want_f[group], minlength=N * K)
+    want_ce = np.bincount(col, weights=ce, minlength=N * K)
+    assert _hexes(f) == _hexes(want_f) and _hexes(adj_k) == _hexes(want_adj) and _hexes(ce_k) == _hexes(want_ce)
+    assert len(np.unique(group)) > 20 and len(np.unique(col)) > 100
+    with pytest.raises(ValueError, match="out of range"):
+        pooled_sums(n, m + M, k, cu, ce, ce_row, st.site, st.l1, st.n_site, st.n_l1, M, K, N, fallback, sp)
