@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import ndtr, ndtri
 
 from autovend.agents.array_baseline.estimate import Est
+from autovend.agents.array_baseline.level_kernel import needs, ratio_args, spoil_args
 from autovend.agents.array_baseline.rows import shelf_targets
-from autovend.agents.baseline.targets import newsvendor_z, normal_loss, unsold_probability
+from autovend.agents.baseline.targets import normal_loss
 from autovend.arrays.kernel import block_row_sums, nonzero
 
 IntArray = npt.NDArray[np.int64]
@@ -45,31 +47,23 @@ def levels(
     """
     st, cfg = est.st, est.cfg
     mu = est.slot_mu(n, m)  # the rows' slots are the carried products' (k), others masked out later
-    r_i, s_i = nonzero(act)
-    kc = k[r_i, s_i]
-    mu_c = mu[r_i, s_i]
-    r = est.r[n, m][r_i]
-    life = st.life[kc].astype(float)
     days = np.asarray(days)
     lead = days.shape[:-2]  # (H,) for the cycle's horizons, else ()
-    d_c = np.broadcast_to(days, (*lead, *act.shape))[..., r_i, s_i]
-    mean_h = mu_c * d_c
-    var_h = mean_h + mean_h**2 / r
-    mean_life = mu_c * life
-    limit = np.zeros(act.shape)
-    limit[r_i, s_i] = np.floor(cfg.sell_through_share * mean_life)
-    need = np.zeros((*lead, *act.shape))
+    R, S = act.shape
+    dd = np.broadcast_to(days, (*lead, R, S)).reshape(-1, R, S)  # a view: the horizons, then the rows' slots
     safety = np.asarray(safety)
-    if not safety.any():  # z = 0 on every row: the mean need (the same values as below with z = 0)
-        need[..., r_i, s_i] = mean_h + np.zeros(np.broadcast(mean_h, var_h).shape) * np.sqrt(var_h)
-        return need, limit, mu
-    var_life = mean_life + mean_life**2 / r
-    stock0 = np.maximum(cfg.facing_units, mean_h)
-    p_spoil = unsold_probability(stock0, mean_life, var_life)
-    co = cfg.shelf_holding_per_unit_day * d_c + p_spoil * st.cost[kc]
-    z = np.where(safety[r_i], newsvendor_z(est.margin(n[r_i], m[r_i], kc), co, cfg.z_max), 0.0)
-    need[..., r_i, s_i] = mean_h + z * np.sqrt(var_h)
-    return need, limit, mu
+    limit = np.zeros(act.shape)
+    life = st.life.astype(np.float64)
+    facing, share = float(cfg.facing_units), cfg.sell_through_share
+    r_i, s_i, mean_h, var_h, arg = spoil_args(act, k, mu, est.r[n, m], life, dd, facing, share, safety.any(), limit)
+    z = np.zeros((0, 0))
+    if safety.any():
+        table, row = est.margin_table()
+        holding = cfg.shelf_holding_per_unit_day
+        z = ndtri(ratio_args(ndtr(arg), r_i, s_i, k, dd, st.cost, table, row[n, m], holding))
+    need = np.zeros((len(dd), R, S))
+    needs(z, mean_h, var_h, r_i, s_i, np.broadcast_to(safety, (R,)), cfg.z_max, need)
+    return need.reshape(*lead, R, S), limit, mu
 
 
 def default_room(est: Est, n: IntArray, m: IntArray) -> IntArray:
