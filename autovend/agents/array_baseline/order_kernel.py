@@ -3,8 +3,9 @@
 `orders.place_orders` needs, for every product a run carries somewhere, sums over its machines of the shelf
 targets, the rates, the rates to plan on (0 while on trial), the variances over the lead time, the margins and
 the shelf units. `np.bincount` adds its weights into their bins one after the other in input order; this adds
-the same values in the same order (the carried slots by run, machine and slot), so every sum is the bincount's,
-to the bit. The products carried nowhere in a run are left out (`live`: run * K + product, ascending).
+the same values in the same order (the carried slots by run, machine and slot, walked in place), so every sum is
+the bincount's, to the bit. The products carried nowhere in a run are left out (`live`: run * K + product,
+ascending).
 """
 
 from __future__ import annotations
@@ -22,11 +23,7 @@ SUMS = 6  # shelf targets, rates, planned rates, lead-time variances, margins, s
 
 @compiled(nogil=True, boundscheck=False)
 def carried_sums(
-    cell: IntArray,
-    N: int,
-    M: int,
-    S: int,
-    K: int,
+    active: npt.NDArray[np.bool_],
     pk: IntArray,
     level: IntArray,
     mu: FloatArray,
@@ -39,46 +36,61 @@ def carried_sums(
     margin_row: IntArray,
     shelf: IntArray,
 ) -> tuple[IntArray, IntArray, FloatArray]:  # pragma: no cover - compiled
-    """(live columns, their slot counts, sums (SUMS, live)) over the carried cells (flat indexes, ascending).
+    """(live columns, their slot counts, sums (SUMS, live)) over the carried slots (`active`), run by run.
 
-    pk, level, mu, shelf: (N * M * S,) flat; index: (N * M * K,) flat; ce: (N * M, P); r, margin_row: (N * M,);
-    margin: (price rows, K). A column is run * K + product.
+    active, pk, level, mu, shelf: (N, M, S); index: (N, M, K); ce: (N, M, P); r, margin_row: (N, M); margin:
+    (price rows, K). A column is run * K + product.
     """
-    n_cols = N * K
-    count = np.zeros(n_cols, dtype=np.int64)
-    for i in range(len(cell)):
-        c = cell[i]
-        if c < 0 or c >= N * M * S or (i > 0 and c <= cell[i - 1]):
-            raise ValueError("the carried cells must be distinct slots, ascending")
-        k = pk[c]
-        if k < 0 or k >= K or index[(c // S) * K + k] < 0:
-            raise ValueError("a carried slot holds no product of the catalog with an entry")
-        count[(c // (M * S)) * K + k] += 1
-    ids = np.full(n_cols, -1, dtype=np.int64)
+    N, M, S = active.shape
+    K = index.shape[2]
+    count = np.zeros(K, dtype=np.int64)  # one run's slots of each product
     n_live = 0
-    for j in range(n_cols):
-        if count[j] > 0:
-            ids[j] = n_live
-            n_live += 1
+    for n in range(N):  # the columns in use (a run's products carried somewhere)
+        count[:] = 0
+        for m in range(M):
+            for s in range(S):
+                if active[n, m, s]:
+                    k = pk[n, m, s]
+                    if k < 0 or k >= K:
+                        raise ValueError("a carried slot holds no product of the catalog")
+                    count[k] += 1
+        for k in range(K):
+            n_live += count[k] > 0
     live = np.empty(n_live, dtype=np.int64)
     live_count = np.empty(n_live, dtype=np.int64)
-    for j in range(n_cols):
-        if ids[j] >= 0:
-            live[ids[j]] = j
-            live_count[ids[j]] = count[j]
-    sums = np.zeros((SUMS, n_live))
-    for i in range(len(cell)):
-        c = cell[i]
-        row = c // S
-        k = pk[c]
-        j = ids[(row // M) * K + k]
-        rate = mu[c]
-        plan = 0.0 if ce[row, index[row * K + k]] < min_trial_days else rate
-        mean = plan * lead
-        sums[0, j] += float(level[c])
-        sums[1, j] += rate
-        sums[2, j] += plan
-        sums[3, j] += mean + mean * mean / r[row]
-        sums[4, j] += margin[margin_row[row], k]
-        sums[5, j] += float(shelf[c])
-    return live, live_count, sums
+    sums = np.zeros((n_live, SUMS))  # a column's sums side by side
+    ids = np.empty(K, dtype=np.int64)
+    j0 = 0
+    for n in range(N):
+        count[:] = 0
+        for m in range(M):
+            for s in range(S):
+                if active[n, m, s]:
+                    count[pk[n, m, s]] += 1
+        for k in range(K):  # the run's columns in product order
+            if count[k] > 0:
+                ids[k] = j0
+                live[j0] = n * K + k
+                live_count[j0] = count[k]
+                j0 += 1
+        for m in range(M):
+            disp = r[n, m]
+            price_row = margin_row[n, m]
+            for s in range(S):
+                if not active[n, m, s]:
+                    continue
+                k = pk[n, m, s]
+                j = ids[k]
+                rate = mu[n, m, s]
+                p = index[n, m, k]  # the product's entry at the machine (a far place in a large table)
+                if p < 0:
+                    raise ValueError("a carried slot's product has no entry at its machine")
+                plan = 0.0 if ce[n, m, p] < min_trial_days else rate
+                mean = plan * lead
+                sums[j, 0] += float(level[n, m, s])
+                sums[j, 1] += rate
+                sums[j, 2] += plan
+                sums[j, 3] += mean + mean * mean / disp
+                sums[j, 4] += margin[price_row, k]
+                sums[j, 5] += float(shelf[n, m, s])
+    return live, live_count, np.ascontiguousarray(sums.T)

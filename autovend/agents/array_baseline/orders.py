@@ -67,22 +67,18 @@ def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash:
     level = targets(est, nn, mm, book.cycle[nn, mm]).reshape(N, M, S)
     margin_table, margin_row = est.margin_table()
     live, count, sums = carried_sums(
-        np.flatnonzero(book.active),  # run, machine, slot: the machines one after the other within a run
-        N,
-        M,
-        S,
-        K,
-        book.pk.reshape(-1),
-        level.reshape(-1),
-        est.slot_mu(nn, mm).reshape(-1),
-        book.index.reshape(-1),
-        book.ce.reshape(N * M, -1),
+        book.active,  # run, machine, slot: the machines one after the other within a run
+        book.pk,
+        level,
+        est.slot_mu(nn, mm).reshape(N, M, S),
+        book.index,
+        book.ce,
         float(cfg.min_trial_days),
         float(L),
-        est.r.reshape(-1),
+        est.r,
         margin_table,
-        margin_row.reshape(-1),
-        book.shelf.reshape(-1),
+        margin_row,
+        book.shelf,
     )
     # sums over the machines, one after the other (np.bincount's order); only the carried products (some machine of
     # the run carries them) are ordered: the rest is worked out on them
