@@ -47,7 +47,7 @@ class BatchTable:
             extra = need - self.width
             self.expiry = np.concatenate([self.expiry, np.full((len(self.expiry), extra), NONE, np.int32)], axis=1)
             self.qty = np.concatenate([self.qty, np.zeros((len(self.qty), extra), np.int32)], axis=1)
-        _put_rows(self.expiry, self.qty, self.used, np.asarray(rows, dtype=np.int64), expiry, qty)
+        _put_rows(self.expiry, self.qty, self.used, np.asarray(rows, dtype=np.int64), expiry, qty, count)
 
     def clear(self, rows: IntArray) -> None:
         """Empty `rows`."""
@@ -141,9 +141,9 @@ def expiry_view(expiry: Int32, qty: Int32, day: int, soon: int) -> tuple[IntArra
 
 @compiled(nogil=True, boundscheck=False)
 def _put_rows(
-    table_e: Int32, table_q: Int32, used: Int32, rows: IntArray, expiry: Int32, qty: Int32
+    table_e: Int32, table_q: Int32, used: Int32, rows: IntArray, expiry: Int32, qty: Int32, count: Int32
 ) -> None:  # pragma: no cover - compiled
-    """Rows `rows` of the table set to (expiry, qty), cut or padded (NONE, 0) to its width; `used` their batches."""
+    """Rows `rows` of the table set to (expiry, qty), cut or padded (NONE, 0) to its width; `used` to `count`."""
     n_rows, W = table_e.shape
     w = min(expiry.shape[1], W)
     for i in range(len(rows)):
@@ -156,10 +156,7 @@ def _put_rows(
         for j in range(w, W):
             table_e[r, j] = NONE
             table_q[r, j] = 0
-        count = 0
-        for j in range(qty.shape[1]):
-            count += qty[i, j] != 0
-        used[r] = count
+        used[r] = count[i]
 
 
 @compiled(nogil=True, boundscheck=False)

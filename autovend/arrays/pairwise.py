@@ -67,36 +67,12 @@ def _half(n: int) -> int:  # pragma: no cover - compiled
 def pairwise_sum(a: FloatArray, lo: int, n: int) -> float:  # pragma: no cover - compiled
     """numpy's `a[lo:lo + n].sum()` of a contiguous float64 array, to the bit (numpy's `pairwise_sum`).
 
-    Above 128 entries numpy adds the sums of the two halves, recursively; here the same tree is walked with a
-    stack (numba's on-disk cache cannot hold a recursive function).
+    Above 128 entries numpy adds the sums of the two halves, recursively: `_tree_sum` walks that tree.
     """
-    if n <= PAIRWISE_BLOCK:
+    if n <= PAIRWISE_BLOCK:  # one leaf (no stack to make)
         return 0.0 + _block_sum(a, lo, n)  # numpy adds the sum to its identity: -0.0 comes out 0.0
-    starts = np.empty(64, dtype=np.int64)  # the stretches from the root down to the one being summed
-    sizes = np.empty(64, dtype=np.int64)
-    lefts = np.empty(64)  # a stretch's left half's sum, once known
-    right_next = np.zeros(64, dtype=np.bool_)  # its left half is summed: its right half is being summed
-    top = 0
-    starts[0], sizes[0] = lo, n
-    while True:
-        size = sizes[top]
-        if size > PAIRWISE_BLOCK:  # go down the left half
-            right_next[top] = False
-            starts[top + 1], sizes[top + 1] = starts[top], _half(size)
-            top += 1
-            continue
-        val = _block_sum(a, starts[top], size)
-        top -= 1
-        while top >= 0 and right_next[top]:  # both halves summed: the stretch's sum goes up
-            val = lefts[top] + val
-            top -= 1
-        if top < 0:
-            return 0.0 + val  # numpy adds the sum to its identity: -0.0 comes out 0.0
-        lefts[top] = val  # a left half summed: on to the right half
-        right_next[top] = True
-        h = _half(sizes[top])
-        starts[top + 1], sizes[top + 1] = starts[top] + h, sizes[top] - h
-        top += 1
+    starts, sizes, lefts, right_next = _stack()
+    return _tree_sum(a, lo, n, _NO_POS, 0, 0, True, starts, sizes, lefts, right_next)
 
 
 @compiled(nogil=True, boundscheck=False)
@@ -143,32 +119,54 @@ def _leaf_from_entries(
     return res
 
 
+_NO_POS = np.zeros(0, dtype=np.int64)  # `_tree_sum`'s entries when it sums a dense stretch
+
+
 @compiled(nogil=True, boundscheck=False)
-def _sparse_sum(
-    pos: IntArray,
+def _stack() -> tuple[IntArray, IntArray, FloatArray, npt.NDArray[np.bool_]]:  # pragma: no cover - compiled
+    """`_tree_sum`'s stack: the stretches from the root down (start, size), a left half's sum, which half is next."""
+    return (
+        np.empty(STACK, dtype=np.int64),
+        np.empty(STACK, dtype=np.int64),
+        np.empty(STACK),
+        np.zeros(STACK, dtype=np.bool_),
+    )
+
+
+@compiled(nogil=True, boundscheck=False)
+def _tree_sum(
     val: FloatArray,
+    base: int,
+    length: int,
+    pos: IntArray,
     i0: int,
     i1: int,
-    length: int,
+    dense: bool,
     starts: IntArray,
     sizes: IntArray,
     lefts: FloatArray,
     right_next: npt.NDArray[np.bool_],
 ) -> float:  # pragma: no cover - compiled
-    """numpy's sum of a dense row of `length` whose non-zeros are entries i0..i1 (sorted by position)."""
+    """numpy's sum of a row of `length`, walking its pairwise tree with an explicit stack.
+
+    dense: the row is val[base:base + length]; else its non-zeros are entries i0..i1 (positions `pos`, sorted,
+    values `val`), and a stretch without entries sums to a zero.
+    """
     cursor = i0
     top = 0
     starts[0], sizes[0] = 0, length
     while True:
         lo, size = starts[top], sizes[top]
         end = lo + size
-        if cursor >= i1 or pos[cursor] >= end:  # no entry in the stretch: its sum is a zero
+        if not dense and (cursor >= i1 or pos[cursor] >= end):  # no entry in the stretch: its sum is a zero
             v = 0.0
         elif size > PAIRWISE_BLOCK:  # go down the left half
             right_next[top] = False
             starts[top + 1], sizes[top + 1] = lo, _half(size)
             top += 1
             continue
+        elif dense:
+            v = _block_sum(val, base + lo, size)
         else:  # a leaf: its accumulators add its entries alone
             first = cursor
             while cursor < i1 and pos[cursor] < end:
@@ -179,7 +177,7 @@ def _sparse_sum(
             v = lefts[top] + v
             top -= 1
         if top < 0:
-            return v
+            return 0.0 + v  # numpy adds the sum to its identity: -0.0 comes out 0.0
         lefts[top] = v  # a left half summed: on to the right half
         right_next[top] = True
         h = _half(sizes[top])
@@ -196,10 +194,7 @@ def sorted_row_sums(
     The entries come by row, then position, distinct, each inside its row; anything else raises ValueError.
     """
     n_rows = len(out)
-    starts = np.empty(STACK, dtype=np.int64)
-    sizes = np.empty(STACK, dtype=np.int64)
-    lefts = np.empty(STACK)
-    right_next = np.zeros(STACK, dtype=np.bool_)
+    starts, sizes, lefts, right_next = _stack()
     E = len(row)
     i = 0
     while i < E:
@@ -211,5 +206,5 @@ def sorted_row_sums(
             if pos[j] < 0 or pos[j] >= length[r] or (j > i and pos[j] <= pos[j - 1]):
                 raise ValueError("a row's entries must be distinct positions inside it, ascending")
             j += 1
-        out[r] = _sparse_sum(pos, val, i, j, length[r], starts, sizes, lefts, right_next)
+        out[r] = _tree_sum(val, 0, length[r], pos, i, j, False, starts, sizes, lefts, right_next)
         i = j

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import estimate
 from autovend.agents.array_baseline.targets import carried_order, levels
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
-from autovend.arrays.core import ArraySim
-from autovend.world.bundle import as_world
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.agents.array_played import played_policy
 
 
 def _plain_levels(est, n, m, k, days, safety, act):
@@ -46,12 +40,7 @@ def _plain_levels(est, n, m, k, days, safety, act):
 
 @pytest.fixture(scope="module")
 def est():
-    world = as_world(ROOT / "worlds" / "cn20")
-    sim = ArraySim(world, 3, slots=64)
-    policy = ArrayBaseline(world, 3, 64)
-    obs = sim.reset([1, 2, 3])
-    for _ in range(25):
-        obs, _, _ = sim.step(policy.act(obs))
+    policy = played_policy(25)
     out = estimate(policy.book, policy.st, policy.config)
     out.scale = out.scale * np.geomspace(0.02, 40.0, out.scale.size).reshape(out.scale.shape)  # slow to fast
     return out

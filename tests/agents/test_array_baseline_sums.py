@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import estimate
 from autovend.agents.array_baseline.order_kernel import carried_sums
 from autovend.agents.array_baseline.pool_kernel import pooled_sums
-from autovend.arrays.core import ArraySim
 from autovend.arrays.kernel import dense_row_sums
-from autovend.world.bundle import as_world
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.agents.array_played import played_policy
 
 
 @pytest.fixture(scope="module")
 def played():
-    world = as_world(ROOT / "worlds" / "cn20")
-    sim = ArraySim(world, 3, slots=64)
-    policy = ArrayBaseline(world, 3, 64)
-    obs = sim.reset([1, 2, 3])
-    for _ in range(30):  # openings, trials, reviews: products on trial and proven, dropped and selling down
-        obs, _, _ = sim.step(policy.act(obs))
-    return policy
+    return played_policy(30)  # products on trial and proven, dropped and selling down
 
 
 def _args(policy, level, lead=5.0):

@@ -87,9 +87,8 @@ class Est:
 
     def margin_rows(self, n: IntArray, m: IntArray) -> FloatArray:
         """(R, K) `margin` of rows' machines over the whole catalog."""
-        self.margin(n[:0], m[:0], n[:0])  # the day's table
-        assert self._margin is not None and self._pct_at is not None
-        return self._margin[self._pct_at[n, m]]
+        table, row = self.margin_table()
+        return table[row[n, m]]
 
     def attr(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """Units per exposure-day of triples: the window's, shrunk to the prior."""

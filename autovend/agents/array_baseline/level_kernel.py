@@ -29,6 +29,12 @@ def _nan_max(a: float, b: float) -> float:  # pragma: no cover - compiled
 
 
 @compiled(nogil=True, boundscheck=False)
+def _nan_clip(x: float, lo: float, hi: float) -> float:  # pragma: no cover - compiled
+    """np.clip of a float (NaN stays NaN)."""
+    return x if x != x else min(max(x, lo), hi)
+
+
+@compiled(nogil=True, boundscheck=False)
 def spoil_args(
     act: BoolArray,
     k: IntArray,
@@ -105,11 +111,7 @@ def ratio_args(
         cu = margin[margin_row[r], kc]
         for h in range(H):
             co = _nan_max(holding * float(days[h, r, s]) + p_spoil[h, c] * cost[kc], 0.0)
-            ratio = cu / (cu + co) if cu > 0 else 0.5
-            if ratio != ratio:
-                out[h, c] = ratio
-            else:
-                out[h, c] = min(max(ratio, 0.5), 1.0)
+            out[h, c] = _nan_clip(cu / (cu + co) if cu > 0 else 0.5, 0.5, 1.0)
     return out
 
 
@@ -134,6 +136,5 @@ def needs(
         for h in range(H):
             zz = 0.0
             if safety[r]:
-                x = z[h, c]
-                zz = x if x != x else min(max(x, 0.0), z_max)
+                zz = _nan_clip(z[h, c], 0.0, z_max)
             need[h, r, s] = mean_h[h, c] + zz * math.sqrt(var_h[h, c])
