@@ -184,3 +184,94 @@ def _drop_front(
             else:
                 new_q[i, j] = left[src] if src < width else 0
                 new_e[i, j] = NONE
+
+
+# One row at a time, for compiled loops that move stock place by place (`visit_kernel`, `settle`).
+
+
+@compiled(nogil=True, boundscheck=False)
+def take_row(
+    e: Int32, q: Int32, used: Int32, r: int, amount: int, pe: Int32, pq: Int32
+) -> tuple[int, int]:  # pragma: no cover - compiled
+    """Take up to `amount` units off row r of a table (e, q, used), earliest first, in place.
+
+    The units taken go into pe, pq as (expiry, units) parts, earliest first; returns (parts, units taken).
+    """
+    left = amount
+    parts = 0
+    whole = 0
+    for j in range(used[r]):
+        if left <= 0:
+            break
+        t = min(int(q[r, j]), left)
+        pe[parts] = e[r, j]
+        pq[parts] = t
+        parts += 1
+        left -= t
+        if t == q[r, j]:
+            whole += 1
+        else:
+            q[r, j] -= t
+    if whole:
+        u = used[r]
+        for j in range(u - whole):
+            e[r, j] = e[r, j + whole]
+            q[r, j] = q[r, j + whole]
+        for j in range(u - whole, u):
+            e[r, j] = NONE
+            q[r, j] = 0
+        used[r] = u - whole
+    return parts, amount - left
+
+
+@compiled(nogil=True, boundscheck=False)
+def _widened(t: Int32, width: int, fill: int) -> Int32:  # pragma: no cover - compiled
+    out = np.full((t.shape[0], width), fill, dtype=np.int32)
+    out[:, : t.shape[1]] = t
+    return out
+
+
+@compiled(nogil=True, boundscheck=False)
+def merge_row(
+    e: Int32, q: Int32, used: Int32, r: int, pe: Int32, pq: Int32, parts: int
+) -> tuple[Int32, Int32]:  # pragma: no cover - compiled
+    """Put batches pe, pq (the first `parts`) into row r of a table (e, q, used), merging equal expiry days.
+
+    Returns the table: the same arrays, or new ones just wide enough when the row needs more batches.
+    """
+    u = used[r]
+    new = 0
+    for i in range(parts):  # the batches a new expiry day adds
+        if pq[i] <= 0:
+            continue
+        seen = False
+        for j in range(u):
+            if e[r, j] == pe[i]:
+                seen = True
+                break
+        for j in range(i):
+            if pq[j] > 0 and pe[j] == pe[i]:
+                seen = True
+                break
+        if not seen:
+            new += 1
+    if u + new > e.shape[1]:
+        e, q = _widened(e, u + new, NONE), _widened(q, u + new, 0)
+    for i in range(parts):
+        if pq[i] <= 0:
+            continue
+        x = pe[i]
+        j = 0
+        while j < u and e[r, j] < x:
+            j += 1
+        if j < u and e[r, j] == x:
+            q[r, j] += pq[i]
+            continue
+        for jj in range(u, j, -1):
+            e[r, jj] = e[r, jj - 1]
+            q[r, jj] = q[r, jj - 1]
+        e[r, j] = x
+        q[r, j] = pq[i]
+        u += 1
+    used[r] = u
+    return e, q

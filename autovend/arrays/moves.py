@@ -43,15 +43,6 @@ class DayMoves:
     touched: BoolArray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))  # (N, M)
 
 
-def group_cumsum(group: IntArray, x: IntArray) -> IntArray:
-    """Running sums of x within runs of equal `group` (the groups contiguous)."""
-    if not len(x):
-        return x.copy()
-    cs = np.cumsum(x)
-    first = np.r_[True, group[1:] != group[:-1]]
-    return cs - at_run_start(cs - x, first)
-
-
 def at_run_start(base: IntArray, first: BoolArray) -> IntArray:
     """Each entry's value of `base` at the start of its run."""
     idx = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))

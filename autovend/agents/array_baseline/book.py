@@ -21,6 +21,7 @@ from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
 from autovend.arrays.kernel import nonzero, sequential_sums
+from autovend.arrays.merge import merge_sorted
 from autovend.distinct import distinct
 
 IntArray = npt.NDArray[np.int64]
@@ -71,8 +72,8 @@ class Book:
     gp_sum: FloatArray  # (N, M, 2)
     gp_n: IntArray  # (N, M, 2)
     slot_cuts: IntArray  # (N,) clearance products left out for want of a free slot (the baseline has no slots)
-    # every entry by run, machine and product (key, n, m, p, k), kept up to date as entries are made
-    _sorted: tuple[IntArray, IntArray, IntArray, IntArray, IntArray] | None = None
+    # every entry by run, machine and product (rows key, n, m, p, k), kept up to date as entries are made
+    _sorted: IntArray | None = None
     _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
     _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
     # each machine's carried slots in catalog order (`rows.list_order` of pk where active), kept until
@@ -197,16 +198,13 @@ class Book:
             k = self.ek[n, m, p]
             key = (n * M + m) * K + k
             order = np.argsort(key)
-            self._sorted = key[order], n[order], m[order], p[order], k[order]
+            self._sorted = np.stack([key[order], n[order], m[order], p[order], k[order]])
             self._derived = {}
         elif self._made:
             add = np.sort(np.concatenate(self._made))
             an, am, ak = add // (M * K), (add // K) % M, add % K
             ap = self.index[an, am, ak].astype(np.int64)
-            at = np.searchsorted(self._sorted[0], add)
-            self._sorted = tuple(  # type: ignore[assignment]
-                np.insert(old, at, new) for old, new in zip(self._sorted, (add, an, am, ap, ak), strict=True)
-            )
+            self._sorted = merge_sorted(self._sorted, np.stack([add, an, am, ap, ak]))
             self._derived = {}
         self._made = []
         assert self._sorted is not None
