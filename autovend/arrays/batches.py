@@ -275,3 +275,24 @@ def merge_row(
         u += 1
     used[r] = u
     return e, q
+
+
+@compiled(nogil=True, boundscheck=False)
+def table_expiry(
+    expiry: Int32, qty: Int32, used: Int32, day: int, soon: int, expired: Int32, expiring: Int32, nxt: Int32
+) -> None:  # pragma: no cover - compiled
+    """`expiry_view` of every row of a table, into the (rows,) outputs; only the used batches are read."""
+    for r in range(len(used)):
+        old = 0
+        near = 0
+        first = 0
+        for j in range(used[r]):
+            e, q = expiry[r, j], qty[r, j]
+            if e <= day:
+                old += q
+            else:
+                if first == 0 and q > 0:
+                    first = e
+                if e <= day + soon:
+                    near += q
+        expired[r], expiring[r], nxt[r] = old, near, first

@@ -25,18 +25,20 @@ import numpy.typing as npt
 
 from autovend.arrays import moves as mv
 from autovend.arrays.actions import Plan, read_action
-from autovend.arrays.batches import expiry_view
+from autovend.arrays.batches import BatchTable, table_expiry
 from autovend.arrays.facts import SOON_DAYS, ArrayFacts
 from autovend.arrays.log import Call, CallLog
 from autovend.arrays.settle import DayClose, end_day, start_day
 from autovend.arrays.state import ArrayState, initial_state
 from autovend.arrays.visits import visit
+from autovend.calibration.kernels import compiled
 from autovend.rng import run_seed
 from autovend.world.bundle import as_world
 from autovend.world.model import World
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+Int32 = npt.NDArray[np.int32]
 Obs = dict[str, np.ndarray]
 
 DEFAULT_SLOTS = 64  # products a machine can hold at once (carried or still on the shelf)
@@ -162,13 +164,9 @@ class ArraySim:
         f = self.facts
         N = st.n_runs
         d = st.day
-        held = st.slot_k >= 0
-        k = np.where(held, st.slot_k, 0)
         expired, expiring, nxt = self._slot_expiry()
-        nn = np.arange(N)[:, None, None]
-        mm = np.arange(f.n_machines)[None, :, None]
-        flat = (nn * f.n_machines + mm) * f.n_products + k  # st.price[nn, mm, k] as one gather
-        price = np.where(held, st.price.reshape(-1)[flat] / f.ref_fen[k], 0.0)
+        price = np.empty(st.slot_k.shape)
+        slot_prices(st.slot_k, st.price, f.ref_fen, price)
         wexp, wsoon, wnext = self._warehouse_expiry()
         open_ = not st.done
         return {
@@ -200,27 +198,28 @@ class ArraySim:
     def _slot_expiry(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         """(N, M, S) expired units, units expiring within 7 days and next expiry day (0: none) of each slot."""
         st = self._state()
-        return _expiry(st.shelf.expiry, st.shelf.qty, st.slot_k.shape, st.day)
+        return _expiry(st.shelf, st.slot_k.shape, st.day)
 
     def _warehouse_expiry(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
         st = self._state()
-        return _expiry(st.wh.expiry, st.wh.qty, st.wh_q.shape, st.day)
+        return _expiry(st.wh, st.wh_q.shape, st.day)
+
+
+@compiled(nogil=True, boundscheck=False)
+def slot_prices(slot_k: Int32, price: Int32, ref_fen: IntArray, out: FloatArray) -> None:  # pragma: no cover
+    """out[n, m, s] = price[n, m, k] / ref_fen[k] of each slot's product k (0.0 for an empty slot)."""
+    N, M, S = slot_k.shape
+    for n in range(N):
+        for m in range(M):
+            for s in range(S):
+                k = slot_k[n, m, s]
+                out[n, m, s] = price[n, m, k] / ref_fen[k] if k >= 0 else 0.0
 
 
 def _expiry(
-    expiry: npt.NDArray[np.int32], qty: npt.NDArray[np.int32], shape: tuple[int, ...], day: int
+    table: BatchTable, shape: tuple[int, ...], day: int
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Expired, expiring-soon and next-expiry arrays of batch rows, reshaped to `shape`.
-
-    Only rows whose earliest batch expires within the window are walked: the others have nothing expired or
-    expiring and their next expiry is that first batch's.
-    """
-    first = expiry[:, 0].astype(np.int64)
-    near = np.flatnonzero(first <= day + SOON_DAYS)
-    expired = np.zeros(len(first), dtype=np.int32)
-    expiring = np.zeros(len(first), dtype=np.int32)
-    nxt = np.where(qty[:, 0] > 0, first, 0).astype(np.int32)
-    if len(near):
-        a, b, c = expiry_view(np.take(expiry, near, axis=0), np.take(qty, near, axis=0), day, SOON_DAYS)
-        expired[near], expiring[near], nxt[near] = a, b, c
-    return expired.reshape(shape), expiring.reshape(shape), nxt.reshape(shape)
+    """Expired, expiring-soon and next-expiry arrays of a table's rows (`batches.expiry_view`), shaped `shape`."""
+    out = np.empty((3, len(table.used)), dtype=np.int32)
+    table_expiry(table.expiry, table.qty, table.used, day, SOON_DAYS, out[0], out[1], out[2])
+    return out[0].reshape(shape), out[1].reshape(shape), out[2].reshape(shape)

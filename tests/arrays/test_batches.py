@@ -13,6 +13,7 @@ from autovend.arrays.batches import (
     merge,
     row_counts,
     row_sums,
+    table_expiry,
     taken_between,
 )
 from autovend.sim import inventory as inv
@@ -119,6 +120,9 @@ def test_the_column_by_column_kernels_are_numpys_row_formulas():
             np.where(fresh == NONE, 0, fresh),
         )
         assert all(np.array_equal(a, b) for a, b in zip(expiry_view(e, q, day, 7), want_v, strict=True))
+        out = np.full((3, len(q)), -1, dtype=np.int32)
+        table_expiry(e, q, row_counts(q), day, 7, out[0], out[1], out[2])  # the compiled one, over used batches
+        assert all(np.array_equal(a, b) for a, b in zip(out, want_v, strict=True))
 
 
 def test_put_writes_each_row_cut_or_padded_to_the_tables_width():
