@@ -32,11 +32,13 @@ import numpy.typing as npt
 
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.state import ArrayState
+from autovend.calibration.kernels import compiled
 from autovend.sim.items import MAX_ITEM_QTY
 from autovend.sim.results import REJECTION_CODES
 
 IntArray = npt.NDArray[np.int64]
 Int8 = npt.NDArray[np.int8]
+FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 # refusal codes: index 0 = nothing refused; the simulator's codes keep their names and meanings
@@ -234,17 +236,37 @@ def _prices(
     """The price asked for each held slot's product (fen; -1 where none is asked or it is refused) and the codes."""
     N, M, S = product.shape
     code = np.zeros((N, M, S), dtype=np.int8)
-    held = product >= 0
     out = np.full((N, M, S), -1, dtype=np.int64)
     if "slot_price" not in action:
         return out, code
-    mult = np.asarray(_field(action, "slot_price", (N, M, S), 1.0), dtype=np.float64)
-    finite = np.isfinite(mult)
-    code[held & ~finite] = CODE["invalid_price"]
-    k = np.where(held, product, 0)
-    fen = price_fen(facts.ref_fen[k], mult)
-    in_band = (fen >= facts.lo_fen[k]) & (fen <= facts.hi_fen[k])
-    code[held & finite & ~in_band] = CODE["price_out_of_band"]
-    ok = held & finite & in_band
-    out[ok] = fen[ok]
+    mult = np.ascontiguousarray(_field(action, "slot_price", (N, M, S), 1.0), dtype=np.float64)
+    _slot_fen(  # `price_fen` of each held slot's product and multiplier, checked, in one compiled pass
+        np.ascontiguousarray(product).reshape(-1), mult.reshape(-1), facts.ref_fen, facts.lo_fen, facts.hi_fen,
+        PRICE_ROUNDING, CODE["invalid_price"], CODE["price_out_of_band"], out.reshape(-1), code.reshape(-1),
+    )  # fmt: skip
     return out, code
+
+
+@compiled(nogil=True, boundscheck=False)
+def _slot_fen(
+    product: npt.NDArray[np.int32], mult: FloatArray, ref_fen: IntArray, lo_fen: IntArray, hi_fen: IntArray,
+    rounding: float, invalid: int, out_of_band: int, out: IntArray, code: Int8,
+) -> None:  # pragma: no cover - compiled  # fmt: skip
+    """`price_fen(ref_fen[k], mult)` of each held slot (product k >= 0), arithmetic for arithmetic.
+
+    Into `out` when the multiplier is finite and the price within [lo_fen[k], hi_fen[k]]; otherwise `code` says
+    why. Empty slots are left as they are.
+    """
+    for i in range(len(product)):
+        k = product[i]
+        if k < 0:
+            continue
+        x = mult[i]
+        if not np.isfinite(x):
+            code[i] = invalid
+            continue
+        fen = np.int64(np.floor(min(max(np.float64(ref_fen[k]) * x, -1e15), 1e15) + 0.5 + rounding))
+        if lo_fen[k] <= fen <= hi_fen[k]:
+            out[i] = fen
+        else:
+            code[i] = out_of_band
