@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from autovend.agents.array_baseline.exposure_kernel import locate, put_in, shelf_levels, take_out
 from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
@@ -50,6 +51,7 @@ class Book:
     ring_k: npt.NDArray[np.int32]  # (W, N, M, S) each window day's slot products
     ring_level: npt.NDArray[np.int8]  # (W, N, M, S) min(units, facing) on the shelf that day
     ring_units: npt.NDArray[np.int32]  # (W, N, M, S) units sold that day
+    ring_p: npt.NDArray[np.int16]  # (W, N, M, S) the entry of each slot's product that day (-1: none or not read)
     ring_machine_units: IntArray  # (W, N, M)
     ring_stocked: BoolArray  # (W, N, M) the machine held a unit that day
     gp_hist: FloatArray  # (W, N, M) gross profit of each machine-day
@@ -86,6 +88,8 @@ class Book:
         """N runs at the baseline's opening state `s0` (the same for every run)."""
         N, M, K, W, S = n_runs, len(st.device_ids), len(st.sku_ids), cfg.window_days, slots
         carried = int(s0.active.sum(axis=1).max())
+        if np.iinfo(np.int16).max < K:
+            raise ValueError(f"the book keeps entries as int16: a catalog of {K} products is more than it can index")
         if carried > S:
             raise ValueError(f"the opening assortment puts {carried} products on a machine; give the env slots >= that")
         pk = np.full((N, M, S), -1, dtype=np.int64)
@@ -114,6 +118,7 @@ class Book:
             ring_k=np.full((W, N, M, S), -1, dtype=np.int32),  # int32: a 30-day ring of slots is large
             ring_level=np.zeros((W, N, M, S), dtype=np.int8),
             ring_units=np.zeros((W, N, M, S), dtype=np.int32),
+            ring_p=np.full((W, N, M, S), -1, dtype=np.int16),  # entries < K <= 2^15 (checked above)
             ring_machine_units=np.zeros((W, N, M), dtype=np.int64),
             ring_stocked=np.zeros((W, N, M), dtype=bool),
             gp_hist=np.zeros((W, N, M)),
@@ -281,34 +286,38 @@ class Book:
         return np.where(found // S == want // S, found % S, 0)
 
     def record_exposure(self, day: int, W: int, facing: int) -> None:
-        """Today's exposure (shelves after today's moves) into the window and the cumulative book."""
-        j = day % W
-        N, M, S = self.pk.shape
+        """Today's exposure (shelves after today's moves) into the window and the cumulative book.
+
+        The window's oldest day leaves it first; both walks are compiled (`exposure_kernel`).
+        """
+        j, before = day % W, (day - 1) % W
+        S = self.pk.shape[2]
         K = self.index.shape[2]
-        old_k, old_level = self.ring_k[j].reshape(-1), self.ring_level[j].reshape(-1)
-        i = np.flatnonzero(old_k >= 0)
-        if len(i):
-            row = i // S
-            p = self.index.reshape(-1)[row * K + old_k[i]].astype(np.int64)
-            f = row * self.ek.shape[2] + p
-            self.wu.reshape(-1)[f] -= self.ring_units[j].reshape(-1)[i]
-            self.we.reshape(-1)[f] -= LEVELS32[facing][old_level[i]]
-        level = np.where(self.pk >= 0, np.minimum(self.shelf, facing), 0).astype(np.int8)
-        self.ring_k[j] = self.pk
-        self.ring_level[j] = level
-        self.ring_units[j] = 0
+        index = self.index.reshape(-1)
+        wu, we = self.wu.reshape(-1), self.we.reshape(-1)  # views: the book's arrays are contiguous
+        ring_k, ring_level, ring_units, ring_p = self.ring_k[j], self.ring_level[j], self.ring_units[j], self.ring_p[j]
+        take_out(ring_k.reshape(-1), ring_level.reshape(-1), ring_units.reshape(-1), ring_p.reshape(-1), index, S, K,
+                 LEVELS32[facing], wu, we)  # fmt: skip
+        pk = self.pk.reshape(-1)
+        level = np.empty(len(pk), dtype=np.int8)
+        count = shelf_levels(pk, self.shelf.reshape(-1), facing, level)
+        p_today = np.empty(len(pk), dtype=np.int16)
+        known_k, known_p = (self.ring_k[before], self.ring_p[before]) if before != j else (ring_k * 0 - 1, ring_p)
+        p = locate(pk, level, count, index, S, K, known_k.reshape(-1), known_p.reshape(-1), p_today)
+        new = p < 0
+        if new.any():  # products new at their machine: entries made (the entry arrays may widen)
+            cell = np.flatnonzero(level)[new]
+            n, m = np.divmod(cell // S, self.pk.shape[1])
+            p[new] = self.entries(n, m, pk[cell])
+            p_today[cell] = p[new]
+        ring_k[...] = self.pk
+        ring_level[...] = level.reshape(self.pk.shape)
+        ring_units[...] = 0
+        ring_p[...] = p_today.reshape(self.pk.shape)
         self.ring_machine_units[j] = 0
         self.gp_hist[j] = 0.0
-        self.ring_stocked[j] = (level > 0).any(axis=2)
-        i = np.flatnonzero(level)
-        if len(i):
-            row = i // S
-            n, m = np.divmod(row, M)
-            p = self.entries(n, m, self.pk.reshape(-1)[i])
-            f = row * self.ek.shape[2] + p
-            lv = level.reshape(-1)[i]
-            self.we.reshape(-1)[f] += LEVELS32[facing][lv]
-            self.ce.reshape(-1)[f] += LEVELS64[facing][lv]
+        self.ring_stocked[j] = (ring_level > 0).any(axis=2)
+        put_in(p, level, S, LEVELS32[facing], LEVELS64[facing], self.we.reshape(-1), self.ce.reshape(-1))
 
 
 def _levels(facing: int, dtype: Any) -> FloatArray:
