@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from autovend.arrays.batches import drop_front, row_sums, taken_between
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import block_row_sums, nonzero, poisson_quantiles
 from autovend.arrays.moves import add_warehouse
+from autovend.arrays.sell_kernel import sell
 from autovend.arrays.state import ArrayState
 from autovend.arrays.uniforms import cell_uniforms
 from autovend.demand.kernel import demand_from_uniforms
@@ -125,41 +125,21 @@ def day_demand(
 
 def end_day(facts: ArrayFacts, st: ArrayState, touched: BoolArray) -> DayClose:
     """Realise the day's demand, sell, charge fines and visits, and book the close (see the module docstring)."""
-    N, M, S = st.slot_k.shape
-    K = facts.n_products
+    N, K = st.n_runs, facts.n_products
     d = st.day
     n, m, s = nonzero(st.slot_q > 0)
     k = st.slot_k[n, m, s].astype(np.int64)
     units = st.slot_q[n, m, s]
     demand = day_demand(facts, st, n, m, k, units, _uniforms(st, facts, n, m * K + k))
     sales = np.minimum(demand, units)
-    sell = sales > 0
-    n, m, s, k, sales = n[sell], m[sell], s[sell], k[sell], sales[sell]
-    rows = (n * M + m) * S + s
-    e, q = st.shelf.get(rows)
-    taken = taken_between(q, np.zeros_like(sales), sales)
-    expired = row_sums(np.where(e <= d, taken, 0))
-    sel = taken > 0
-    np.subtract.at(
-        st.book,
-        (np.broadcast_to(n[:, None], taken.shape)[sel], e[sel].astype(np.int64)),
-        (taken * facts.cost_fen[k][:, None])[sel],
-    )
-    st.shelf.put(rows, *drop_front(e, q, sales))
-    st.slot_q[n, m, s] -= sales
-    np.subtract.at(st.shelf_n, (n, m), sales)
-    price = _price(st, n * M + m, k, K)
-    revenue = sales * price
-    cogs = (sales - expired) * facts.cost_fen[k]
+    selling = sales > 0
     st.sold[...] = 0
     st.revenue[...] = 0
     st.cogs[...] = 0
-    st.sold[n, m, s] = sales
-    st.revenue[n, m, s] = revenue
-    st.cogs[n, m, s] = cogs
     per_run = np.zeros((3, N), dtype=np.int64)
-    for i, x in enumerate((sales, expired, revenue)):
-        np.add.at(per_run[i], n, x)
+    sell(n[selling], m[selling], s[selling], k[selling], sales[selling].astype(np.int64), d,  # compiled
+         st.shelf.expiry, st.shelf.qty, st.shelf.used, st.slot_q, st.shelf_n, st.price, facts.cost_fen, st.book,
+         st.sold, st.revenue, st.cogs, per_run)  # fmt: skip
     visits = touched.sum(axis=1).astype(np.int64)
     st.cash += per_run[2] - per_run[1] * facts.fine_fen - visits * facts.visit_fen
     close = st.net_assets(facts.cost_fen)
