@@ -22,6 +22,7 @@ from autovend.arrays.batches import Int32, drop_front, merge, row_sums, taken_be
 from autovend.arrays.facts import ArrayFacts
 from autovend.arrays.kernel import nonzero
 from autovend.arrays.state import ArrayState, lead_uniforms
+from autovend.calibration.kernels import compiled
 from autovend.sim.inventory import LEAD_BLOCK
 
 IntArray = npt.NDArray[np.int64]
@@ -110,17 +111,42 @@ def discard(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> N
 
 def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
     """Put the asked prices on the slots' products where they differ from the prices in force."""
-    k = st.slot_k
-    ask = plan.price
-    N, M, S = k.shape
-    held = (k >= 0) & (ask >= 0)
-    flat = np.arange(N * M).reshape(N, M, 1) * facts.n_products + np.where(k >= 0, k, 0)
-    cur = st.price.reshape(-1)[flat]  # st.price[n, m, k] of every slot, as one gather
-    n, m, s = nonzero(held & (ask != cur))
-    kk = k[n, m, s].astype(np.int64)
-    fen = ask[n, m, s]
-    st.price[n, m, kk] = fen
-    moves.price = (n, m, kk, fen)
+    moves.price = _set_prices(st.slot_k, _i64(plan.price), st.price)
+
+
+def _i64(x: np.ndarray) -> IntArray:
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
+@compiled(nogil=True, boundscheck=False)
+def _set_prices(
+    slot_k: Int32, ask: IntArray, price: Int32
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:  # pragma: no cover - compiled
+    """price[n, m, k] = ask[n, m, s] for each slot holding k with an asked price (>= 0) other than the one in force.
+
+    Slot by slot; returns the changes (n, m, k, fen) in slot order.
+    """
+    N, M, S = slot_k.shape
+    change = np.zeros((N, M, S), dtype=np.bool_)  # decided against the prices before any is put (as numpy's gather)
+    C = 0
+    for n in range(N):
+        for m in range(M):
+            for s in range(S):
+                k = slot_k[n, m, s]
+                if k >= 0 and ask[n, m, s] >= 0 and ask[n, m, s] != price[n, m, k]:
+                    change[n, m, s] = True
+                    C += 1
+    out = np.empty((4, C), dtype=np.int64)
+    c = 0
+    for n in range(N):
+        for m in range(M):
+            for s in range(S):
+                if change[n, m, s]:
+                    k = slot_k[n, m, s]
+                    out[0, c], out[1, c], out[2, c], out[3, c] = n, m, k, ask[n, m, s]
+                    price[n, m, k] = ask[n, m, s]
+                    c += 1
+    return out[0], out[1], out[2], out[3]
 
 
 def place_orders(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
