@@ -8,6 +8,7 @@ import numpy as np
 
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import RowGain, _carried_sorted, band_fen, clip_fen, estimate, price_fen
+from autovend.agents.array_baseline.policy import slot_action
 from autovend.agents.array_baseline.review import top, top_sorted
 from autovend.agents.array_baseline.rows import LAST, _first_in_order, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels
@@ -182,3 +183,28 @@ def test_a_rows_gain_is_the_prior_times_the_margin_of_each_product():
     nn, mm, kk = np.repeat(n, K), np.repeat(m, K), np.tile(np.arange(K), len(n))
     want = (est.prior(nn, mm, kk) * est.margin(nn, mm, kk)).reshape(len(n), K)
     assert np.array_equal(gain(), want) and np.array_equal(gain(np.array([False, True, True])), want[1:])
+
+
+def test_the_actions_slots_and_prices_are_the_numpy_forms():
+    rng = np.random.default_rng(11)
+    N, M, S, K = 3, 5, 8, 40
+    served = rng.random((N, M)) < 0.5
+    pk = np.where(rng.random((N, M, S)) < 0.3, -1, rng.integers(0, K, (N, M, S)))
+    shelf = rng.integers(0, 9, (N, M, S))
+    env_k = np.where(rng.random((N, M, S)) < 0.3, -1, rng.integers(0, K, (N, M, S))).astype(np.int32)
+    env_units = rng.integers(0, 9, (N, M, S)).astype(np.int32)
+    pct = rng.choice([80, 95, 100, 105, 120, 300], (N, M))
+    ref = rng.integers(150, 2500, K)
+    band = (0.7, 1.5)
+    lo, hi = band_fen(ref, band)
+    product, target, price = np.empty((N, M, S), np.int64), np.empty((N, M, S), np.int64), np.empty((N, M, S))
+    slot_action(served, pk, shelf, env_k, env_units, pct, ref, lo, hi, product, target, price)
+    # the numpy form
+    want_product = np.where(served[:, :, None], pk, env_k).astype(np.int64)
+    want_target = np.where(served[:, :, None], np.where(pk >= 0, shelf, 0), env_units).astype(np.int64)
+    held = want_product >= 0
+    k = np.where(held, want_product, 0)
+    want_price = np.where(held, clip_fen(pct[:, :, None], ref[k], lo[k], hi[k]) / ref[k], 1.0)
+    assert np.array_equal(product, want_product) and np.array_equal(target, want_target)
+    assert [x.hex() for x in price.ravel()] == [float(x).hex() for x in want_price.ravel()]
+    assert (want_price > 1.0).any() and (want_price < 1.0).any() and (clip_fen(300, ref, lo, hi) == hi).all()

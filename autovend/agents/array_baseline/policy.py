@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
-from autovend.agents.array_baseline.estimate import band_fen, clip_fen, estimate
+from autovend.agents.array_baseline.estimate import band_fen, estimate
 from autovend.agents.array_baseline.orders import clean, network_exposure, place_orders
 from autovend.agents.array_baseline.serve import Visits, serve
 from autovend.agents.array_baseline.trials import arms_today, update_trials
@@ -37,6 +37,7 @@ from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.setup import new_state, price_band, static_from
 from autovend.agents.baseline.state import Static
 from autovend.arrays.kernel import nonzero
+from autovend.calibration.kernels import compiled
 from autovend.errors import ConfigError
 from autovend.session import ToolSession
 from autovend.tools.schemas import CALENDAR_DAYS_MAX
@@ -144,14 +145,14 @@ class ArrayBaseline:
     ) -> dict[str, Any]:
         """The env action: the served machines' slots as the book has them, the others as they are; prices."""
         book = self.book
-        served = visits.served[:, :, None]
-        product = np.where(served, book.pk, obs["slot_product"]).astype(np.int64)
-        target = np.where(served, np.where(book.pk >= 0, book.shelf, 0), obs["slot_units"]).astype(np.int64)
-        held = product >= 0
-        k = np.where(held, product, 0)
-        ref = self._ref_fen[k]
-        fen = clip_fen(pct[:, :, None], ref, self._lo_fen[k], self._hi_fen[k])  # price_fen, its bounds kept
-        price = np.where(held, fen / ref, 1.0)
+        N, M, S = book.pk.shape
+        product = np.empty((N, M, S), dtype=np.int64)
+        target = np.empty((N, M, S), dtype=np.int64)
+        price = np.empty((N, M, S))
+        env_k = np.asarray(obs["slot_product"], dtype=np.int32)
+        env_units = np.asarray(obs["slot_units"], dtype=np.int32)
+        slot_action(visits.served, book.pk, book.shelf, env_k, env_units, pct, self._ref_fen, self._lo_fen,
+                    self._hi_fen, product, target, price)  # fmt: skip
         return {
             "visit": visits.served.astype(np.int8),
             "visit_order": np.where(rank >= 0, rank, 0),
@@ -163,3 +164,32 @@ class ArrayBaseline:
             "order": order,
             "discard": discard,
         }
+
+
+@compiled(nogil=True, boundscheck=False)
+def slot_action(
+    served: npt.NDArray[np.bool_], pk: IntArray, shelf: IntArray, env_k: npt.NDArray[np.int32],
+    env_units: npt.NDArray[np.int32], pct: IntArray, ref: IntArray, lo: IntArray, hi: IntArray, product: IntArray,
+    target: IntArray, price: npt.NDArray[np.float64],
+) -> None:  # pragma: no cover - compiled  # fmt: skip
+    """The slots of the action: a served machine's as the book has them, the others as they are.
+
+    Each held product's price multiplier is `estimate.clip_fen` of its machine's percent over the reference
+    price (1.0 on an empty slot).
+    """
+    N, M, S = pk.shape
+    for n in range(N):
+        for m in range(M):
+            for s in range(S):
+                if served[n, m]:
+                    k = pk[n, m, s]
+                    target[n, m, s] = shelf[n, m, s] if k >= 0 else 0
+                else:
+                    k = np.int64(env_k[n, m, s])
+                    target[n, m, s] = env_units[n, m, s]
+                product[n, m, s] = k
+                if k >= 0:
+                    fen = min(max((ref[k] * pct[n, m] + 50) // 100, lo[k]), hi[k])
+                    price[n, m, s] = fen / ref[k]
+                else:
+                    price[n, m, s] = 1.0
