@@ -22,7 +22,7 @@ from autovend.agents.array_baseline.rows import list_order
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.state import State, Static
 from autovend.arrays.kernel import nonzero, sequential_sums
-from autovend.arrays.merge import merge_sorted
+from autovend.arrays.merge import SortedColumns
 from autovend.distinct import distinct
 
 IntArray = npt.NDArray[np.int64]
@@ -75,7 +75,7 @@ class Book:
     gp_n: IntArray  # (N, M, 2)
     slot_cuts: IntArray  # (N,) clearance products left out for want of a free slot (the baseline has no slots)
     # every entry by run, machine and product (rows key, n, m, p, k), kept up to date as entries are made
-    _sorted: IntArray | None = None
+    _sorted: SortedColumns | None = None
     _made: list[IntArray] = field(default_factory=list)  # keys of the entries made since `_sorted` was
     _derived: dict[object, IntArray] = field(default_factory=dict)  # arrays made from `_sorted` (`entry_array`)
     # each machine's carried slots in catalog order (`rows.list_order` of pk where active), kept until
@@ -195,7 +195,8 @@ class Book:
     def sorted_entries(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         """(n, m, p, k) of every entry in use, by run, machine and product (the (M, K) arrays' order).
 
-        Sorted once; the entries made since are merged in at their places (keys are distinct).
+        Sorted once; the entries made since are merged in at their places (keys are distinct), in place: the
+        arrays returned are views, valid until entries are made and this is asked again.
         """
         M, K = self.index.shape[1], self.index.shape[2]
         if self._sorted is None:
@@ -203,17 +204,18 @@ class Book:
             k = self.ek[n, m, p]
             key = (n * M + m) * K + k
             order = np.argsort(key)
-            self._sorted = np.stack([key[order], n[order], m[order], p[order], k[order]])
+            self._sorted = SortedColumns(np.stack([key[order], n[order], m[order], p[order], k[order]]))
             self._derived = {}
         elif self._made:
             add = np.sort(np.concatenate(self._made))
             an, am, ak = add // (M * K), (add // K) % M, add % K
             ap = self.index[an, am, ak].astype(np.int64)
-            self._sorted = merge_sorted(self._sorted, np.stack([add, an, am, ap, ak]))
+            self._sorted.merge(np.stack([add, an, am, ap, ak]))  # in place: earlier views are stale
             self._derived = {}
         self._made = []
         assert self._sorted is not None
-        return self._sorted[1], self._sorted[2], self._sorted[3], self._sorted[4]
+        table = self._sorted.view()
+        return table[1], table[2], table[3], table[4]
 
     def entry_array(self, name: object, make: Callable[[], IntArray]) -> IntArray:
         """An array computed from `sorted_entries` (by `make`), kept until entries are made."""
