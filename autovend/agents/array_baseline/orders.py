@@ -47,9 +47,11 @@ def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, Int
 
 def network_exposure(book: Book, K: int) -> FloatArray:
     """(N, K) exposure-days of each product over the network (`cum_expo.sum(axis=0)`: machine after machine)."""
-    N = book.pk.shape[0]
+    N, M, P = book.ek.shape
     n, m, p, k = book.sorted_entries()  # machine by machine: np.bincount adds them one after the other
-    return np.bincount(n * K + k, weights=book.ce[n, m, p], minlength=N * K).reshape(N, K).astype(np.float64)
+    col = book.entry_array(("col", K), lambda: n * K + k)
+    flat = book.entry_array(("flat", P), lambda: (n * M + m) * P + p)  # ce[n, m, p] as one flat gather
+    return np.bincount(col, weights=book.ce.ravel()[flat], minlength=N * K).reshape(N, K).astype(np.float64)
 
 
 def place_orders(est: Est, d: int, warehouse: IntArray, transit: IntArray, cash: FloatArray) -> IntArray:
