@@ -7,7 +7,7 @@ import pytest
 
 from autovend.agents.array_baseline.estimate import estimate
 from autovend.agents.array_baseline.order_kernel import carried_sums
-from autovend.agents.array_baseline.pool_kernel import pooled_sums
+from autovend.agents.array_baseline.pool_kernel import machine_sums, pooled_sums
 from autovend.arrays.kernel import dense_row_sums
 from tests.agents.array_played import played_policy
 
@@ -97,3 +97,18 @@ def test_the_pooled_sums_are_the_bincounts_of_the_entries(played):
     assert len(np.unique(group)) > 20 and len(np.unique(col)) > 100
     with pytest.raises(ValueError, match="out of range"):
         pooled_sums(n, m + M, k, cu, ce, ce_row, st.site, st.l1, st.n_site, st.n_l1, M, K, N, fallback, sp)
+
+
+def test_the_machines_window_sums_are_the_bincounts_of_the_gathered_entries(played):
+    book = played.book
+    N, M, P = book.ek.shape
+    n, m, p, _ = book.sorted_entries()
+    row = n * M + m
+    flat = row * P + p
+    units, expo = np.zeros(N * M), np.zeros(N * M)
+    machine_sums(row, flat, book.wu.reshape(-1), book.we.reshape(-1), units, expo)
+    want_units = np.bincount(row, weights=book.wu.ravel()[flat], minlength=N * M)
+    want_expo = np.bincount(row, weights=book.we.ravel()[flat], minlength=N * M)
+    assert [x.hex() for x in units] == [float(x).hex() for x in want_units]
+    assert [x.hex() for x in expo] == [float(x).hex() for x in want_expo]
+    assert (units > 0).sum() > 30 and (expo > 0).sum() > 30

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
-from autovend.agents.array_baseline.pool_kernel import pooled_sums
+from autovend.agents.array_baseline.pool_kernel import machine_sums, pooled_sums
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
@@ -188,9 +188,9 @@ def estimate(book: Book, st: Static, cfg: BaselineConfig) -> Est:
     n, m, p, k = book.sorted_entries()  # run, machine, product: the (M, K) arrays' order
     row = book.entry_array("row", lambda: n * M + m)
     flat = book.entry_array(("flat", P), lambda: row * P + p)  # into the (N, M, P) arrays
-    wu, we = book.wu.ravel()[flat], book.we.ravel()[flat]
-    m_units = np.bincount(row, weights=wu, minlength=N * M).reshape(N, M)  # whole numbers: exact
-    m_expo = np.bincount(row, weights=we, minlength=N * M).reshape(N, M)  # float32 levels: exact in any order
+    m_units, m_expo = np.zeros(N * M), np.zeros(N * M)  # np.bincount's sums of the window's units and exposure
+    machine_sums(row, flat, book.wu.reshape(-1), book.we.reshape(-1), m_units, m_expo)
+    m_units, m_expo = m_units.reshape(N, M), m_expo.reshape(N, M)
     fallback = cfg.prior_units_per_machine_day / max(cfg.starter_skus, 1)
     base = np.where(m_expo > 0, m_units / np.maximum(m_expo, 1e-9), fallback)
     idx, f = _pooled_index(book, st, cfg, n, m, k, flat, fallback)

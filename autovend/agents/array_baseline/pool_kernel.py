@@ -69,3 +69,18 @@ def pooled_sums(
         adj_k[col] += rel[e] / f[g]
         ce_k[col] += ce[e]
     return f, adj_k, ce_k
+
+
+@compiled(nogil=True, boundscheck=False)
+def machine_sums(
+    row: IntArray, flat: IntArray, wu: IntArray, we: FloatArray, units: FloatArray, expo: FloatArray
+) -> None:  # pragma: no cover - compiled
+    """units[row] += wu[flat], expo[row] += we[flat], entry after entry.
+
+    What `np.bincount(row, weights=...)` gives for the gathered window sums (the weights as float64, added in entry
+    order), without gathering them first.
+    """
+    for i in range(len(row)):
+        r, f = row[i], flat[i]
+        units[r] += np.float64(wu[f])
+        expo[r] += we[f]
