@@ -112,3 +112,47 @@ def test_the_machines_window_sums_are_the_bincounts_of_the_gathered_entries(play
     assert [x.hex() for x in units] == [float(x).hex() for x in want_units]
     assert [x.hex() for x in expo] == [float(x).hex() for x in want_expo]
     assert (units > 0).sum() > 30 and (expo > 0).sum() > 30
+
+
+def _numpy_slot_mu(est, n, m):
+    """`Est.slot_mu` as numpy gathers (the form the compiled walks replaced), on a fresh day's estimates."""
+    book = est.book
+    held = book.pk >= 0
+    a, b, c = np.nonzero(held)
+    k = book.pk[a, b, c]
+    attr = np.empty(len(a))
+    new = est._carried_attr[0][a, b, c] != k
+    attr[~new] = est._carried_attr[1][a, b, c][~new]
+    attr[new] = est.attr(a[new], b[new], k[new])
+    day = np.zeros(book.pk.shape)
+    day[a, b, c] = attr * est.scale[a, b]
+    return day  # the rates as the day began; products placed since get est.mu
+
+
+def test_the_slots_rates_are_the_numpy_forms_before_and_after_products_move(played):
+    book, st, cfg = played.book, played.st, played.config
+    est = estimate(book, st, cfg)
+    N, M, S = book.pk.shape
+    day = _numpy_slot_mu(est, None, None)
+    rows = np.arange(N * M)
+    n, m = rows // M, rows % M
+    got = est.slot_mu(n, m)
+    assert [x.hex() for x in got.ravel()] == [float(x).hex() for x in day.reshape(N * M, S).ravel()]
+    # a product placed on an empty slot and another swapped in: their own rates, the rest as the day began
+    pk0 = book.pk.copy()
+    try:
+        free = np.argwhere(book.pk[1, 3] < 0)[0, 0]
+        held = np.argwhere(book.pk[2, 5] >= 0)[0, 0]
+        unused = np.flatnonzero(book.index[1, 3] < 0)[0]
+        book.pk[1, 3, free] = unused
+        book.pk[2, 5, held] = np.flatnonzero(book.index[2, 5] < 0)[1]
+        sel_n, sel_m = np.array([2, 1, 1, 0]), np.array([5, 3, 3, 0])  # a row twice
+        got = est.slot_mu(sel_n, sel_m)
+        want = np.where(book.pk[sel_n, sel_m] >= 0, day[sel_n, sel_m], 0.0)
+        want[1, free] = want[2, free] = est.mu(np.array([1]), np.array([3]), np.array([unused]))[0]
+        want[0, held] = est.mu(np.array([2]), np.array([5]), book.pk[2, 5, held : held + 1])[0]
+        assert [x.hex() for x in got.ravel()] == [float(x).hex() for x in want.ravel()]
+        again = est.slot_mu(sel_n, sel_m)  # kept: the same values, nothing worked out again
+        assert [x.hex() for x in again.ravel()] == [float(x).hex() for x in want.ravel()]
+    finally:
+        book.pk[...] = pk0

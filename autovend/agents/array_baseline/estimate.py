@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from autovend.agents.array_baseline.book import Book
 from autovend.agents.array_baseline.pool_kernel import machine_sums, pooled_sums
+from autovend.agents.array_baseline.rate_kernel import day_rates, row_rates
 from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.estimate import MAX_DISPERSION, MIN_DISPERSION_DAYS
 from autovend.agents.baseline.state import Static
@@ -110,33 +111,26 @@ class Est:
     def slot_mu(self, n: IntArray, m: IntArray) -> FloatArray:
         """(R, S) rates of the products in rows' slots (0 for an empty slot); the day's values kept per slot."""
         book = self.book
-        if self._slot_k is None:  # the slots as the day began, and their rates
-            self._slot_k = book.pk.copy()
-            held = book.pk >= 0
-            a, b, c = nonzero(held)
-            k = book.pk[a, b, c]
-            attr = np.empty(len(a))
-            new = np.ones(len(a), dtype=bool)
-            if self._carried_attr is not None:  # the carried products' `attr` from `_share_scale`
-                new = self._carried_attr[0][a, b, c] != k
-                attr[~new] = self._carried_attr[1][a, b, c][~new]
-            attr[new] = self.attr(a[new], b[new], k[new])
-            self._slot_mu = np.zeros(book.pk.shape)
-            self._slot_mu[a, b, c] = attr * self.scale[a, b]  # `mu`
-        assert self._slot_mu is not None
         N, M, S = book.pk.shape
-        if _every_row(n, m, N, M):  # views of the whole book (no gathers): `out` writes through, as below
-            k, out, slot_k = book.pk.reshape(-1, S), self._slot_mu.reshape(-1, S), self._slot_k.reshape(-1, S)
-        else:
-            k, out, slot_k = book.pk[n, m], self._slot_mu[n, m], self._slot_k[n, m]
-        moved = (k != slot_k) & (k >= 0)
-        if moved.any():  # products placed since: their own rates (a product's rate holds all day: kept)
-            r, s = nonzero(moved)
-            rate = self.mu(n[r], m[r], k[r, s])
+        if self._slot_k is None:  # the slots as the day began, and their rates (compiled walks: `rate_kernel`)
+            self._slot_k = book.pk.copy()
+            self._slot_mu = np.empty(book.pk.shape)
+            carried_k, carried_attr = self._carried_attr or (np.full(book.pk.shape, -1, dtype=np.int64), self._slot_mu)
+            new = day_rates(book.pk, carried_k, carried_attr, self.scale, self._slot_mu)
+            if len(new):  # products not carried when `_share_scale` ran: their own `attr`
+                a, b, c = np.unravel_index(new, book.pk.shape)
+                self._slot_mu.reshape(-1)[new] = self.attr(a, b, book.pk.reshape(-1)[new]) * self.scale[a, b]
+        assert self._slot_mu is not None
+        out = np.empty((len(n), S))
+        moved = row_rates(n, m, book.pk, self._slot_k, self._slot_mu, out)
+        if len(moved):  # products placed since: their own rates (a product's rate holds all day: kept)
+            r, s = np.divmod(moved, S)
+            k = book.pk[n[r], m[r], s]
+            rate = self.mu(n[r], m[r], k)
             out[r, s] = rate
             self._slot_mu[n[r], m[r], s] = rate
-            self._slot_k[n[r], m[r], s] = k[r, s]
-        return np.where(k >= 0, out, 0.0)
+            self._slot_k[n[r], m[r], s] = k
+        return out
 
     def prior(self, n: IntArray, m: IntArray, k: IntArray) -> FloatArray:
         """What a product is expected to sell at a machine untried (units a day)."""
@@ -155,14 +149,6 @@ class Est:
             self._pct_at = at.reshape(self.pct.shape)
         M, K = self._pct_at.shape[1], self._margin.shape[1]
         return self._margin.ravel()[self._pct_at.ravel()[n * M + m] * K + k]  # _margin[_pct_at[n, m], k], flat
-
-
-def _every_row(n: IntArray, m: IntArray, N: int, M: int) -> bool:
-    """Whether rows (n, m) are every machine of every run, in order."""
-    if len(n) != N * M:
-        return False
-    rows = np.arange(N * M)
-    return bool(np.array_equal(n, rows // M) and np.array_equal(m, rows % M))
 
 
 class RowGain:
