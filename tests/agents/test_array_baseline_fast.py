@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from autovend.agents.array_baseline import ArrayBaseline
 from autovend.agents.array_baseline.estimate import RowGain, _carried_sorted, band_fen, clip_fen, estimate, price_fen
+from autovend.agents.array_baseline.orders import clean
 from autovend.agents.array_baseline.policy import slot_action
 from autovend.agents.array_baseline.review import top, top_sorted
 from autovend.agents.array_baseline.rows import LAST, _first_in_order, list_order
 from autovend.agents.array_baseline.targets import carried_order, levels
+from autovend.agents.baseline.config import BaselineConfig
 from autovend.arrays.core import ArraySim
 from autovend.world.bundle import as_world
 
@@ -208,3 +212,42 @@ def test_the_actions_slots_and_prices_are_the_numpy_forms():
     assert np.array_equal(product, want_product) and np.array_equal(target, want_target)
     assert [x.hex() for x in price.ravel()] == [float(x).hex() for x in want_price.ravel()]
     assert (want_price > 1.0).any() and (want_price < 1.0).any() and (clip_fen(300, ref, lo, hi) == hi).all()
+
+
+def _numpy_clean(carriers, inactive_since, st, cfg, d, wh):
+    """`orders.clean` as numpy (the form the compiled pass replaced)."""
+    carried = carriers > 0
+    inactive_since[carried] = 0
+    inactive_since[~carried & (inactive_since == 0)] = d
+    idle = d - inactive_since >= cfg.dead_stock_days
+    dead = ~carried & (inactive_since > 0) & idle & (wh["good"] > 0)
+    qty = wh["expired"] + wh["expiring"]
+    expires_first = (wh["next_expiry"] > 0) & (wh["next_expiry"] <= st.horizon)
+    costly = expires_first | (st.rent * (st.horizon - d + 1) > st.cost)[None, :]
+    qty = np.where(dead & costly, wh["units"], qty)
+    units = wh["units"] - qty
+    gone = qty > 0
+    return qty, units, np.where(gone, 0, wh["expired"]), np.where(gone, 0, wh["expiring"])
+
+
+@pytest.mark.parametrize("d", [30, 170])
+def test_the_warehouse_clean_is_the_numpy_form(d):
+    rng = np.random.default_rng(d)
+    N, K = 4, 60
+    cfg = BaselineConfig()
+    st = SimpleNamespace(rent=0.05, horizon=180, cost=rng.uniform(0.5, 20.0, K))
+    carriers = rng.integers(0, 3, (N, K)) * (rng.random((N, K)) < 0.4)
+    since = rng.choice([0, 0, 1, d - 25, d - 5, d], (N, K))
+    units = rng.integers(0, 30, (N, K))
+    expired = np.minimum(units, rng.integers(0, 4, (N, K)))
+    expiring = np.minimum(units - expired, rng.integers(0, 4, (N, K)))
+    wh = {"units": units, "expired": expired, "expiring": expiring, "good": units - expired - expiring,
+          "next_expiry": rng.choice([0, d + 3, 179, 181, 400], (N, K))}  # fmt: skip
+    want_since = since.copy()
+    want = _numpy_clean(carriers, want_since, st, cfg, d, wh)
+    book = SimpleNamespace(carriers=carriers, inactive_since=since.copy())
+    got_wh = dict(wh)
+    qty = clean(book, st, cfg, d, got_wh)  # type: ignore[arg-type]
+    assert np.array_equal(qty, want[0]) and np.array_equal(book.inactive_since, want_since)
+    assert all(np.array_equal(got_wh[k], w) for k, w in zip(("units", "expired", "expiring"), want[1:], strict=True))
+    assert np.array_equal(got_wh["good"], want[1]) and (want[0] == units).any() and (want[0] == 0).any()

@@ -14,35 +14,57 @@ from autovend.agents.baseline.procurement import round_lots
 from autovend.agents.baseline.state import Static
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
 from autovend.arrays.kernel import block_row_sums, nonzero
+from autovend.calibration.kernels import compiled
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
 
-def carried_anywhere(book: Book, K: int) -> BoolArray:
-    """(N, K) products some machine of the run carries."""
-    return book.carriers > 0
-
-
 def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, IntArray]) -> IntArray:
     """(N, K) warehouse units to throw away today (`clean_warehouse`); `wh` is updated as the baseline's is."""
-    K = len(st.sku_ids)
-    carried = carried_anywhere(book, K)
-    book.inactive_since[carried] = 0
-    book.inactive_since[~carried & (book.inactive_since == 0)] = d
-    idle = d - book.inactive_since >= cfg.dead_stock_days
-    dead = ~carried & (book.inactive_since > 0) & idle & (wh["good"] > 0)
-    qty = wh["expired"] + wh["expiring"]
-    expires_first = (wh["next_expiry"] > 0) & (wh["next_expiry"] <= st.horizon)
-    costly = expires_first | (st.rent * (st.horizon - d + 1) > st.cost)[None, :]
-    qty = np.where(dead & costly, wh["units"], qty)
-    wh["units"] = wh["units"] - qty
-    gone = qty > 0
-    wh["expired"] = np.where(gone, 0, wh["expired"])
-    wh["expiring"] = np.where(gone, 0, wh["expiring"])
-    wh["good"] = wh["units"].copy()
+    costly = np.asarray(st.rent * (st.horizon - d + 1) > st.cost)  # (K,) holding it to the end costs more
+    qty, units, expired, expiring = (np.empty(book.carriers.shape, dtype=np.int64) for _ in range(4))
+    _clean(book.carriers, book.inactive_since, d, cfg.dead_stock_days, st.horizon, costly, _i64(wh["good"]),
+           _i64(wh["expired"]), _i64(wh["expiring"]), _i64(wh["next_expiry"]), _i64(wh["units"]), qty, units,
+           expired, expiring)  # fmt: skip
+    wh["units"], wh["expired"], wh["expiring"], wh["good"] = units, expired, expiring, units.copy()
     return qty
+
+
+def _i64(x: np.ndarray) -> IntArray:
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
+@compiled(nogil=True, boundscheck=False)
+def _clean(
+    carriers: IntArray, inactive_since: IntArray, d: int, dead_days: int, horizon: int, costly: BoolArray,
+    good: IntArray, expired: IntArray, expiring: IntArray, next_expiry: IntArray, units: IntArray, qty: IntArray,
+    units_out: IntArray, expired_out: IntArray, expiring_out: IntArray,
+) -> None:  # pragma: no cover - compiled  # fmt: skip
+    """`clean_warehouse` product by product: expired and soon-expiring units go, and all the units of dead stock.
+
+    Dead stock: carried nowhere for `dead_days`, with units expiring in the horizon or costlier to hold than
+    they cost.
+    """
+    N, K = carriers.shape
+    for n in range(N):
+        for k in range(K):
+            carried = carriers[n, k] > 0
+            if carried:
+                inactive_since[n, k] = 0
+            elif inactive_since[n, k] == 0:
+                inactive_since[n, k] = d
+            since = inactive_since[n, k]
+            dead = not carried and since > 0 and d - since >= dead_days and good[n, k] > 0
+            q = expired[n, k] + expiring[n, k]
+            first = next_expiry[n, k] > 0 and next_expiry[n, k] <= horizon
+            if dead and (first or costly[k]):
+                q = units[n, k]
+            qty[n, k] = q
+            units_out[n, k] = units[n, k] - q
+            expired_out[n, k] = 0 if q > 0 else expired[n, k]
+            expiring_out[n, k] = 0 if q > 0 else expiring[n, k]
 
 
 def network_exposure(book: Book, K: int) -> FloatArray:
