@@ -38,6 +38,7 @@ from autovend.sim.results import REJECTION_CODES
 
 IntArray = npt.NDArray[np.int64]
 Int8 = npt.NDArray[np.int8]
+Int32 = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -106,7 +107,7 @@ def _whole(value: np.ndarray) -> tuple[IntArray, BoolArray]:
     if value.dtype.kind == "f":
         ok = np.isfinite(value) & (value == np.floor(value)) & (np.abs(value) < 2.0**62)
         return np.where(ok, value, 0).astype(np.int64), ok
-    return value.astype(np.int64), np.ones(value.shape, dtype=bool)
+    return value.astype(np.int64), np.ones(value.shape, dtype=bool)  # a copy: the cuts below work in place
 
 
 def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any]) -> Plan:
@@ -138,33 +139,16 @@ def read_action(facts: ArrayFacts, state: ArrayState, action: Mapping[str, Any])
     cur_k, cur_q = state.slot_k, state.slot_q
     slot_code = np.zeros((N, M, S), dtype=np.int8)
     ask_k, k_ok = _whole(_field(action, "slot_product", (N, M, S), cur_k))
-    k_ok &= (ask_k >= -1) & (ask_k < K)
-    slot_code[~k_ok] = CODE["unknown_sku"]
     ask_t, t_ok = _whole(_field(action, "slot_target", (N, M, S), cur_q))
-    t_ok &= ask_t >= 0
-    slot_code[k_ok & ~t_ok] = CODE["invalid_qty"]
-    good = k_ok & t_ok
-    product = np.where(good, ask_k, cur_k).astype(np.int32)
-    target = np.where(good, np.where(product >= 0, ask_t, 0), cur_q)
-    changes = (product != cur_k) | (target != cur_q)
-    here = visit[:, :, None]
-    stay = changes & ~here
-    why = np.broadcast_to(np.where(asked, CODE["not_workday"], CODE["no_visit"])[:, :, None], stay.shape)
-    quiet = stay & (slot_code == 0)
-    slot_code[quiet] = why[quiet]
-    product = np.where(here, product, cur_k).astype(np.int32)
-    target = np.where(here & good, target, cur_q)
+    product = np.empty((N, M, S), dtype=np.int32)
+    target = np.empty((N, M, S), dtype=np.int64)
+    codes = np.array([CODE[c] for c in ("unknown_sku", "invalid_qty", "not_workday", "no_visit")], dtype=np.int8)
+    _slot_asks(cur_k, cur_q, visit, asked, ask_k, k_ok, ask_t, t_ok, K, codes, slot_code, product, target)
     product, target = _one_slot_each(product, target, cur_k, cur_q, slot_code)
     waste, w_ok = _whole(_field(action, "slot_waste", (N, M, S), 0))
-    w_ok &= waste >= 0
-    slot_code[~w_ok & (slot_code == 0)] = CODE["invalid_qty"]
-    waste = np.where(w_ok & here, waste, 0)
     remove, r_ok = _whole(_field(action, "slot_remove", (N, M, S), 0))
-    r_ok &= remove >= 0
-    slot_code[~r_ok & (slot_code == 0)] = CODE["invalid_qty"]
-    over = r_ok & here & (remove > cur_q)
-    slot_code[over & (slot_code == 0)] = CODE["insufficient_shelf_stock"]
-    remove = np.where(r_ok & here, np.minimum(remove, cur_q), 0)
+    codes = np.array([CODE[c] for c in ("invalid_qty", "insufficient_shelf_stock")], dtype=np.int8)
+    _slot_takes(cur_q, visit, waste, w_ok, remove, r_ok, codes, slot_code)  # waste, remove: cut in place
 
     price, price_code = _prices(facts, state, action, product)
     order, o_ok = _whole(_field(action, "order", (N, K), 0))
@@ -270,3 +254,65 @@ def _slot_fen(
             out[i] = fen
         else:
             code[i] = out_of_band
+
+
+@compiled(nogil=True, boundscheck=False)
+def _slot_asks(
+    cur_k: Int32, cur_q: IntArray, visit: BoolArray, asked: BoolArray, ask_k: IntArray, k_ok: BoolArray,
+    ask_t: IntArray, t_ok: BoolArray, K: int, codes: Int8, code: Int8, product: Int32, target: IntArray,
+) -> None:  # pragma: no cover - compiled  # fmt: skip
+    """Each slot's asked product and target, checked.
+
+    Unknown products, invalid targets and changes asked of a machine not visited today keep the slot as it is,
+    with the first reason (codes: unknown_sku, invalid_qty, not_workday, no_visit).
+    """
+    N, M, S = cur_k.shape
+    for n in range(N):
+        for m in range(M):
+            here = visit[n, m]
+            for s in range(S):
+                k0, q0 = cur_k[n, m, s], cur_q[n, m, s]
+                c = 0
+                kok = k_ok[n, m, s] and -1 <= ask_k[n, m, s] < K
+                if not kok:
+                    c = codes[0]
+                tok = t_ok[n, m, s] and ask_t[n, m, s] >= 0
+                if kok and not tok:
+                    c = codes[1]
+                good = kok and tok
+                k = ask_k[n, m, s] if good else k0
+                q = (ask_t[n, m, s] if k >= 0 else 0) if good else q0
+                if (k != k0 or q != q0) and not here and c == 0:
+                    c = codes[2] if asked[n, m] else codes[3]
+                code[n, m, s] = c
+                product[n, m, s] = k if here else k0
+                target[n, m, s] = q if here and good else q0
+
+
+@compiled(nogil=True, boundscheck=False)
+def _slot_takes(
+    cur_q: IntArray, visit: BoolArray, waste: IntArray, w_ok: BoolArray, remove: IntArray, r_ok: BoolArray,
+    codes: Int8, code: Int8,
+) -> None:  # pragma: no cover - compiled  # fmt: skip
+    """Each slot's units to throw away and to take off, checked and cut in place.
+
+    0 where invalid or the machine is not visited; removals cut to the units there. The first reason (codes:
+    invalid_qty, insufficient_shelf_stock) goes where the slot has none yet.
+    """
+    N, M, S = cur_q.shape
+    for n in range(N):
+        for m in range(M):
+            here = visit[n, m]
+            for s in range(S):
+                wok = w_ok[n, m, s] and waste[n, m, s] >= 0
+                if not wok and code[n, m, s] == 0:
+                    code[n, m, s] = codes[0]
+                if not (wok and here):
+                    waste[n, m, s] = 0
+                x = remove[n, m, s]
+                rok = r_ok[n, m, s] and x >= 0
+                if not rok and code[n, m, s] == 0:
+                    code[n, m, s] = codes[0]
+                if rok and here and x > cur_q[n, m, s] and code[n, m, s] == 0:
+                    code[n, m, s] = codes[1]
+                remove[n, m, s] = min(x, cur_q[n, m, s]) if rok and here else 0
