@@ -33,6 +33,16 @@ FAST_RATE = 300.0  # rates above this go to the exact routine (exp(-rate) would 
 DENSE_CELLS = 1 << 19  # cells of the dense block `dense_row_sums` fills at a time (4 MiB)
 
 
+def as_int64(x: npt.ArrayLike) -> IntArray:
+    """`x` as a C-contiguous int64 array (no copy when it is one): what the compiled kernels take."""
+    return np.ascontiguousarray(x, dtype=np.int64)
+
+
+def as_int32(x: npt.ArrayLike) -> npt.NDArray[np.int32]:
+    """`x` as a C-contiguous int32 array (no copy when it is one)."""
+    return np.ascontiguousarray(x, dtype=np.int32)
+
+
 def nonzero(a: npt.ArrayLike) -> tuple[IntArray, ...]:
     """`np.nonzero(a)`: the same index arrays (C order), from `np.flatnonzero`.
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from autovend.arrays.actions import CODE, Plan
 from autovend.arrays.batches import Int32, drop_front, merge, row_sums, taken_between
 from autovend.arrays.facts import ArrayFacts
-from autovend.arrays.kernel import nonzero
+from autovend.arrays.kernel import as_int64, nonzero
 from autovend.arrays.state import ArrayState, lead_uniforms
 from autovend.calibration.kernels import compiled
 from autovend.sim.inventory import LEAD_BLOCK
@@ -111,11 +111,7 @@ def discard(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> N
 
 def set_prices(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> None:
     """Put the asked prices on the slots' products where they differ from the prices in force."""
-    moves.price = _set_prices(st.slot_k, _i64(plan.price), st.price)
-
-
-def _i64(x: np.ndarray) -> IntArray:
-    return np.ascontiguousarray(x, dtype=np.int64)
+    moves.price = _set_prices(st.slot_k, as_int64(plan.price), st.price)
 
 
 @compiled(nogil=True, boundscheck=False)

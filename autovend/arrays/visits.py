@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from autovend.arrays.actions import CODE, Plan
 from autovend.arrays.facts import ArrayFacts
+from autovend.arrays.kernel import as_int32, as_int64
 from autovend.arrays.moves import DayMoves
 from autovend.arrays.state import ArrayState
 from autovend.arrays.visit_kernel import visit_runs
@@ -29,10 +30,10 @@ def visit(facts: ArrayFacts, st: ArrayState, plan: Plan, moves: DayMoves) -> Non
     codes = np.array([CODE[c] for c in ("insufficient_shelf_stock", "capacity_exceeded", "insufficient_stock")])
     sh, wh = st.shelf, st.wh
     sh.expiry, sh.qty, wh.expiry, wh.qty, removal, waste, restock, touched = visit_runs(
-        plan.visit, _i64(plan.rank), _i32(plan.product), _i64(plan.target), _i64(plan.remove), _i64(plan.waste),
-        plan.slot_code, st.slot_k, st.slot_q, st.shelf_n, st.last_visit, st.day, _i64(facts.capacity),
-        sh.expiry, sh.qty, sh.used, wh.expiry, wh.qty, wh.used, st.wh_q, st.book, _i64(facts.cost_fen),
-        codes.astype(np.int8),
+        plan.visit, as_int64(plan.rank), as_int32(plan.product), as_int64(plan.target), as_int64(plan.remove),
+        as_int64(plan.waste), plan.slot_code, st.slot_k, st.slot_q, st.shelf_n, st.last_visit, st.day,
+        as_int64(facts.capacity), sh.expiry, sh.qty, sh.used, wh.expiry, wh.qty, wh.used, st.wh_q, st.book,
+        as_int64(facts.cost_fen), codes.astype(np.int8),
     )  # fmt: skip
     rn, rm, rs, rk, rq = _columns(removal)
     moves.removal = (rn, rm, rs, rk, rq, removal[:, 5] == 1)
@@ -46,11 +47,3 @@ def _columns(rows: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray, In
     """(n, m, s, product, units) of a (moves, 6) table, each as a contiguous array."""
     n, m, s, k, q = (np.ascontiguousarray(rows[:, j]) for j in range(5))
     return n, m, s, k, q
-
-
-def _i64(x: np.ndarray) -> IntArray:
-    return np.ascontiguousarray(x, dtype=np.int64)
-
-
-def _i32(x: np.ndarray) -> npt.NDArray[np.int32]:
-    return np.ascontiguousarray(x, dtype=np.int32)

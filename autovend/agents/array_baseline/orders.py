@@ -13,7 +13,7 @@ from autovend.agents.baseline.config import BaselineConfig
 from autovend.agents.baseline.procurement import round_lots
 from autovend.agents.baseline.state import Static
 from autovend.agents.baseline.targets import newsvendor_z, unsold_probability
-from autovend.arrays.kernel import block_row_sums, nonzero
+from autovend.arrays.kernel import as_int64, block_row_sums, nonzero
 from autovend.calibration.kernels import compiled
 
 IntArray = npt.NDArray[np.int64]
@@ -25,15 +25,11 @@ def clean(book: Book, st: Static, cfg: BaselineConfig, d: int, wh: dict[str, Int
     """(N, K) warehouse units to throw away today (`clean_warehouse`); `wh` is updated as the baseline's is."""
     costly = np.asarray(st.rent * (st.horizon - d + 1) > st.cost)  # (K,) holding it to the end costs more
     qty, units, expired, expiring = (np.empty(book.carriers.shape, dtype=np.int64) for _ in range(4))
-    _clean(book.carriers, book.inactive_since, d, cfg.dead_stock_days, st.horizon, costly, _i64(wh["good"]),
-           _i64(wh["expired"]), _i64(wh["expiring"]), _i64(wh["next_expiry"]), _i64(wh["units"]), qty, units,
-           expired, expiring)  # fmt: skip
+    good, old, soon, nxt, held = (as_int64(wh[key]) for key in ("good", "expired", "expiring", "next_expiry", "units"))
+    _clean(book.carriers, book.inactive_since, d, cfg.dead_stock_days, st.horizon, costly, good, old, soon, nxt, held,
+           qty, units, expired, expiring)  # fmt: skip
     wh["units"], wh["expired"], wh["expiring"], wh["good"] = units, expired, expiring, units.copy()
     return qty
-
-
-def _i64(x: np.ndarray) -> IntArray:
-    return np.ascontiguousarray(x, dtype=np.int64)
 
 
 @compiled(nogil=True, boundscheck=False)

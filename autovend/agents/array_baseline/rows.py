@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from autovend.agents.array_baseline.shelf_kernel import shelf_target_rows
+from autovend.arrays.kernel import as_int64
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -56,14 +57,13 @@ def shelf_targets(
 ) -> IntArray:
     """`autovend.agents.baseline.targets.shelf_targets` of every row (0 outside the list), compiled."""
     f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
-    i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
     return shelf_target_rows(
         f64(need),
         f64(rate),
         f64(limit),
         np.ascontiguousarray(valid, dtype=np.bool_),
-        i64(pos),
-        i64(room),
+        as_int64(pos),
+        as_int64(room),
         int(facing),
         np.ascontiguousarray(fill, dtype=np.bool_),
     )
