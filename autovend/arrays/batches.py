@@ -123,22 +123,6 @@ def merge(expiry: Int32, qty: Int32, add_expiry: Int32, add_qty: Int32) -> tuple
     return out_e, out_q
 
 
-def expiry_view(expiry: Int32, qty: Int32, day: int, soon: int) -> tuple[IntArray, IntArray, IntArray]:
-    """Per row: units expired on `day`, unexpired units expiring within `soon` days, next expiry day (0: none)."""
-    R = len(qty)
-    expired = np.zeros(R, dtype=np.int64)
-    expiring = np.zeros(R, dtype=np.int64)
-    fresh = np.full(R, NONE, dtype=np.int64)
-    for j in range(qty.shape[1]):
-        e, q = expiry[:, j], qty[:, j]
-        old = e <= day
-        expired += np.where(old, q, 0)
-        expiring += np.where(~old & (e <= day + soon), q, 0)
-        fresh = np.minimum(fresh, np.where(~old & (q > 0), e, NONE))
-    fresh[fresh == NONE] = 0
-    return expired, expiring, fresh
-
-
 @compiled(nogil=True, boundscheck=False)
 def _put_rows(
     table_e: Int32, table_q: Int32, used: Int32, rows: IntArray, expiry: Int32, qty: Int32, count: Int32
@@ -186,7 +170,7 @@ def _drop_front(
                 new_e[i, j] = NONE
 
 
-# One row at a time, for compiled loops that move stock place by place (`visit_kernel`, `settle`).
+# One row at a time, for compiled loops that move stock place by place (`visit_kernel`, `sell_kernel`).
 
 
 @compiled(nogil=True, boundscheck=False)
@@ -281,7 +265,11 @@ def merge_row(
 def table_expiry(
     expiry: Int32, qty: Int32, used: Int32, day: int, soon: int, expired: Int32, expiring: Int32, nxt: Int32
 ) -> None:  # pragma: no cover - compiled
-    """`expiry_view` of every row of a table, into the (rows,) outputs; only the used batches are read."""
+    """Per row of a table, into the (rows,) outputs: expired units, soon-expiring units, the next expiry day.
+
+    Units expired on `day`, unexpired units expiring within `soon` days, and the expiry day of the earliest
+    unexpired batch (0: none). Only each row's used batches are read.
+    """
     for r in range(len(used)):
         old = 0
         near = 0

@@ -219,7 +219,7 @@ def slot_prices(slot_k: Int32, price: Int32, ref_fen: IntArray, out: FloatArray)
 def _expiry(
     table: BatchTable, shape: tuple[int, ...], day: int
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """Expired, expiring-soon and next-expiry arrays of a table's rows (`batches.expiry_view`), shaped `shape`."""
+    """Expired, expiring-soon and next-expiry arrays of a table's rows (`batches.table_expiry`), shaped `shape`."""
     out = np.empty((3, len(table.used)), dtype=np.int32)
     table_expiry(table.expiry, table.qty, table.used, day, SOON_DAYS, out[0], out[1], out[2])
     return out[0].reshape(shape), out[1].reshape(shape), out[2].reshape(shape)

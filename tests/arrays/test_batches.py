@@ -9,7 +9,6 @@ from autovend.arrays.batches import (
     NONE,
     BatchTable,
     drop_front,
-    expiry_view,
     merge,
     row_counts,
     row_sums,
@@ -70,9 +69,15 @@ def test_an_interval_of_the_queue_is_what_successive_takes_get():
         assert sorted((int(x), int(y)) for x, y in zip(e[i], got[i], strict=True) if y) == sorted(want)
 
 
+def _expiry_view(e, q, day, soon):
+    out = np.full((3, len(q)), -1, dtype=np.int32)
+    table_expiry(e, q, row_counts(q), day, soon, out[0], out[1], out[2])
+    return out
+
+
 def test_expiry_view_and_a_table_that_widens():
     e, q = _rows([[[3, 2], [9, 4], [20, 1]], [[15, 5]], []], 4)
-    expired, soon, nxt = expiry_view(e, q, day=5, soon=7)
+    expired, soon, nxt = _expiry_view(e, q, day=5, soon=7)
     assert expired.tolist() == [2, 0, 0] and soon.tolist() == [4, 0, 0] and nxt.tolist() == [9, 15, 0]
     table = BatchTable(3, 2)
     table.put(np.array([1]), *_rows([[[1, 1], [2, 1], [3, 1]]], 3))
@@ -119,10 +124,8 @@ def test_the_column_by_column_kernels_are_numpys_row_formulas():
             np.where(~old & (e <= day + 7), q, 0).sum(1),
             np.where(fresh == NONE, 0, fresh),
         )
-        assert all(np.array_equal(a, b) for a, b in zip(expiry_view(e, q, day, 7), want_v, strict=True))
-        out = np.full((3, len(q)), -1, dtype=np.int32)
-        table_expiry(e, q, row_counts(q), day, 7, out[0], out[1], out[2])  # the compiled one, over used batches
-        assert all(np.array_equal(a, b) for a, b in zip(out, want_v, strict=True))
+        got_v = _expiry_view(e, q, day, 7)  # compiled, over each row's used batches
+        assert all(np.array_equal(a, b) for a, b in zip(got_v, want_v, strict=True))
 
 
 def test_put_writes_each_row_cut_or_padded_to_the_tables_width():
