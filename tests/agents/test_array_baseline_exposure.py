@@ -141,3 +141,16 @@ def test_the_kept_entries_are_the_index_and_reused_day_after_day(played):
         assert known.sum() > 0.9 * (k >= 0).sum()
         cell = np.flatnonzero(known)
         assert np.array_equal(p[cell], book.index.reshape(-1)[(cell // S) * K + k[cell]])
+
+
+def test_a_one_day_window_reuses_no_entries_from_the_slot_it_is_overwriting(played):
+    book = copy.deepcopy(played.book)
+    want = copy.deepcopy(book)
+    for day in (31, 32, 33):  # W = 1: the day before is the ring slot being replaced
+        held = np.flatnonzero(want.pk[0, day % 5] >= 0)[0]
+        unused = np.flatnonzero(want.index[0, day % 5] < 0)[0]
+        for b in (want, book):  # a held slot takes a product new at the machine
+            b.pk[0, day % 5, held], b.shelf[0, day % 5, held] = unused, 2
+        numpy_record_exposure(want, day, 1, FACING)
+        book.record_exposure(day, 1, FACING)
+        _same(want, book)

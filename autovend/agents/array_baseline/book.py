@@ -304,8 +304,9 @@ class Book:
         level = np.empty(len(pk), dtype=np.int8)
         count = shelf_levels(pk, self.shelf.reshape(-1), facing, level)
         p_today = np.empty(len(pk), dtype=np.int16)
-        known_k, known_p = (self.ring_k[before], self.ring_p[before]) if before != j else (ring_k * 0 - 1, ring_p)
-        p = locate(pk, level, count, index, S, K, known_k.reshape(-1), known_p.reshape(-1), p_today)
+        # yesterday's slots and entries (with a one-day window, the slot about to be replaced: still intact here)
+        known_k, known_p = self.ring_k[before].reshape(-1), self.ring_p[before].reshape(-1)
+        p = locate(pk, level, count, index, S, K, known_k, known_p, p_today)
         new = p < 0
         if new.any():  # products new at their machine: entries made (the entry arrays may widen)
             cell = np.flatnonzero(level)[new]

@@ -111,7 +111,7 @@ class Est:
     def slot_mu(self, n: IntArray, m: IntArray) -> FloatArray:
         """(R, S) rates of the products in rows' slots (0 for an empty slot); the day's values kept per slot."""
         book = self.book
-        N, M, S = book.pk.shape
+        S = book.pk.shape[2]
         if self._slot_k is None:  # the slots as the day began, and their rates (compiled walks: `rate_kernel`)
             self._slot_k = book.pk.copy()
             self._slot_mu = np.empty(book.pk.shape)
